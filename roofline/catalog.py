@@ -1,0 +1,54 @@
+"""Named derivations: a stable dotted name → exact expression, meaning, unit, assumptions, source.
+
+The catalogue is built on first use from the ``entries()`` of each derivation module, never at
+import time. Names are stable: documents cite them (``derivations/<topic>.md#<name>``).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterable
+from functools import cache
+
+from .derive.entry import Entry
+from .errors import UnknownNameError
+
+__all__ = ["Entry", "catalogue", "get", "names", "select", "TOPICS"]
+
+# Derivation modules in the order of the data flow; each has ``entries() -> list[Entry]``.
+TOPICS = ("projection", "attention", "transformer", "decode", "bounds", "scaling", "crossovers",
+          "service")
+
+
+@cache
+def catalogue() -> dict[str, Entry]:
+    """Every registered derivation, by name (built once, on first use)."""
+    out: dict[str, Entry] = {}
+    for topic in TOPICS:
+        module = importlib.import_module(f"roofline.derive.{topic}")
+        for entry in module.entries():
+            if entry.name in out:
+                raise ValueError(f"derivation {entry.name!r} registered twice")
+            out[entry.name] = Entry(**{**entry.__dict__, "topic": topic})
+    return out
+
+
+def names() -> list[str]:
+    return list(catalogue())
+
+
+def get(name: str) -> Entry:
+    """The entry called ``name``; an unknown name raises with the close valid names."""
+    try:
+        return catalogue()[name]
+    except KeyError:
+        raise UnknownNameError("derivation", name, catalogue()) from None
+
+
+def select(requested: Iterable[str]) -> list[Entry]:
+    """Entries by name, or by a dotted prefix (``attention`` selects ``attention.*``)."""
+    out: list[Entry] = []
+    for name in requested:
+        matches = [e for n, e in catalogue().items() if n == name or n.startswith(name + ".")]
+        out.extend(matches or [get(name)])
+    return out

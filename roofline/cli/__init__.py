@@ -1,0 +1,40 @@
+"""The command line: wiring only. ``main(argv) -> int``; a RooflineError is one line on stderr
+and exit status 2. Each sub-command lives in its own module with ``register(subparsers)``."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from ..errors import RooflineError
+
+__all__ = ["main", "console"]
+
+# Sub-command modules, in the order ``roofline --help`` lists them.
+_COMMANDS = ("derive", "ttft")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="roofline",
+        description="A symbolic roofline of LLM prefill and its contrast with decode.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name in _COMMANDS:
+        importlib.import_module(f"roofline.cli.{name}").register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        return int(args.run(args) or 0)
+    except RooflineError as err:
+        print(f"roofline: error: {err}", file=sys.stderr)
+        return 2
+
+
+def console() -> None:
+    sys.exit(main())

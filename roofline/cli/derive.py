@@ -1,0 +1,39 @@
+"""``roofline derive [NAME ...] [--format text|latex|json]``: the derivation catalogue."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+__all__ = ["register"]
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("derive", help="list the derivation catalogue or print named entries",
+                       description="List the catalogue of exact derivations, or print the "
+                       "named ones (a dotted prefix such as 'attention' selects a group).")
+    p.add_argument("names", nargs="*", metavar="NAME", help="derivation names or prefixes")
+    p.add_argument("--format", choices=("text", "latex", "json"), default="text")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..catalog import catalogue, select
+
+    entries = select(args.names) if args.names else list(catalogue().values())
+    if args.format == "json":
+        print(json.dumps([e.as_dict() for e in entries], indent=2, sort_keys=True,
+                         ensure_ascii=False))
+    elif not args.names:
+        width = max(len(e.name) for e in entries)
+        for e in entries:
+            print(f"{e.name:<{width}}  [{e.unit}]  {e.meaning}")
+    else:
+        for e in entries:
+            d = e.as_dict()
+            body = d["latex"] if args.format == "latex" else d["expr"]
+            print(f"{e.name}  [{e.unit}]\n  {e.meaning}\n  = {body}")
+            for a in e.assumptions:
+                print(f"  assumes: {a}")
+            print(f"  source: {e.source}\n")
+    return 0

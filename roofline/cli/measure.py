@@ -1,0 +1,130 @@
+"""``roofline measure`` and ``roofline validate``: wiring only.
+
+``measure [-o FILE.toml] [--quick] [--name NAME]`` measures this machine and writes a hardware file
+(default ``this-machine.toml``); with PyTorch and a CUDA device it also writes ``FILE-gpu.toml``.
+
+``validate [--hardware FILE] [-o DIR] [--quick]`` times prefill-shaped work and compares it with the
+model. Without ``--hardware`` it first runs ``measure`` (``--quick`` → the quick measurement) and
+keeps that file as ``DIR/hardware.toml``, so the comparison always uses numbers measured on this
+machine at the time. Writes ``DIR/validation.md`` and ``DIR/validation.png`` (default DIR:
+``validation/``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..errors import InputError, SpecError
+
+__all__ = ["register"]
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    m = subparsers.add_parser(
+        "measure", help="measure this machine (FLOP/s, memory bandwidth) into a hardware file",
+        description="Measure attainable FLOP/s (numpy matmul, fp32 and fp64) and memory bandwidth "
+                    "(copy and triad on arrays far larger than the last-level cache) and write a "
+                    "hardware file. A few tens of seconds; --quick takes a few seconds.")
+    m.add_argument("-o", "--output", metavar="FILE.toml", default="this-machine.toml",
+                   help="hardware file to write (default: %(default)s)")
+    m.add_argument("--quick", action="store_true", help="smaller, fewer runs (a few seconds)")
+    m.add_argument("--name", default="this-machine", help="name in the file (default: %(default)s)")
+    m.set_defaults(run=run_measure)
+
+    v = subparsers.add_parser(
+        "validate", help="time prefill-shaped work here and compare it with the model",
+        description="Time projections (T = 1…4096) and naive and blocked attention, compare with "
+                    "the model's prediction for the measured hardware, and write "
+                    "DIR/validation.md and DIR/validation.png.")
+    v.add_argument("--hardware", metavar="FILE", default=None,
+                   help="a hardware file written by `roofline measure` (default: measure first "
+                        "and keep it as DIR/hardware.toml)")
+    v.add_argument("-o", "--output", metavar="DIR", default="validation",
+                   help="folder for validation.md and validation.png (default: %(default)s)")
+    v.add_argument("--quick", action="store_true",
+                   help="fewer, smaller points (under a minute) instead of a few minutes")
+    v.set_defaults(run=run_validate)
+
+
+def _check_toml_path(path: Path, option: str) -> None:
+    if path.suffix != ".toml":
+        raise InputError(option, "must name a .toml file", str(path))
+    if path.is_dir():
+        raise InputError(option, "is a folder; give a file name", str(path))
+
+
+def _gpu_file(path: Path) -> Path:
+    return path.with_name(f"{path.stem}-gpu.toml")
+
+
+def _measure(path: Path, quick: bool, name: str) -> str | None:
+    """Measure, write ``path`` (and the GPU file); returns the GPU skip reason, if any."""
+    from .. import gpu_measure
+    from ..measure import measure, toml_document, write_atomic
+
+    result = measure(quick=quick, progress_bar=True)
+    write_atomic(path, result.toml(name))
+    doc = result.document(name)
+    print(f"wrote {path}")
+    for dtype, entry in doc["peak_flops"].items():
+        print(f"  {dtype}: {entry['value']} (min {entry['min']}, max {entry['max']})")
+    bw = doc["memory"]["bandwidth"]
+    print(f"  memory bandwidth (triad): {bw['value']} (min {bw['min']}, max {bw['max']}); "
+          f"{bw['note']}")
+    reason = gpu_measure.unavailable()
+    if reason is None:
+        gpu_doc = gpu_measure.measure_gpu(quick)
+        write_atomic(_gpu_file(path), toml_document(gpu_doc, "Written by `roofline measure`"))
+        print(f"wrote {_gpu_file(path)}")
+    else:
+        print(f"GPU part skipped: {reason}", file=sys.stderr)
+    return reason
+
+
+def run_measure(args: argparse.Namespace) -> int:
+    path = Path(args.output)
+    _check_toml_path(path, "-o")
+    _measure(path, args.quick, args.name)
+    return 0
+
+
+def run_validate(args: argparse.Namespace) -> int:
+    from .. import gpu_measure
+    from ..specs.hardware import load_hardware
+    from ..validate import validate, write_report
+
+    out = Path(args.output)
+    if out.exists() and not out.is_dir():
+        raise InputError("-o", "must be a folder, not a file", str(out))
+    if args.hardware is None:
+        hw_path = out / "hardware.toml"
+        out.mkdir(parents=True, exist_ok=True)
+        _measure(hw_path, args.quick, "this-machine")
+    else:
+        hw_path = Path(args.hardware)
+    hw = load_hardware(hw_path)
+    if "fp32" not in hw.peak_flops:
+        raise SpecError(f"{hw_path}: peak_flops.fp32", "validate needs the fp32 peak; run "
+                        "`roofline measure` to write one")
+    result = validate(hw, quick=args.quick, progress_bar=True)
+    reason = gpu_measure.unavailable()
+    if reason is None:
+        gpu_path = _gpu_file(hw_path)
+        if not gpu_path.exists():
+            from ..measure import toml_document, write_atomic
+
+            gpu_path = out / "hardware-gpu.toml"
+            write_atomic(gpu_path, toml_document(gpu_measure.measure_gpu(quick=True)))
+        result.gpu = {"validation": gpu_measure.validate_gpu(load_hardware(gpu_path), args.quick)}
+    else:
+        result.gpu = {"skipped": reason}
+        print(f"GPU part skipped: {reason}", file=sys.stderr)
+    for path in write_report(result, out):
+        print(f"wrote {path}")
+    knee = result.knee_measured
+    print(f"projection: median absolute error {result.mae:.1%}; measured knee T = "
+          f"{knee.knee:.1f}" if knee else "projection: no knee fitted", end="")
+    print(f"; predicted crossover T = {result.crossover:.1f}" if result.crossover else "")
+    return 0

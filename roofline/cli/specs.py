@@ -1,0 +1,188 @@
+"""``roofline hardware list|show`` and ``roofline model list|show``: wiring only."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = ["register"]
+
+_PREFIXES = ((1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
+_BINARY = ((2**40, "Ti"), (2**30, "Gi"), (2**20, "Mi"), (2**10, "Ki"))
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``hardware`` and ``model`` commands."""
+    for command, what, run_list, run_show in (
+        ("hardware", "hardware files (devices)", _hardware_list, _hardware_show),
+        ("model", "model shapes (Hugging Face config.json presets)", _model_list, _model_show),
+    ):
+        parser = subparsers.add_parser(command, help=f"list or show {what}",
+                                       description=f"List or show {what}.")
+        actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+        listing = actions.add_parser("list", help=f"list the shipped {what}")
+        listing.add_argument("--json", action="store_true", help="print JSON")
+        listing.set_defaults(run=run_list)
+        show = actions.add_parser("show", help="show one, with every value and its source")
+        suffix = ".toml" if command == "hardware" else ".json"
+        show.add_argument("name", metavar="NAME|PATH",
+                          help=f"a shipped name, or a path to a {suffix} file")
+        show.add_argument("--json", action="store_true",
+                          help="print JSON (SI base units: FLOP/s, bytes/s, bytes)")
+        show.set_defaults(run=run_show)
+
+
+# --- hardware ------------------------------------------------------------------------------
+def _hardware_list(args: argparse.Namespace) -> int:
+    from ..specs.hardware import list_hardware
+
+    devices = list_hardware()
+    if args.json:
+        return _print_json([hw.as_dict() for hw in devices])
+    rows = [("NAME", "VENDOR", "KIND", "bf16 PEAK", "fp8 PEAK", "MEMORY BW", "MEMORY",
+             "RIDGE bf16 (FLOP/byte)")]
+    for hw in devices:
+        peak = {d: _si(v, "FLOP/s") for d, v in hw.peak_flops.items()}
+        ridge = f"{hw.ridge('bf16'):.1f}" if "bf16" in hw.peak_flops else "-"
+        rows.append((hw.name, hw.vendor, hw.kind, peak.get("bf16", "-"), peak.get("fp8", "-"),
+                     _si(hw.memory_bandwidth, "B/s"), _si(hw.memory_capacity, "B"), ridge))
+    _print_table(rows)
+    print("\nPeaks are dense (no 2:4 sparsity). `roofline hardware show NAME` gives every value "
+          "and its source.")
+    return 0
+
+
+def _hardware_show(args: argparse.Namespace) -> int:
+    from ..specs.hardware import load_hardware
+
+    hw = load_hardware(args.name)
+    if args.json:
+        return _print_json(hw.as_dict())
+    print(f"{hw.name} ({hw.vendor}, {hw.kind})")
+    print(f"file: {hw.path}")
+    rows = [("QUANTITY", "VALUE", "NOTE")]
+    for dtype, value in hw.peak_flops.items():
+        unit = "OP/s" if dtype.startswith("int") else "FLOP/s"
+        rows.append((f"peak_flops.{dtype}", _si(value, unit), _note(hw, f"peak_flops.{dtype}")))
+    for key, value, unit in (
+        ("memory.bandwidth", hw.memory_bandwidth, "B/s"),
+        ("memory.capacity", hw.memory_capacity, "B"),
+        ("on_chip.sram_per_sm", hw.sram_per_sm, "B"),
+        ("on_chip.sm_count", hw.sm_count, ""),
+        ("on_chip.l2", hw.l2_bytes, "B"),
+        ("interconnect.bandwidth", hw.interconnect_bandwidth, "B/s"),
+        ("efficiency.flops", hw.flops_efficiency, ""),
+        ("efficiency.bandwidth", hw.bandwidth_efficiency, ""),
+    ):
+        if value is None:
+            continue
+        shown = _si(value, unit) if unit else f"{value:g}"
+        if unit == "B" and _binary(value):
+            shown += f" ({_binary(value)})"
+        note = _note(hw, key) if key in hw.sources else "default: the pure roofline"
+        rows.append((key, shown, note))
+    _print_table(rows)
+    ridges = [f"{d} {hw.ridge(d):.1f}" for d in hw.peak_flops]
+    print(f"\nridge intensity (FLOP/byte): {', '.join(ridges)}")
+    if hw.notes:
+        print(f"\nnotes: {hw.notes}")
+    if hw.provenance:
+        print("\nprovenance:")
+        _print_table([(f"  {k}", v) for k, v in hw.provenance.items()], header=False)
+    print("\nsources:")
+    by_source: dict[str, list[str]] = {}
+    for key, source in hw.sources.items():
+        by_source.setdefault(source, []).append(key)
+    for source, keys in by_source.items():
+        print(f"  {', '.join(keys)}:\n    {source}")
+    return 0
+
+
+def _note(hw: Any, key: str) -> str:
+    return hw.quantity_notes.get(key, "")
+
+
+# --- models --------------------------------------------------------------------------------
+def _model_list(args: argparse.Namespace) -> int:
+    from ..specs.model import list_models
+
+    models = list_models()
+    if args.json:
+        return _print_json([m.as_dict() for m in models])
+    rows = [("NAME", "TYPE", "PARAMETERS", "D", "L", "n_q", "n_kv", "H", "F", "V", "EXPERTS")]
+    for m in models:
+        experts = f"{m.experts_per_token} of {m.num_experts}" if m.num_experts > 1 else "-"
+        rows.append((m.name, m.model_type, f"{m.parameters:,}", str(m.hidden_size),
+                     str(m.num_layers), str(m.num_heads), str(m.num_kv_heads), str(m.head_dim),
+                     str(m.intermediate_size), str(m.vocab_size), experts))
+    _print_table(rows)
+    print("\nD width, L layers, n_q/n_kv query/key-value heads, H head dimension, F MLP width "
+          "(per expert), V vocabulary.")
+    return 0
+
+
+def _model_show(args: argparse.Namespace) -> int:
+    from ..specs.model import load_model
+
+    m = load_model(args.name)
+    if args.json:
+        return _print_json(m.as_dict())
+    print(f"{m.name} ({m.model_type})")
+    print(f"file: {m.path}")
+    mlp = "gated" if m.gated_mlp else "plain"
+    if m.num_experts > 1:
+        mlp += f", mixture of experts: {m.experts_per_token} of {m.num_experts} per token"
+    bias = "every linear layer" if m.linear_bias else "Q, K, V" if m.qkv_bias else "none"
+    rows = [
+        ("parameters", f"{m.parameters:,}", ""),
+        ("width", str(m.hidden_size), "D"),
+        ("layers", str(m.num_layers), "L"),
+        ("query heads", str(m.num_heads), "n_q"),
+        ("key/value heads", str(m.num_kv_heads), "n_kv"),
+        ("head dimension", str(m.head_dim), "H"),
+        ("MLP width", str(m.intermediate_size), "F"),
+        ("vocabulary", str(m.vocab_size), "V"),
+        ("context limit", str(m.max_position), ""),
+        ("MLP", f"{mlp}, {m.activation}", ""),
+        ("norm", "RMSNorm" if m.norm == "rms" else "LayerNorm", ""),
+        ("positions", "rotary" if m.position == "rope"
+         else f"learned table of {m.position_table_rows} rows",
+         "T_pos" if m.position_table_rows else ""),
+        ("biases", bias, ""),
+        ("embeddings", "tied to the LM head" if m.tied_embeddings else "untied", ""),
+    ]
+    _print_table(rows, header=False)
+    return 0
+
+
+# --- printing ------------------------------------------------------------------------------
+def _print_json(data: Any) -> int:
+    print(json.dumps(data, indent=2, sort_keys=True))
+    return 0
+
+
+def _print_table(rows: Sequence[Sequence[str]], header: bool = True) -> None:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    for n, row in enumerate(rows):
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
+        if header and n == 0:
+            print("  ".join("-" * w for w in widths))
+
+
+def _si(value: float, unit: str) -> str:
+    """``3.35e12, "B/s"`` → ``"3.35 TB/s"``."""
+    for factor, prefix in _PREFIXES:
+        if value >= factor:
+            return f"{value / factor:.4g} {prefix}{unit}"
+    return f"{value:.4g} {unit}"
+
+
+def _binary(value: float) -> str:
+    """``233472`` → ``"228 KiB"``; ``""`` where no binary prefix gives a short number."""
+    for factor, prefix in _BINARY:
+        if value >= factor and math.isclose(value / factor, round(value / factor, 2)):
+            return f"{value / factor:g} {prefix}B"
+    return ""

@@ -1,0 +1,60 @@
+"""The roofline itself: ridge, attainable FLOP/s, the time of one operation, a prefill's time.
+
+Source: Williams, Waterman, Patterson, "Roofline" (CACM 2009); scaling-book "All About
+Rooflines": attainable = min(P_peak, I·beta_hbm); T_lower = max(F/P, Q/β) (perfect overlap),
+T_upper = F/P + Q/β (no overlap).
+"""
+
+from __future__ import annotations
+
+from sympy import Expr, Integer, Max, Min
+
+from ..symbols import F_op, I_op, P_peak, Q_op, beta_hbm
+from .entry import Entry
+from .transformer import Architecture, Operation, prefill_operations
+
+__all__ = ["ridge", "attainable", "op_time", "op_time_no_overlap", "total_time", "entries"]
+
+SOURCE = "Williams et al., 'Roofline' (CACM 2009); scaling-book 'All About Rooflines'"
+
+
+def ridge() -> Expr:
+    """I_ridge = P_peak / beta_hbm: the intensity at which an operation turns compute-bound."""
+    return P_peak / beta_hbm
+
+
+def attainable(intensity: Expr = I_op) -> Expr:
+    """min(P_peak, I·beta_hbm)."""
+    return Min(P_peak, intensity * beta_hbm)
+
+
+def op_time(flops: Expr = F_op, nbytes: Expr = Q_op) -> Expr:
+    """Lower bound of one operation's time: max(F/P_peak, Q/beta_hbm)."""
+    return Max(flops / P_peak, nbytes / beta_hbm)
+
+
+def op_time_no_overlap(flops: Expr = F_op, nbytes: Expr = Q_op) -> Expr:
+    """Upper bound (compute and memory traffic never overlap): F/P_peak + Q/beta_hbm."""
+    return flops / P_peak + nbytes / beta_hbm
+
+
+def total_time(ops: list[Operation]) -> Expr:
+    """Σ count·max(F_i/P, Q_i/β): every operation bound by its own roof, run one after another."""
+    return sum((op.count * op_time(op.flops, op.bytes) for op in ops), Integer(0))
+
+
+def entries() -> list[Entry]:
+    prefill = total_time(prefill_operations(Architecture(), "tiled"))
+    return [
+        Entry("roofline.ridge", ridge(), "ridge intensity: compute-bound above it", "FLOP/byte",
+              SOURCE),
+        Entry("roofline.attainable", attainable(), "attainable FLOP/s at intensity I_op",
+              "FLOP/s", SOURCE),
+        Entry("roofline.time", op_time(), "time of one operation (perfect overlap)", "s",
+              SOURCE, ("compute and memory traffic overlap perfectly",)),
+        Entry("roofline.time.no_overlap", op_time_no_overlap(),
+              "time of one operation when compute and traffic never overlap", "s", SOURCE),
+        Entry("prefill.time", prefill, "prefill time: the sum of every operation's roofline time",
+              "s", SOURCE + "; operations as prefill.flops",
+              ("operations run one after another, each at its own roof", "attention: tiled")),
+    ]

@@ -1,0 +1,276 @@
+"""Crossover lengths in closed form, each solved by SymPy from its defining equality.
+
+Every crossover is an equality ``grows(x) = other(x)`` in one unknown x (prompt tokens T, or the
+decode batch B), oriented so that ``grows − other`` is negative at x → 0 and the crossover is its
+smallest positive root. Both sides are polynomials of degree ≤ 2 in x once the ceilings of the
+tiled attention are relaxed (``smooth``) and each ``Max``/``Min`` is resolved into one branch; the
+root is then SymPy's solution of a₂x² + a₁x + a₀ = 0 for the branch:
+
+    x* = (−a₁ + √(a₁² − 4·a₂·a₀)) / (2·a₂)      (x* = −a₀/a₁ when a₂ = 0),
+
+the root that continues the linear solution as a₂ → 0, and the smaller positive one when a₂ < 0
+(then the equality holds again at a larger x: the regime ends there). The simplified form for wide
+layers neglects activation traffic (b_a → 0); its relative error is reported beside it.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import cache, cached_property
+
+from sympy import (Dummy, Expr, Integer, Max, Min, Poly, Pow, Rational, Symbol, cancel, expand, factor,
+                   factor_terms, solve)
+
+from ..symbols import B, C_mem, T, b_a
+from . import attention
+from .bounds import op_time, ridge
+from .decode import decode_operations, kv_cache_bytes
+from .entry import Entry
+from .transformer import Architecture, Operation, prefill_operations, total_bytes, total_flops, weight_bytes
+
+__all__ = ["Crossover", "Branch", "crossovers", "entries", "quadratic_root"]
+
+FA1 = "FlashAttention (arXiv 2205.14135)"
+BOOK = "scaling-book 'All About Rooflines' and 'All About Transformers'"
+
+
+@dataclass(frozen=True)
+class Branch:
+    """One branch of a piecewise equality: every Max/Min replaced by one of its arguments."""
+
+    equation: Expr  # grows − other, a polynomial of degree ≤ 2 in the unknown
+    choices: tuple[tuple[Expr, Expr], ...]  # (the Max/Min, the argument chosen)
+    unknown: Symbol
+
+    @cached_property
+    def coefficients(self) -> tuple[Expr, Expr, Expr]:
+        """(a₂, a₁, a₀) of the equation in the unknown, a root at 0 divided out."""
+        return _coefficients(self.equation, self.unknown)
+
+    @cached_property
+    def root(self) -> Expr:
+        """The closed form of this branch's crossover, solved by SymPy."""
+        return _root(*self.coefficients)
+
+
+@dataclass(frozen=True)
+class Crossover:
+    """A crossover: the defining equality, its closed form in the main branch, and notes."""
+
+    name: str
+    meaning: str
+    unit: str
+    source: str
+    unknown: Symbol
+    grows: Expr  # the side that overtakes as the unknown grows
+    other: Expr
+    kind: str  # "intensity" (grows = FLOPs, other = ridge·bytes) | "memory" | "balance"
+    regime: tuple[str, ...] = ()  # assumptions of the main branch, in words
+    main: tuple[tuple[Expr, Expr], ...] = ()  # the main branch's choices for Max/Min atoms
+
+    @property
+    def equation(self) -> Expr:
+        return self.grows - self.other
+
+    @cached_property
+    def branches(self) -> list[Branch]:
+        """Every combination of Max/Min arguments (the main one first)."""
+        return list(_branches(self.equation, self.main, self.unknown))
+
+    def closed_form(self, branch: Branch | None = None) -> Expr:
+        """The smallest positive root of the branch (the main one by default), solved by SymPy."""
+        return (branch or self.branches[0]).root
+
+    def simplified(self) -> Expr | None:
+        """The wide-layer form: activation traffic neglected (b_a → 0); None if the same."""
+        eq = self.branches[0].equation
+        if b_a not in eq.free_symbols:
+            return None
+        return quadratic_root(eq.subs(b_a, 0), self.unknown)
+
+
+def _branches(expr: Expr, main: tuple[tuple[Expr, Expr], ...], x: Symbol) -> Iterator[Branch]:
+    atoms = sorted(expr.atoms(Max, Min), key=lambda a: (len(str(a)), str(a)))
+    # innermost first, so a choice never lands inside an atom already replaced
+    preferred = dict(main)
+    options = [sorted(a.args, key=lambda arg: arg != preferred.get(a)) for a in atoms]
+    for combo in itertools.product(*options):
+        choice = tuple(zip(atoms, combo))
+        yield Branch(expand(expr.subs(dict(choice))), choice, x)
+
+
+def quadratic_root(equation: Expr, x: Symbol) -> Expr:
+    """The root of a polynomial of degree ≤ 2 in x, which is negative at x → 0⁺, that crosses
+    zero first: SymPy solves a₂x² + a₁x + a₀ for x with the coefficients as symbols, and the
+    root is the one that tends to the linear solution −a₀/a₁ as a₂ → 0.
+
+    >>> from sympy import symbols
+    >>> x = symbols("x", positive=True)
+    >>> quadratic_root(x**2 + x - 1, x)
+    -1/2 + sqrt(5)/2
+    """
+    return _root(*_coefficients(equation, x))
+
+
+def _coefficients(equation: Expr, x: Symbol) -> tuple[Expr, Expr, Expr]:
+    poly = Poly(equation, x)
+    while poly.degree() > 0 and poly.TC() == 0:  # a root at x = 0 is no crossover: divide it out
+        poly = Poly(cancel(poly.as_expr() / x), x)
+    coeffs = poly.all_coeffs()
+    if len(coeffs) > 3:
+        raise ValueError(f"degree {len(coeffs) - 1} in {x}: not a quadratic")
+    return tuple([Integer(0)] * (3 - len(coeffs)) + coeffs)  # type: ignore[return-value]
+
+
+def _root(a2: Expr, a1: Expr, a0: Expr) -> Expr:
+    c2, c1, c0 = _COEFFS
+    if a2 == 0:
+        return cancel(_generic_roots(False)[0].subs({c1: a1, c0: a0}))
+    return _generic_roots(True)[0].subs(
+        {c2: factor_terms(a2), c1: factor_terms(a1), c0: factor_terms(a0)}, simultaneous=True)
+
+
+_COEFFS = (Dummy("a2", real=True), Dummy("a1", real=True), Dummy("a0", real=True))
+
+
+@cache
+def _generic_roots(quadratic: bool) -> list[Expr]:
+    c2, c1, c0 = _COEFFS
+    xs = Dummy("x")
+    if not quadratic:
+        return solve(c1 * xs + c0, xs)
+    roots = solve(c2 * xs**2 + c1 * xs + c0, xs)
+    # the root that crosses first from below: at (a₂, a₁, a₀) = (1, 1, −1) the positive one
+    # and at (−1, 3, −1) the smaller of the two positive ones; it tends to −a₀/a₁ as a₂ → 0
+    def first(r: Expr) -> bool:
+        up = complex(r.subs({c2: 1, c1: 1, c0: -1}))
+        down = complex(r.subs({c2: -1, c1: 3, c0: -1}))
+        return up.real > 0 and down.real < 3 / 2
+    return [r for r in roots if first(r)]
+
+
+def _sum_time(ops: list[Operation]) -> Expr:
+    """One roofline time for a class of operations, taken as one aggregated operation."""
+    return op_time(total_flops(ops), total_bytes(ops))
+
+
+def _layer_projections(arch: Architecture, mode: str = "tiled") -> list[Operation]:
+    return [op for op in prefill_operations(arch, mode, smooth=True)
+            if op.kind == "projection"]
+
+
+def _attention(arch: Architecture, mode: str) -> list[Operation]:
+    return [op for op in prefill_operations(arch, mode, smooth=True) if op.kind == "attention"]
+
+
+def _moe_main(ops_expr: Expr) -> tuple[tuple[Expr, Expr], ...]:
+    """Main branch choices: every expert receives a token; the SRAM-limited B_r < H."""
+    out = []
+    for atom in ops_expr.atoms(Min):
+        if any(a.has(B) for a in atom.args):  # Min(n_e, rows·n_a): every expert is read
+            out.append((atom, next(a for a in atom.args if not a.has(B))))
+        else:  # Min(H, B_c): the FlashAttention block cap
+            out.append((atom, min(atom.args, key=lambda a: len(str(a)))))
+    return tuple(out)
+
+
+def _cross(name, meaning, unit, source, unknown, grows, other, kind, regime=()) -> Crossover:
+    main = _moe_main(grows - other)
+    for atom in (grows - other).atoms(Max):  # time balances: the main branch is compute-bound
+        flops_arg = next((a for a in atom.args if a.has(Symbol("P_peak", positive=True))),
+                         atom.args[0])
+        main += ((atom, flops_arg),)
+    return Crossover(name, meaning, unit, source, unknown, grows, other, kind, regime, main)
+
+
+@cache
+def crossovers(arch: Architecture = Architecture()) -> dict[str, Crossover]:
+    """Every crossover of the catalogue for one architecture, by name."""
+    i_r = ridge()
+    out: list[Crossover] = []
+    proj = _layer_projections(arch)
+    out.append(_cross(
+        "projection_compute_bound_tokens",
+        "prompt length at which the layer's projections reach the ridge intensity", "tokens",
+        f"{BOOK}: a matmul is compute-bound when its batch exceeds ≈ I_ridge·b_w/2", T,
+        total_flops(proj), i_r * total_bytes(proj), "intensity",
+        ("projections of one layer (QKV, O, MLP) as one operation", "B sequences")))
+    for mode in attention.MODES:
+        ops = prefill_operations(arch, mode, smooth=True)
+        out.append(_cross(
+            f"prefill_compute_bound_tokens.{mode}",
+            f"prompt length at which the whole prefill ({mode} attention) reaches the ridge",
+            "tokens", f"{BOOK}; attention bytes from {FA1}", T,
+            total_flops(ops), i_r * total_bytes(ops), "intensity",
+            ("all operations as one: total FLOPs / total bytes", f"attention: {mode}")))
+    attn_t, proj_t = _attention(arch, "tiled"), proj
+    out.append(_cross(
+        "attention_equals_projection_flops_tokens",
+        "prompt length at which causal attention's FLOPs equal the projections' FLOPs", "tokens",
+        f"{BOOK}: attention FLOPs equal QKVO FLOPs at T = 2D (MHA, non-causal, QKVO only)", T,
+        total_flops(attn_t), total_flops(proj_t), "balance",
+        ("one layer; causal attention; all projections (QKV, O, MLP)",)))
+    for mode in attention.MODES:
+        attn = _attention(arch, mode)
+        out.append(_cross(
+            f"attention_dominates_time_tokens.{mode}",
+            f"prompt length at which {mode} attention's roofline time equals the projections'",
+            "tokens", f"{BOOK} (roofline time max(F/P, Q/β)); {FA1}", T,
+            _sum_time(attn), _sum_time(proj), "balance",
+            ("one layer; each class as one operation at its own roof",)))
+        out.append(_cross(
+            f"attention_compute_bound_tokens.{mode}",
+            f"prompt length at which {mode} attention reaches the ridge intensity", "tokens",
+            f"{FA1} Theorem 2 (naive Θ(TH + T²) traffic caps its intensity at H/b_a)", T,
+            total_flops(attn), i_r * total_bytes(attn), "intensity", (f"attention: {mode}",)))
+    weights = weight_bytes(arch)
+    out.append(_cross(
+        "naive_scores_exceed_memory_tokens",
+        "prompt length at which one layer's materialised scores no longer fit beside the weights",
+        "tokens", f"{FA1} Algorithm 0 (S, P are T×T per head)", T,
+        weights + attention.score_bytes(), C_mem, "memory",
+        ("one layer's scores at a time; weights resident; KV cache and activations ignored",)))
+    out.append(_cross(
+        "kv_cache_exceeds_memory_tokens",
+        "prompt length at which the KV cache no longer fits beside the weights", "tokens",
+        "scaling-book 'All About Transformers' (KV cache 2·bytes·H·K·L·T)", T,
+        weights + kv_cache_bytes(), C_mem, "memory", ("weights resident; B sequences",)))
+    dec = [op for op in decode_operations(arch) if op.kind == "projection"]
+    out.append(_cross(
+        "decode_critical_batch",
+        "decode batch at which one step's projections reach the ridge intensity", "sequences",
+        f"{BOOK}: critical batch ≈ I_ridge·b_w/2 (240 on TPU v5e bf16, 295 on H100)", B,
+        total_flops(dec), i_r * total_bytes(dec), "intensity",
+        ("one decode step; projections of one layer as one operation",)))
+    return {c.name: c for c in out}
+
+
+def entries() -> list[Entry]:
+    out = []
+    for c in crossovers().values():
+        branch = c.branches[0]
+        root = branch.root
+        steps: list[tuple[str, Expr]] = [
+            ("defining equality: grows − other = 0", c.equation),
+            ("main branch, as a polynomial", branch.equation),
+            (f"solved for {c.unknown}", root),
+        ]
+        approx = c.simplified()
+        if approx is not None:
+            steps.append(("simplified (b_a → 0)", approx))
+            if not _has_sqrt(root):  # a rational root: the error in closed form
+                steps.append(("relative error of the simplified form",
+                              factor(cancel(approx / root - 1))))
+        out.append(Entry(f"crossover.{c.name}", root, c.meaning, c.unit, c.source,
+                         (*c.regime, *_describe(branch)), steps=tuple(steps)))
+    return out
+
+
+def _has_sqrt(expr: Expr) -> bool:
+    return any(p.exp == Rational(1, 2) for p in expr.atoms(Pow))
+
+
+def _describe(branch: Branch) -> list[str]:
+    return [f"branch: {atom} → {arg}" for atom, arg in branch.choices]

@@ -1,0 +1,62 @@
+"""Decode, for the contrast with prefill: one step of B sequences at context T_ctx, and the
+KV cache that prefill hands over.
+
+One decode step runs every layer over B rows (one new token per sequence): the projections read
+their weights once for B rows, and attention reads each sequence's KV cache of T_ctx positions
+and appends this step's key and value. Source: scaling-book "All About Transformers" (KV cache
+2·bytes·H·K·L·T per sequence; critical batch of decode ≈ I_ridge·b_w/2), DOMAIN.md "Decode".
+"""
+
+from __future__ import annotations
+
+from sympy import Expr
+
+from ..symbols import B, H, L, T, T_ctx, b_a, b_kv, n_kv, n_q
+from . import attention
+from .entry import Entry
+from .transformer import (Architecture, Operation, edge_operations, layer_operations,
+                          total_bytes, total_flops)
+
+__all__ = ["kv_cache_bytes", "attention_step", "decode_operations", "entries"]
+
+SOURCE = "scaling-book 'All About Transformers' (KV cache, decode); DOMAIN.md 'Decode'"
+
+
+def kv_cache_bytes(tokens: Expr = T) -> Expr:
+    """KV cache of B sequences of ``tokens`` positions: 2·B·L·n_kv·H·T·b_kv.
+
+    >>> kv_cache_bytes()
+    2*B*H*L*T*b_kv*n_kv
+    """
+    return 2 * B * L * n_kv * H * tokens * b_kv
+
+
+def attention_step() -> Operation:
+    """One layer's decode attention: each of the B new queries attends to T_ctx cached keys.
+
+    FLOPs 4·B·n_q·H·T_ctx; bytes: Q read and O written (b_a), the cache read and the new K, V
+    written (b_kv).
+    """
+    flops = attention.flops(queries=1, keys=T_ctx, causal=False)
+    cache = 2 * B * n_kv * H * (T_ctx + 1) * b_kv
+    return Operation("attention.decode", "attention", flops, 2 * B * n_q * H * b_a + cache)
+
+
+def decode_operations(arch: Architecture = Architecture()) -> list[Operation]:
+    """Every operation of one decode step of B sequences at context T_ctx."""
+    return [*layer_operations(arch, B, attention_step()), *edge_operations(arch, B, B)]
+
+
+def entries() -> list[Entry]:
+    ops = decode_operations()
+    fl, by = total_flops(ops), total_bytes(ops)
+    step = ("one step; B sequences, one new token each, T_ctx cached positions",
+            "Llama-style dense model as transformer.params")
+    return [
+        Entry("kv_cache.bytes", kv_cache_bytes(), "KV cache that a prefill of T tokens leaves",
+              "bytes", SOURCE + " (2·bytes·H·K·L·T per sequence)", ("B sequences of T tokens",)),
+        Entry("decode.flops", fl, "FLOPs of one decode step", "FLOP", SOURCE, step),
+        Entry("decode.bytes", by, "HBM bytes of one decode step", "bytes", SOURCE, step),
+        Entry("decode.intensity", fl / by, "arithmetic intensity of one decode step",
+              "FLOP/byte", SOURCE, step),
+    ]

@@ -1,0 +1,189 @@
+"""A transformer's prefill as a list of operations, each with FLOPs and HBM bytes.
+
+Per layer (× L): norm; QKV projection D → (n_q + 2·n_kv)·H; rotary position encoding; attention;
+output projection n_q·H → D; residual add; norm; MLP (gated: gate and up D → 2F, SiLU·up, down
+F → D; plain: D → F, activation, F → D; MoE: a router D → n_e and n_a of n_e experts per token);
+residual add. Then the final norm and the LM head (D → V) on the last position of each sequence
+only: prefill needs just the next token's logits. The embedding lookup reads B·T rows of the
+table. Source: DOMAIN.md "A transformer's prefill, as a list of operations"; the seed.
+
+Element-wise FLOP counts are conventions (they never move a crossover: these operations are
+memory-bound): RMSNorm 4 per element (square, accumulate, scale, gain), LayerNorm 7 (mean,
+subtract, square, accumulate, scale, gain, shift), rotary encoding 3 (two products and a sum),
+SiLU 4, GELU 8 (tanh form), ReLU 1, residual add 1, a gated product 1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from sympy import Expr, Integer, Min
+
+from ..symbols import B, D, F, H, L, T, T_pos, V, b_a, b_w, n_a, n_e, n_kv, n_q
+from . import attention, projection
+from .entry import Entry
+
+__all__ = ["Architecture", "Operation", "layer_operations", "prefill_operations",
+           "parameter_count", "weight_bytes", "total_flops", "total_bytes", "entries"]
+
+SOURCE = "DOMAIN.md 'A transformer's prefill, as a list of operations'; seed prefill trace"
+_NORM_FLOPS = {"rms": 4, "layer": 7}
+_ACT_FLOPS = {"silu": 4, "gelu": 8, "relu": 1}
+KINDS = ("projection", "attention", "elementwise", "embedding", "lm_head")
+
+
+@dataclass(frozen=True)
+class Architecture:
+    """The structure of a decoder-only transformer; sizes stay symbols (D, F, n_q, ...)."""
+
+    gated_mlp: bool = True
+    moe: bool = False
+    norm: str = "rms"  # "rms" | "layer"
+    activation: str = "silu"  # "silu" | "gelu" | "relu"
+    position: str = "rope"  # "rope" | "learned"
+    qkv_bias: bool = False
+    linear_bias: bool = False  # every linear layer has a bias (OPT, GPT-2)
+    tied_embeddings: bool = False
+
+
+@dataclass(frozen=True)
+class Operation:
+    """One operation: ``count`` × (``flops``, ``bytes``); ``count`` is L for per-layer ones."""
+
+    name: str
+    kind: str  # one of KINDS
+    flops: Expr
+    bytes: Expr
+    count: Expr = Integer(1)
+
+
+def _proj(name: str, rows: Expr, n_in: Expr, n_out: Expr, bias: bool) -> Operation:
+    return Operation(name, "projection", projection.flops(rows, n_in, n_out, bias),
+                     projection.hbm_bytes(rows, n_in, n_out, bias))
+
+
+def _elementwise(name: str, flops_per: int, elements: Expr, read: Expr, written: Expr,
+                 weights: Expr = Integer(0)) -> Operation:
+    return Operation(name, "elementwise", flops_per * elements,
+                     b_a * (read + written) + b_w * weights)
+
+
+def _norm(arch: Architecture, name: str, rows: Expr) -> Operation:
+    gains = D if arch.norm == "rms" else 2 * D
+    return _elementwise(name, _NORM_FLOPS[arch.norm], rows * D, rows * D, rows * D, gains)
+
+
+def _mlp(arch: Architecture, rows: Expr) -> list[Operation]:
+    bias, act = arch.linear_bias, _ACT_FLOPS[arch.activation]
+    width = 2 * F if arch.gated_mlp else F  # the up (and gate) projection's output
+    act_flops = act + 1 if arch.gated_mlp else act
+    if not arch.moe:
+        return [
+            _proj("mlp.up", rows, D, width, bias),
+            _elementwise("mlp.act", act_flops, rows * F, rows * width, rows * F),
+            _proj("mlp.down", rows, F, D, bias),
+        ]
+    routed = rows * n_a  # token–expert pairs
+    experts = Min(n_e, routed)  # experts that receive a token: their weights are read
+    return [
+        _proj("moe.router", rows, D, n_e, False),
+        Operation("moe.up", "projection", projection.flops(routed, D, width),
+                  projection.hbm_bytes(routed, D, width, matrices=experts)),
+        _elementwise("moe.act", act_flops, routed * F, routed * width, routed * F),
+        Operation("moe.down", "projection", projection.flops(routed, F, D),
+                  projection.hbm_bytes(routed, F, D, matrices=experts)),
+        _elementwise("moe.combine", 2, routed * D, routed * D, rows * D),
+    ]
+
+
+def layer_operations(arch: Architecture, rows: Expr, attention_op: Operation) -> list[Operation]:
+    """One layer's operations over ``rows`` token rows, with the given attention operation."""
+    qkv = (n_q + 2 * n_kv) * H
+    ops = [_norm(arch, "attn_norm", rows),
+           _proj("qkv_proj", rows, D, qkv, arch.qkv_bias or arch.linear_bias)]
+    if arch.position == "rope":
+        rotated = rows * (n_q + n_kv) * H
+        ops.append(_elementwise("rope", 3, rotated, rotated, rotated))
+    ops += [attention_op,
+            _proj("o_proj", rows, n_q * H, D, arch.linear_bias),
+            _elementwise("residual_add.attn", 1, rows * D, 2 * rows * D, rows * D),
+            _norm(arch, "mlp_norm", rows),
+            *_mlp(arch, rows),
+            _elementwise("residual_add.mlp", 1, rows * D, 2 * rows * D, rows * D)]
+    return [Operation(op.name, op.kind, op.flops, op.bytes, L) for op in ops]
+
+
+def edge_operations(arch: Architecture, rows: Expr, positions: Expr) -> list[Operation]:
+    """The embedding lookup (and learned positions) before the layers; final norm and LM head on
+    the last position of each of the B sequences after them."""
+    table = positions * D if arch.position == "learned" else Integer(0)
+    added = rows * D if arch.position == "learned" else Integer(0)
+    embed = Operation("embedding", "embedding", added,
+                      b_w * (rows * D + table) + b_a * (rows * D + 2 * added))
+    head = projection.flops(B, D, V), projection.hbm_bytes(B, D, V)
+    return [embed, _norm(arch, "final_norm", B), Operation("lm_head", "lm_head", *head)]
+
+
+def prefill_operations(arch: Architecture = Architecture(), mode: str = "tiled",
+                       smooth: bool = False) -> list[Operation]:
+    """Every operation of a prefill of B sequences of T tokens (attention in ``mode``)."""
+    attn = Operation(f"attention.{mode}", "attention", attention.mode_flops(mode),
+                     attention.hbm_bytes(mode, smooth=smooth))
+    return [*layer_operations(arch, B * T, attn), *edge_operations(arch, B * T, T)]
+
+
+def total_flops(ops: list[Operation], kinds: tuple[str, ...] = KINDS) -> Expr:
+    return sum((op.count * op.flops for op in ops if op.kind in kinds), Integer(0))
+
+
+def total_bytes(ops: list[Operation], kinds: tuple[str, ...] = KINDS) -> Expr:
+    return sum((op.count * op.bytes for op in ops if op.kind in kinds), Integer(0))
+
+
+def parameter_count(arch: Architecture = Architecture()) -> Expr:
+    """Parameters of the model: weights and biases of every layer, norms, embeddings, head."""
+    qkv, bias = (n_q + 2 * n_kv) * H, arch.linear_bias
+    attn = D * qkv + n_q * H * D + (qkv if arch.qkv_bias or bias else 0) + (D if bias else 0)
+    width = 2 * F if arch.gated_mlp else F
+    mlp = D * width + F * D + ((width + D) if bias else 0)
+    if arch.moe:
+        mlp = n_e * mlp + D * n_e
+    norms = 2 * D if arch.norm == "rms" else 4 * D
+    final = D if arch.norm == "rms" else 2 * D
+    embed = V * D * (1 if arch.tied_embeddings else 2)
+    positions = T_pos * D if arch.position == "learned" else 0
+    return L * (attn + mlp + norms) + final + embed + positions
+
+
+def weight_bytes(arch: Architecture = Architecture()) -> Expr:
+    """Bytes of all weights at b_w bytes each."""
+    return b_w * parameter_count(arch)
+
+
+def entries() -> list[Entry]:
+    arch = Architecture()
+    default = ("Llama-style: gated SiLU MLP, RMSNorm, rotary positions, no biases, untied head",
+               "B sequences of T tokens; LM head on the last position only")
+    out = [Entry("transformer.params", parameter_count(arch), "parameters of a dense model",
+                 "1", SOURCE, default[:1]),
+           Entry("transformer.params.moe", parameter_count(Architecture(moe=True)),
+                 "parameters of a mixture-of-experts model (n_e experts of width F)", "1",
+                 SOURCE, ("as the dense model, with n_e gated experts and a router",)),
+           Entry("transformer.weight_bytes", weight_bytes(arch), "bytes of all weights",
+                 "bytes", SOURCE, default[:1])]
+    for mode in attention.MODES:
+        ops = prefill_operations(arch, mode)
+        fl, by = total_flops(ops), total_bytes(ops)
+        suffix = "" if mode == "tiled" else f".{mode}"
+        note = (*default, f"attention: {mode}")
+        out += [
+            Entry(f"prefill.flops{suffix}", fl, f"FLOPs of a whole prefill ({mode} attention)",
+                  "FLOP", SOURCE, note),
+            Entry(f"prefill.bytes{suffix}", by,
+                  f"HBM bytes of a whole prefill ({mode} attention)", "bytes", SOURCE, note),
+            Entry(f"prefill.intensity{suffix}", fl / by,
+                  f"arithmetic intensity of a whole prefill ({mode} attention)", "FLOP/byte",
+                  SOURCE, note),
+        ]
+    return out

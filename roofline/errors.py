@@ -1,0 +1,55 @@
+"""One exception tree. A message says where (file, key), which rule broke, and the value.
+
+The command line turns any :class:`RooflineError` into one line on stderr and exit status 2.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+__all__ = [
+    "RooflineError",
+    "SpecError",
+    "UnknownNameError",
+    "InputError",
+    "NoSteadyStateError",
+]
+
+
+class RooflineError(Exception):
+    """Base class of every error this package raises on purpose."""
+
+
+class SpecError(RooflineError):
+    """A hardware or model file breaks a rule: ``where: rule (got value)``."""
+
+    def __init__(self, where: str, rule: str, value: object = None) -> None:
+        self.where, self.rule, self.value = where, rule, value
+        got = "" if value is None else f" (got {value!r})"
+        super().__init__(f"{where}: {rule}{got}")
+
+
+class UnknownNameError(RooflineError):
+    """A name that is not in a catalogue; the message lists the close (or all) valid names."""
+
+    def __init__(self, kind: str, name: str, valid: Iterable[str]) -> None:
+        valid = sorted(valid)
+        close = difflib.get_close_matches(name, valid, n=5, cutoff=0.5)
+        listed = close if close else valid
+        label = "close matches" if close else "valid names"
+        self.kind, self.name, self.valid = kind, name, valid
+        super().__init__(f"unknown {kind} {name!r}; {label}: {', '.join(listed)}")
+
+
+class InputError(RooflineError):
+    """An option or argument out of its range: ``option: rule (got value)``."""
+
+    def __init__(self, option: str, rule: str, value: object = None) -> None:
+        self.option, self.rule, self.value = option, rule, value
+        got = "" if value is None else f" (got {value!r})"
+        super().__init__(f"{option}: {rule}{got}")
+
+
+class NoSteadyStateError(InputError):
+    """A queue whose load R·t is at least 1: it grows without bound."""

@@ -1,0 +1,261 @@
+"""Hardware files: parse (tomllib) → validate → a frozen :class:`Hardware`.
+
+The format is described in ``hardware/README.md``. Every quantity is an inline table
+``{ value = "3.35 TB/s", source = "..." }``; the loader rejects unknown keys at every level,
+missing keys, values that are not positive finite numbers, unknown units, units of the wrong
+dimension, unknown data types and two files with one name. Names match exactly, never
+approximately.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from ..errors import InputError, SpecError, UnknownNameError
+from ._shipped import shipped_files
+from .dtypes import COMPUTE_DTYPES
+from .units import check_number, parse_quantity
+
+__all__ = ["Hardware", "KINDS", "load_hardware", "list_hardware", "read_hardware"]
+
+KINDS = ("gpu", "tpu", "accelerator", "cpu")
+_TOP = {"name", "vendor", "kind", "notes", "peak_flops", "memory", "on_chip", "interconnect",
+        "efficiency", "provenance"}
+_QUANTITY_KEYS = {"value", "source", "note", "min", "max"}
+# section → key → the unit of its value ("count": a positive integer; "fraction": in (0, 1]).
+_SECTIONS: dict[str, dict[str, str]] = {
+    "peak_flops": {dtype: "FLOP/s" for dtype in COMPUTE_DTYPES},
+    "memory": {"bandwidth": "bytes/s", "capacity": "bytes"},
+    "on_chip": {"sram_per_sm": "bytes", "sm_count": "count", "l2": "bytes"},
+    "interconnect": {"bandwidth": "bytes/s"},
+    "efficiency": {"flops": "fraction", "bandwidth": "fraction"},
+}
+_REQUIRED = {"memory": ("bandwidth", "capacity")}
+
+
+def _frozen(mapping: Mapping[str, Any] | None = None) -> Mapping[str, Any]:
+    return MappingProxyType(dict(mapping or {}))
+
+
+@dataclass(frozen=True)
+class Hardware:
+    """One device, every quantity in SI base units (FLOP/s, bytes/s, bytes)."""
+
+    name: str
+    path: Path
+    vendor: str
+    kind: str
+    peak_flops: Mapping[str, float] = field(hash=False)  # dtype → dense FLOP/s
+    memory_bandwidth: float  # bytes/s
+    memory_capacity: float  # bytes
+    sram_per_sm: float | None = None  # bytes: FlashAttention's M
+    sm_count: int | None = None
+    l2_bytes: float | None = None  # bytes
+    interconnect_bandwidth: float | None = None  # bytes/s
+    flops_efficiency: float = 1.0  # achievable fraction of peak FLOP/s
+    bandwidth_efficiency: float = 1.0  # achievable fraction of peak bandwidth
+    # "memory.bandwidth" → the source text, for every quantity given
+    sources: Mapping[str, str] = field(default_factory=_frozen, hash=False)
+    notes: str = ""
+    provenance: Mapping[str, str] = field(default_factory=_frozen, hash=False)
+    quantity_notes: Mapping[str, str] = field(default_factory=_frozen, hash=False)
+    ranges: Mapping[str, tuple[float | None, float | None]] = field(default_factory=_frozen,
+                                                                    hash=False)
+
+    def peak(self, dtype: str) -> float:
+        """Achievable peak FLOP/s in ``dtype``: the dense peak × ``flops_efficiency``."""
+        if dtype not in self.peak_flops:
+            have = ", ".join(sorted(self.peak_flops))
+            raise InputError("--dtype", f"{self.name} has no {dtype}; it has: {have}", dtype)
+        return self.peak_flops[dtype] * self.flops_efficiency
+
+    def bandwidth(self) -> float:
+        """Achievable memory bandwidth in bytes/s: the peak × ``bandwidth_efficiency``."""
+        return self.memory_bandwidth * self.bandwidth_efficiency
+
+    def ridge(self, dtype: str) -> float:
+        """Ridge intensity in FLOP/byte: achievable peak FLOP/s over achievable bandwidth."""
+        return self.peak(dtype) / self.bandwidth()
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict: the path read, every quantity in SI base units, and its source."""
+        return {
+            "name": self.name, "path": str(self.path), "vendor": self.vendor, "kind": self.kind,
+            "notes": self.notes,
+            "peak_flops": {dtype: value for dtype, value in self.peak_flops.items()},
+            "peak_flops_unit": "FLOP/s",
+            "memory_bandwidth": self.memory_bandwidth, "memory_bandwidth_unit": "bytes/s",
+            "memory_capacity": self.memory_capacity, "memory_capacity_unit": "bytes",
+            "sram_per_sm": self.sram_per_sm, "sm_count": self.sm_count,
+            "l2_bytes": self.l2_bytes, "interconnect_bandwidth": self.interconnect_bandwidth,
+            "flops_efficiency": self.flops_efficiency,
+            "bandwidth_efficiency": self.bandwidth_efficiency,
+            "sources": dict(self.sources), "quantity_notes": dict(self.quantity_notes),
+            "ranges": {k: list(v) for k, v in self.ranges.items()},
+            "provenance": dict(self.provenance),
+        }
+
+
+def read_hardware(path: str | Path) -> Hardware:
+    """Parse and validate one hardware file."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as err:
+        raise SpecError(str(path), f"cannot read the file: {err.strerror}") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        raise SpecError(str(path), f"is not valid TOML: {err}") from None
+    return _validate(data, path)
+
+
+def list_hardware(directory: str | Path | None = None) -> list[Hardware]:
+    """Every hardware file in ``directory`` (default: the shipped ones), sorted by name.
+
+    Two files with one name are a :class:`SpecError`."""
+    files = (shipped_files("hardware", ".toml") if directory is None
+             else sorted(Path(directory).glob("*.toml")))
+    seen: dict[str, Hardware] = {}
+    for file in files:
+        hw = read_hardware(file)
+        if hw.name in seen:
+            raise SpecError(f"{file}: name", f"is also the name in {seen[hw.name].path}; "
+                            "names must be unique", hw.name)
+        seen[hw.name] = hw
+    return [seen[name] for name in sorted(seen)]
+
+
+def load_hardware(name_or_path: str | Path, directory: str | Path | None = None) -> Hardware:
+    """A shipped device by its exact name, or a user's file: anything with a ``/`` or ending
+    ``.toml`` is a path."""
+    text = str(name_or_path)
+    if isinstance(name_or_path, Path) or "/" in text or "\\" in text or text.endswith(".toml"):
+        return read_hardware(text)
+    devices = {hw.name: hw for hw in list_hardware(directory)}
+    if text not in devices:
+        raise UnknownNameError("hardware", text, devices)
+    return devices[text]
+
+
+# --- validation ------------------------------------------------------------------------------
+def _check_keys(table: Mapping[str, Any], allowed: set[str] | Mapping[str, Any], where: str,
+                what: str) -> None:
+    for key in table:
+        if key not in allowed:
+            valid = ", ".join(sorted(allowed))
+            raise SpecError(f"{where}{key}", f"unknown {what}; allowed: {valid}", key)
+
+
+def _string(data: Mapping[str, Any], key: str, where: str, required: bool = True) -> str:
+    if key not in data:
+        if required:
+            raise SpecError(f"{where}: {key}", "missing required key")
+        return ""
+    value = data[key]
+    if not isinstance(value, str) or (required and not value.strip()):
+        raise SpecError(f"{where}: {key}", "must be a non-empty string", value)
+    return value
+
+
+def _table(data: Mapping[str, Any], key: str, where: str) -> Mapping[str, Any] | None:
+    if key not in data:
+        return None
+    value = data[key]
+    if not isinstance(value, dict):
+        raise SpecError(f"{where}: {key}", "must be a table", value)
+    return value
+
+
+def _quantity(entry: Any, unit: str, where: str) -> tuple[float, str, str, tuple | None]:
+    """(value in SI base units, source, note, (min, max) or None) of one quantity entry."""
+    if not isinstance(entry, dict):
+        raise SpecError(where, "must be an inline table { value = ..., source = \"...\" }", entry)
+    _check_keys(entry, _QUANTITY_KEYS, f"{where}.", "key of a quantity")
+    if "value" not in entry:
+        raise SpecError(f"{where}.value", "missing required key")
+    source = _string(entry, "source", where)
+    note = _string(entry, "note", where, required=False)
+
+    def number(raw: Any, key: str) -> float:
+        at = f"{where}.{key}" if key != "value" else where
+        if unit == "count":
+            return check_number(raw, at, integer=True)
+        if unit == "fraction":
+            return float(check_number(raw, at, at_most_one=True))
+        return parse_quantity(raw, unit, at)
+
+    value = number(entry["value"], "value")
+    bounds = None
+    if "min" in entry or "max" in entry:
+        low = number(entry["min"], "min") if "min" in entry else None
+        high = number(entry["max"], "max") if "max" in entry else None
+        if (low is not None and low > value) or (high is not None and high < value):
+            raise SpecError(where, "min ≤ value ≤ max must hold",
+                            {k: entry[k] for k in ("min", "value", "max") if k in entry})
+        bounds = (low, high)
+    return value, source, note, bounds
+
+
+def _validate(data: Mapping[str, Any], path: Path) -> Hardware:
+    file = str(path)
+    _check_keys(data, _TOP, f"{file}: ", "top-level key")
+    name = _string(data, "name", file)
+    vendor = _string(data, "vendor", file)
+    kind = _string(data, "kind", file)
+    if kind not in KINDS:
+        raise SpecError(f"{file}: kind", f"must be one of {', '.join(KINDS)}", kind)
+    notes = _string(data, "notes", file, required=False)
+
+    values: dict[str, float] = {}
+    sources: dict[str, str] = {}
+    quantity_notes: dict[str, str] = {}
+    ranges: dict[str, tuple] = {}
+    for section, units in _SECTIONS.items():
+        table = _table(data, section, file)
+        if table is None:
+            if section in ("peak_flops", "memory"):
+                raise SpecError(f"{file}: {section}", "missing required table")
+            continue
+        what = "data type" if section == "peak_flops" else f"key of [{section}]"
+        _check_keys(table, units, f"{file}: {section}.", what)
+        for key in _REQUIRED.get(section, ()):
+            if key not in table:
+                raise SpecError(f"{file}: {section}.{key}", "missing required key")
+        if section == "peak_flops" and not table:
+            raise SpecError(f"{file}: peak_flops",
+                            f"needs at least one data type of: {', '.join(COMPUTE_DTYPES)}")
+        for key, entry in table.items():
+            dotted = f"{section}.{key}"
+            value, source, note, bounds = _quantity(entry, units[key], f"{file}: {dotted}")
+            values[dotted], sources[dotted] = value, source
+            if note:
+                quantity_notes[dotted] = note
+            if bounds is not None:
+                ranges[dotted] = bounds
+
+    provenance = _table(data, "provenance", file) or {}
+    for key, value in provenance.items():
+        if not isinstance(value, str):
+            raise SpecError(f"{file}: provenance.{key}", "must be a string", value)
+
+    return Hardware(
+        name=name, path=path, vendor=vendor, kind=kind,
+        peak_flops=_frozen({k.split(".", 1)[1]: v for k, v in values.items()
+                            if k.startswith("peak_flops.")}),
+        memory_bandwidth=values["memory.bandwidth"],
+        memory_capacity=values["memory.capacity"],
+        sram_per_sm=values.get("on_chip.sram_per_sm"),
+        sm_count=values.get("on_chip.sm_count"),
+        l2_bytes=values.get("on_chip.l2"),
+        interconnect_bandwidth=values.get("interconnect.bandwidth"),
+        flops_efficiency=values.get("efficiency.flops", 1.0),
+        bandwidth_efficiency=values.get("efficiency.bandwidth", 1.0),
+        sources=_frozen(sources), notes=notes, provenance=_frozen(provenance),
+        quantity_notes=_frozen(quantity_notes), ranges=_frozen(ranges),
+    )

@@ -1,0 +1,284 @@
+"""Model shapes, read from Hugging Face ``config.json`` files: parse (json) → validate → a
+frozen :class:`ModelShape`.
+
+Supported ``model_type`` families and how their keys map (HF ``transformers`` configuration
+classes and modelling code are the source of each default):
+
+    family    width, layers, heads       MLP width          MLP    norm   position  tied*
+    llama     hidden_size, num_hidden_   intermediate_size  gated  RMS    rotary    False
+    mistral   layers, num_attention_     intermediate_size  gated  RMS    rotary    False
+    mixtral   heads (num_key_value_      intermediate_size  gated  RMS    rotary    False
+    qwen2     heads, head_dim optional)  intermediate_size  gated  RMS    rotary    False
+    opt       as llama                   ffn_dim            plain  Layer  learned   True
+    gpt2      n_embd, n_layer, n_head    n_inner or 4·D     plain  Layer  learned   True
+    gpt_neox  as llama                   intermediate_size  plain  Layer  rotary    False
+
+(* ``tie_word_embeddings`` when the config does not say.) Mixtral adds ``num_local_experts`` and
+``num_experts_per_tok``. The activation comes from ``hidden_act`` / ``activation_function``
+(relu, silu or swish, gelu*). The context limit is ``max_position_embeddings`` (``n_positions``).
+
+Biases: every linear layer of opt, gpt2 and gpt_neox has one; qwen2 has biases on the Q, K, V
+projections only (Qwen2Attention: ``bias=True`` for q/k/v, ``bias=False`` for o_proj). A learned
+position table has ``max_position_embeddings + 2`` rows in OPT (OPTLearnedPositionalEmbedding's
+offset of 2) and ``n_positions`` rows in GPT-2. Keys a config has that the shape does not need are
+ignored; a key the shape needs and lacks is a :class:`SpecError`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from sympy import Symbol
+
+from ..derive.transformer import Architecture, parameter_count
+from ..errors import SpecError, UnknownNameError
+from ..symbols import D, F, H, L, T_pos, V, n_a, n_e, n_kv, n_q
+from ._shipped import shipped_files
+
+__all__ = ["ModelShape", "SUPPORTED_MODEL_TYPES", "load_model", "list_models", "read_model"]
+
+_GATED = ("llama", "mistral", "mixtral", "qwen2")
+SUPPORTED_MODEL_TYPES = (*_GATED, "opt", "gpt2", "gpt_neox")
+_ACTIVATIONS = {"relu": "relu", "silu": "silu", "swish": "silu"}  # and every "gelu*" → "gelu"
+
+
+@dataclass(frozen=True)
+class ModelShape:
+    """The shape of a decoder-only transformer, with its :class:`Architecture` derived from the
+    flags (never passed in)."""
+
+    name: str
+    path: Path
+    model_type: str
+    hidden_size: int  # D
+    num_layers: int  # L
+    num_heads: int  # n_q
+    num_kv_heads: int  # n_kv
+    head_dim: int  # H
+    intermediate_size: int  # F (per expert for MoE)
+    vocab_size: int  # V
+    max_position: int  # context limit: max_position_embeddings / n_positions
+    num_experts: int = 1  # n_e
+    experts_per_token: int = 1  # n_a
+    position_table_rows: int = 0  # T_pos: rows of a learned position table (learned only)
+    gated_mlp: bool = True
+    norm: str = "rms"  # "rms" | "layer"
+    activation: str = "silu"  # "silu" | "gelu" | "relu"
+    position: str = "rope"  # "rope" | "learned"
+    qkv_bias: bool = False
+    linear_bias: bool = False
+    tied_embeddings: bool = False
+    architecture: Architecture = field(init=False)
+
+    def __post_init__(self) -> None:
+        where = str(self.path)
+        counts = ("hidden_size", "num_layers", "num_heads", "num_kv_heads", "head_dim",
+                  "intermediate_size", "vocab_size", "max_position", "num_experts",
+                  "experts_per_token")
+        for key in counts:
+            value = getattr(self, key)
+            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+                raise SpecError(f"{where}: {key}", "must be a positive integer", value)
+        if self.num_heads % self.num_kv_heads:
+            raise SpecError(f"{where}: num_key_value_heads",
+                            f"must divide the {self.num_heads} attention heads", self.num_kv_heads)
+        if self.experts_per_token > self.num_experts:
+            raise SpecError(f"{where}: num_experts_per_tok",
+                            f"must be at most the {self.num_experts} experts",
+                            self.experts_per_token)
+        for key, valid in (("norm", ("rms", "layer")), ("activation", ("silu", "gelu", "relu")),
+                           ("position", ("rope", "learned"))):
+            if getattr(self, key) not in valid:
+                raise SpecError(f"{where}: {key}", f"must be one of {', '.join(valid)}",
+                                getattr(self, key))
+        learned = self.position == "learned"
+        if learned != (self.position_table_rows > 0) or self.position_table_rows < 0:
+            raise SpecError(f"{where}: position_table_rows",
+                            "must be positive for learned positions and 0 otherwise",
+                            self.position_table_rows)
+        arch = Architecture(gated_mlp=self.gated_mlp, moe=self.num_experts > 1, norm=self.norm,
+                            activation=self.activation, position=self.position,
+                            qkv_bias=self.qkv_bias, linear_bias=self.linear_bias,
+                            tied_embeddings=self.tied_embeddings)
+        object.__setattr__(self, "architecture", arch)
+
+    def values(self) -> dict[Symbol, int]:
+        """The shape as a substitution for the catalogue's symbols."""
+        return {D: self.hidden_size, F: self.intermediate_size, n_q: self.num_heads,
+                n_kv: self.num_kv_heads, H: self.head_dim, L: self.num_layers,
+                V: self.vocab_size, n_e: self.num_experts, n_a: self.experts_per_token,
+                T_pos: self.position_table_rows}
+
+    @cached_property
+    def parameters(self) -> int:
+        """Parameters in total: :func:`parameter_count` of the architecture at this shape."""
+        return int(parameter_count(self.architecture).subs(self.values()))
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict with the path read and the parameter count."""
+        keys = ("name", "model_type", "hidden_size", "num_layers", "num_heads", "num_kv_heads",
+                "head_dim", "intermediate_size", "vocab_size", "max_position", "num_experts",
+                "experts_per_token", "position_table_rows", "gated_mlp", "norm", "activation",
+                "position", "qkv_bias", "linear_bias", "tied_embeddings")
+        out: dict[str, Any] = {key: getattr(self, key) for key in keys}
+        out.update(path=str(self.path), parameters=self.parameters,
+                   symbols={str(s): v for s, v in self.values().items()})
+        return out
+
+
+def read_model(path: str | Path, name: str | None = None) -> ModelShape:
+    """Parse and validate one ``config.json``; the name is the file's stem unless given."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as err:
+        raise SpecError(str(path), f"cannot read the file: {err.strerror}") from None
+    try:
+        config = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise SpecError(str(path), f"is not valid JSON: {err}") from None
+    if not isinstance(config, dict):
+        raise SpecError(str(path), "must hold a JSON object", type(config).__name__)
+    return _shape(config, path, name or path.stem)
+
+
+def list_models(directory: str | Path | None = None) -> list[ModelShape]:
+    """Every model file (``*.json``) in ``directory`` (default: the shipped presets), by name."""
+    files = (shipped_files("models", ".json") if directory is None
+             else sorted(Path(directory).glob("*.json")))
+    return sorted((read_model(f) for f in files), key=lambda m: m.name)
+
+
+def load_model(name_or_path: str | Path, directory: str | Path | None = None) -> ModelShape:
+    """A shipped preset by its exact name, or a user's config: anything with a ``/`` or ending
+    ``.json`` is a path."""
+    text = str(name_or_path)
+    if isinstance(name_or_path, Path) or "/" in text or "\\" in text or text.endswith(".json"):
+        return read_model(text)
+    files = (shipped_files("models", ".json") if directory is None
+             else sorted(Path(directory).glob("*.json")))
+    by_name = {f.stem: f for f in files}
+    if text not in by_name:
+        raise UnknownNameError("model", text, by_name)
+    return read_model(by_name[text])
+
+
+# --- one family's keys -------------------------------------------------------------------
+class _Config:
+    """Typed reads of a config's keys, each error naming the file and key."""
+
+    def __init__(self, config: Mapping[str, Any], path: Path) -> None:
+        self.config, self.where = config, str(path)
+
+    def int(self, key: str, default: int | None = None) -> int:
+        value = self.config.get(key)
+        if value is None:  # absent or null: HF's default, where it has one
+            if default is None:
+                raise SpecError(f"{self.where}: {key}", "missing required key")
+            return default
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            raise SpecError(f"{self.where}: {key}", "must be a positive integer", value)
+        return value
+
+    def bool(self, key: str, default: bool) -> bool:
+        value = self.config.get(key, default)
+        if not isinstance(value, bool):
+            raise SpecError(f"{self.where}: {key}", "must be true or false", value)
+        return value
+
+    def activation(self, key: str, default: str) -> str:
+        value = self.config.get(key, default)
+        if isinstance(value, str) and value.startswith("gelu"):
+            return "gelu"
+        if isinstance(value, str) and value in _ACTIVATIONS:
+            return _ACTIVATIONS[value]
+        raise SpecError(f"{self.where}: {key}", "must be relu, silu (swish) or gelu*", value)
+
+    def reject(self, key: str, unsupported: object, why: str) -> None:
+        if key in self.config and self.config[key] == unsupported:
+            raise SpecError(f"{self.where}: {key}", f"not supported: {why}", unsupported)
+
+
+def _gated(c: _Config, model_type: str) -> dict[str, Any]:
+    D_, heads = c.int("hidden_size"), c.int("num_attention_heads")
+    c.reject("attention_bias", True, "biases on q, k, v and o projections")
+    c.reject("mlp_bias", True, "biases on the MLP projections")
+    out = dict(hidden_size=D_, num_layers=c.int("num_hidden_layers"), num_heads=heads,
+               num_kv_heads=c.int("num_key_value_heads", heads),
+               head_dim=c.int("head_dim", _head_dim(c, D_, heads)),
+               intermediate_size=c.int("intermediate_size"), vocab_size=c.int("vocab_size"),
+               max_position=c.int("max_position_embeddings"),
+               activation=c.activation("hidden_act", "silu"),
+               tied_embeddings=c.bool("tie_word_embeddings", False),
+               qkv_bias=model_type == "qwen2")
+    if model_type == "mixtral":
+        out.update(num_experts=c.int("num_local_experts"),
+                   experts_per_token=c.int("num_experts_per_tok"))
+    return out
+
+
+def _opt(c: _Config, model_type: str) -> dict[str, Any]:
+    D_, heads, positions = c.int("hidden_size"), c.int("num_attention_heads"), \
+        c.int("max_position_embeddings")
+    c.reject("do_layer_norm_before", False, "post-LayerNorm OPT (no final norm)")
+    c.reject("_remove_final_layer_norm", True, "OPT without its final LayerNorm")
+    if c.config.get("word_embed_proj_dim", D_) != D_:
+        raise SpecError(f"{c.where}: word_embed_proj_dim",
+                        f"not supported: must equal hidden_size {D_} (no project_in/out)",
+                        c.config["word_embed_proj_dim"])
+    return dict(hidden_size=D_, num_layers=c.int("num_hidden_layers"), num_heads=heads,
+                num_kv_heads=heads, head_dim=_head_dim(c, D_, heads),
+                intermediate_size=c.int("ffn_dim"), vocab_size=c.int("vocab_size"),
+                max_position=positions, position_table_rows=positions + 2,
+                activation=c.activation("activation_function", "relu"),
+                tied_embeddings=c.bool("tie_word_embeddings", True), **_PLAIN_LEARNED)
+
+
+def _gpt2(c: _Config, model_type: str) -> dict[str, Any]:
+    D_, heads, positions = c.int("n_embd"), c.int("n_head"), c.int("n_positions")
+    return dict(hidden_size=D_, num_layers=c.int("n_layer"), num_heads=heads,
+                num_kv_heads=heads, head_dim=_head_dim(c, D_, heads),
+                intermediate_size=c.int("n_inner", 4 * D_), vocab_size=c.int("vocab_size"),
+                max_position=positions, position_table_rows=positions,
+                activation=c.activation("activation_function", "gelu_new"),
+                tied_embeddings=c.bool("tie_word_embeddings", True), **_PLAIN_LEARNED)
+
+
+def _gpt_neox(c: _Config, model_type: str) -> dict[str, Any]:
+    D_, heads = c.int("hidden_size"), c.int("num_attention_heads")
+    c.reject("attention_bias", False, "GPT-NeoX attention without biases")
+    return dict(hidden_size=D_, num_layers=c.int("num_hidden_layers"), num_heads=heads,
+                num_kv_heads=heads, head_dim=_head_dim(c, D_, heads),
+                intermediate_size=c.int("intermediate_size"), vocab_size=c.int("vocab_size"),
+                max_position=c.int("max_position_embeddings"),
+                activation=c.activation("hidden_act", "gelu"),
+                tied_embeddings=c.bool("tie_word_embeddings", False),
+                gated_mlp=False, norm="layer", linear_bias=True)
+
+
+_PLAIN_LEARNED = dict(gated_mlp=False, norm="layer", position="learned", linear_bias=True)
+_FAMILIES: dict[str, Callable[[_Config, str], dict[str, Any]]] = {
+    **{t: _gated for t in _GATED}, "opt": _opt, "gpt2": _gpt2, "gpt_neox": _gpt_neox}
+
+
+def _head_dim(c: _Config, width: int, heads: int) -> int:
+    if width % heads:
+        raise SpecError(f"{c.where}: num_attention_heads",
+                        f"must divide the width {width} when head_dim is not given", heads)
+    return width // heads
+
+
+def _shape(config: Mapping[str, Any], path: Path, name: str) -> ModelShape:
+    model_type = config.get("model_type")
+    if model_type is None:
+        raise SpecError(f"{path}: model_type", "missing required key")
+    if model_type not in _FAMILIES:
+        raise SpecError(f"{path}: model_type",
+                        f"unsupported; supported: {', '.join(SUPPORTED_MODEL_TYPES)}", model_type)
+    fields = _FAMILIES[model_type](_Config(config, path), model_type)
+    return ModelShape(name=name, path=path, model_type=model_type, **fields)

@@ -1,0 +1,171 @@
+"""The one symbol catalogue: every SymPy symbol of the project, its meaning, unit and assumptions.
+
+Names follow ``DOMAIN.md`` (and the scaling-book's notation where it has one). Every symbol is
+positive (the chunk index ``i_chunk`` is non-negative); counts are also integers. Single letters
+that SymPy itself defines (``N``, ``S``, ``E``, ``I``, ``O``, ``Q``, ``beta``, ``pi``, ``gamma``)
+are not used. Any string form of an expression is read back with
+``sympy.parse_expr(text, local_dict=local_dict())``.
+
+>>> from sympy import parse_expr
+>>> parse_expr("2*T*d_in*d_out", local_dict=local_dict()) == 2 * T * d_in * d_out
+True
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sympy import Symbol
+
+__all__ = ["SymbolInfo", "CATALOGUE", "info", "local_dict", "latex"]
+
+
+@dataclass(frozen=True)
+class SymbolInfo:
+    """A symbol with its meaning and unit (``"1"`` for a pure number)."""
+
+    symbol: Symbol
+    meaning: str
+    unit: str
+
+    @property
+    def name(self) -> str:
+        return self.symbol.name
+
+    @property
+    def assumptions(self) -> list[str]:
+        sign = "positive" if self.symbol.is_positive else "nonnegative"
+        return [sign, "integer"] if self.symbol.is_integer else [sign]
+
+
+def _count(name: str) -> Symbol:
+    return Symbol(name, positive=True, integer=True)
+
+
+def _real(name: str) -> Symbol:
+    return Symbol(name, positive=True)
+
+
+# --- workload --------------------------------------------------------------------------------
+T = _count("T")  # prompt tokens per sequence (query length); tokens
+B = _count("B")  # sequences in the batch
+T_ctx = _count("T_ctx")  # context already in the KV cache at a decode step; tokens
+T_chunk = _count("T_chunk")  # chunk size of chunked prefill; tokens
+i_chunk = Symbol("i_chunk", integer=True, nonnegative=True)  # index of a chunk, 0 for the first
+
+# --- model shape -----------------------------------------------------------------------------
+D = _count("D")  # model width, d_model
+F = _count("F")  # MLP intermediate width, d_ff (per expert for MoE)
+n_q = _count("n_q")  # query heads
+n_kv = _count("n_kv")  # key/value heads (GQA: n_kv < n_q; MQA: n_kv = 1)
+H = _count("H")  # head dimension
+L = _count("L")  # layers
+V = _count("V")  # vocabulary size
+T_pos = _count("T_pos")  # rows of a learned position-embedding table
+n_e = _count("n_e")  # experts (MoE)
+n_a = _count("n_a")  # experts active per token (MoE)
+d_in = _count("d_in")  # a projection's input width
+d_out = _count("d_out")  # a projection's output width
+
+# --- precision -------------------------------------------------------------------------------
+b_w = _real("b_w")  # bytes per weight element
+b_a = _real("b_a")  # bytes per activation element
+b_kv = _real("b_kv")  # bytes per KV-cache element
+
+# --- hardware --------------------------------------------------------------------------------
+P_peak = _real("P_peak")  # peak FLOP/s of the compute data type
+beta_hbm = _real("beta_hbm")  # memory (HBM) bandwidth; bytes/s
+M_sram = _real("M_sram")  # on-chip SRAM per streaming multiprocessor (FlashAttention's M); bytes
+C_mem = _real("C_mem")  # device memory capacity; bytes
+
+# --- one operation on the roofline -----------------------------------------------------------
+F_op = _real("F_op")  # FLOPs of one operation
+Q_op = _real("Q_op")  # HBM bytes of one operation
+I_op = _real("I_op")  # arithmetic intensity of one operation; FLOP/byte
+
+# --- service ---------------------------------------------------------------------------------
+R = _real("R")  # request arrival rate; 1/s
+t_pre = _real("t_pre")  # prefill execution time of one request (DistServe's D); s
+t_slo = _real("t_slo")  # a mean-TTFT target; s
+t_mean = _real("t_mean")  # mean service time E[t] over a prompt-length distribution; s
+t_sq = _real("t_sq")  # second moment of the service time E[t^2]; s^2
+K_intra = _real("K_intra")  # speedup of two-way intra-op parallelism (1 < K_intra < 2)
+n_rep = _count("n_rep")  # equal prefill replicas sharing the arrivals
+
+
+CATALOGUE: dict[str, SymbolInfo] = {
+    s.name: s
+    for s in (
+        SymbolInfo(T, "prompt tokens per sequence (query length)", "tokens"),
+        SymbolInfo(B, "sequences in the batch", "1"),
+        SymbolInfo(T_ctx, "context length already in the KV cache (decode)", "tokens"),
+        SymbolInfo(T_chunk, "chunk size of chunked prefill", "tokens"),
+        SymbolInfo(i_chunk, "index of a chunk of chunked prefill (0 for the first)", "1"),
+        SymbolInfo(D, "model width (d_model)", "1"),
+        SymbolInfo(F, "MLP intermediate width (d_ff, per expert for MoE)", "1"),
+        SymbolInfo(n_q, "query heads", "1"),
+        SymbolInfo(n_kv, "key/value heads (GQA: n_kv < n_q; MQA: n_kv = 1)", "1"),
+        SymbolInfo(H, "head dimension", "1"),
+        SymbolInfo(L, "layers", "1"),
+        SymbolInfo(V, "vocabulary size", "1"),
+        SymbolInfo(T_pos, "rows of a learned position-embedding table", "1"),
+        SymbolInfo(n_e, "experts (MoE)", "1"),
+        SymbolInfo(n_a, "experts active per token (MoE)", "1"),
+        SymbolInfo(d_in, "a projection's input width", "1"),
+        SymbolInfo(d_out, "a projection's output width", "1"),
+        SymbolInfo(b_w, "bytes per weight element", "bytes"),
+        SymbolInfo(b_a, "bytes per activation element", "bytes"),
+        SymbolInfo(b_kv, "bytes per KV-cache element", "bytes"),
+        SymbolInfo(P_peak, "peak FLOP/s of the compute data type", "FLOP/s"),
+        SymbolInfo(beta_hbm, "memory (HBM) bandwidth", "bytes/s"),
+        SymbolInfo(M_sram, "on-chip SRAM per streaming multiprocessor", "bytes"),
+        SymbolInfo(C_mem, "device memory capacity", "bytes"),
+        SymbolInfo(F_op, "FLOPs of one operation", "FLOP"),
+        SymbolInfo(Q_op, "HBM bytes of one operation", "bytes"),
+        SymbolInfo(I_op, "arithmetic intensity of one operation", "FLOP/byte"),
+        SymbolInfo(R, "request arrival rate", "1/s"),
+        SymbolInfo(t_pre, "prefill execution time of one request (DistServe's D)", "s"),
+        SymbolInfo(t_slo, "a mean time-to-first-token target", "s"),
+        SymbolInfo(t_mean, "mean prefill execution time E[t] over prompt lengths", "s"),
+        SymbolInfo(t_sq, "second moment E[t^2] of the prefill execution time", "s^2"),
+        SymbolInfo(K_intra, "speedup of two-way intra-op parallelism", "1"),
+        SymbolInfo(n_rep, "equal prefill replicas sharing the arrivals", "1"),
+    )
+}
+
+
+def info(name: str) -> SymbolInfo:
+    """The catalogue entry of a symbol name (``KeyError`` for an unknown one)."""
+    return CATALOGUE[name]
+
+
+def local_dict() -> dict[str, Symbol]:
+    """Names → symbols, for ``sympy.parse_expr(text, local_dict=local_dict())``."""
+    return {name: s.symbol for name, s in CATALOGUE.items()}
+
+
+# How each multi-letter name is typeset (SymPy would read "hbm" in beta_hbm as a bold modifier).
+_LATEX_NAMES = {
+    "T_ctx": r"T_{\mathrm{ctx}}", "T_chunk": r"T_{\mathrm{chunk}}", "i_chunk": r"i_{\mathrm{chunk}}",
+    "T_pos": r"T_{\mathrm{pos}}",
+    "n_q": "n_{q}", "n_kv": r"n_{\mathrm{kv}}", "n_e": "n_{e}", "n_a": "n_{a}",
+    "d_in": r"d_{\mathrm{in}}", "d_out": r"d_{\mathrm{out}}",
+    "b_w": "b_{w}", "b_a": "b_{a}", "b_kv": r"b_{\mathrm{kv}}",
+    "P_peak": r"P_{\mathrm{peak}}", "beta_hbm": r"\beta_{\mathrm{HBM}}",
+    "M_sram": r"M_{\mathrm{SRAM}}", "C_mem": r"C_{\mathrm{mem}}",
+    "F_op": r"F_{\mathrm{op}}", "Q_op": r"Q_{\mathrm{op}}", "I_op": r"I_{\mathrm{op}}",
+    "t_pre": r"t_{\mathrm{pre}}", "t_slo": r"t_{\mathrm{SLO}}", "t_mean": r"\bar{t}",
+    "t_sq": r"\overline{t^{2}}", "K_intra": r"K_{\mathrm{intra}}", "n_rep": r"n_{\mathrm{rep}}",
+}
+
+
+def latex(expr: object) -> str:
+    """``sympy.latex`` with the catalogue's typesetting of symbol names.
+
+    >>> latex(P_peak / beta_hbm)
+    '\\\\frac{P_{\\\\mathrm{peak}}}{\\\\beta_{\\\\mathrm{HBM}}}'
+    """
+    from sympy import latex as _latex
+
+    names = {s.symbol: _LATEX_NAMES[n] for n, s in CATALOGUE.items() if n in _LATEX_NAMES}
+    return _latex(expr, symbol_names=names)

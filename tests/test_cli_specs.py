@@ -1,0 +1,136 @@
+"""``roofline hardware list|show`` and ``roofline model list|show``, end to end through main()."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+import roofline.cli as cli
+
+FIXTURES = Path(__file__).parent / "fixtures"
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True)
+def _specs_command(monkeypatch: pytest.MonkeyPatch) -> None:
+    if "specs" not in cli._COMMANDS:
+        monkeypatch.setattr(cli, "_COMMANDS", (*cli._COMMANDS, "specs"))
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    status = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_hardware_list(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = _run(capsys, "hardware", "list")
+    assert status == 0
+    header, rule, *rows = out.splitlines()
+    assert header.split()[:3] == ["NAME", "VENDOR", "KIND"]
+    assert set(rule) == {"-", " "}
+    h100 = next(r for r in rows if r.startswith("H100-SXM "))
+    assert re.search(r"989\.4 TFLOP/s .* 3\.35 TB/s\s+80 GB\s+295\.3$", h100)
+    assert any(r.startswith("TPU-v5e ") and r.endswith("240.5") for r in rows)
+
+
+def test_hardware_list_json(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = _run(capsys, "hardware", "list", "--json")
+    data = json.loads(out)
+    assert status == 0 and len(data) == 17
+    assert [d["name"] for d in data] == sorted(d["name"] for d in data)
+
+
+def test_hardware_show_text(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = _run(capsys, "hardware", "show", "H100-SXM")
+    assert status == 0
+    assert out.startswith("H100-SXM (NVIDIA, gpu)\nfile: ")
+    assert str(REPO / "hardware" / "H100-SXM.toml") in out
+    assert re.search(r"^memory\.bandwidth\s+3\.35 TB/s", out, re.M)
+    assert re.search(r"^on_chip\.sram_per_sm\s+233\.5 kB \(228 KiB\)", out, re.M)
+    assert "bf16 295.3" in out
+    assert "sources:" in out and "datasheet" in out
+
+
+def test_hardware_show_json(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = _run(capsys, "hardware", "show", "H100-SXM", "--json")
+    data = json.loads(out)
+    assert status == 0
+    assert data["path"] == str(REPO / "hardware" / "H100-SXM.toml")
+    assert data["memory_bandwidth"] == pytest.approx(3.35e12)  # bytes/s
+    assert data["memory_capacity"] == pytest.approx(80e9)  # bytes
+    assert data["peak_flops"]["bf16"] == pytest.approx(989.4e12)  # FLOP/s
+    assert data["sram_per_sm"] == 233472
+    assert set(data["sources"]) >= {"memory.bandwidth", "peak_flops.bf16", "on_chip.l2"}
+    assert out == json.dumps(data, indent=2, sort_keys=True) + "\n"
+
+
+def test_hardware_show_a_users_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "mine.toml"
+    shutil.copy(FIXTURES / "hardware" / "good.toml", path)
+    status, out, _ = _run(capsys, "hardware", "show", str(path), "--json")
+    data = json.loads(out)
+    assert status == 0 and data["path"] == str(path)
+    assert (data["flops_efficiency"], data["bandwidth_efficiency"]) == (0.7, 0.8)
+    status, out, _ = _run(capsys, "hardware", "show", str(path))
+    assert "provenance:" in out and "fixture CPU" in out
+
+
+def test_model_list(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = _run(capsys, "model", "list")
+    assert status == 0
+    row = next(r for r in out.splitlines() if r.startswith("Llama-3-8B "))
+    assert row.split() == ["Llama-3-8B", "llama", "8,030,261,248", "4096", "32", "32", "8",
+                           "128", "14336", "128256", "-"]
+    assert "2 of 8" in next(r for r in out.splitlines() if r.startswith("Mixtral-8x7B "))
+
+
+def test_model_show_text(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = _run(capsys, "model", "show", "OPT-13B")
+    assert status == 0
+    assert re.search(r"^parameters\s+12,853,473,280$", out, re.M)
+    assert re.search(r"^positions\s+learned table of 2050 rows\s+T_pos$", out, re.M)
+
+
+def test_model_show_json(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = _run(capsys, "model", "show", "Mixtral-8x7B", "--json")
+    data = json.loads(out)
+    assert status == 0
+    assert data["path"] == str(REPO / "models" / "Mixtral-8x7B.json")
+    assert data["parameters"] == 46_702_792_704
+    assert (data["num_experts"], data["experts_per_token"]) == (8, 2)
+
+
+def test_model_list_json(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = _run(capsys, "model", "list", "--json")
+    assert status == 0
+    assert {d["name"]: d["parameters"] for d in json.loads(out)}["GPT-3-175B"] == 174_604_259_328
+
+
+@pytest.mark.parametrize("argv, message", [
+    (("hardware", "show", "H100"),
+     "roofline: error: unknown hardware 'H100'; close matches: H100-SXM, H100-PCIe"),
+    (("model", "show", "GPT-4"), "roofline: error: unknown model 'GPT-4'; close matches: "),
+    (("hardware", "show", str(FIXTURES / "hardware" / "zero.toml")),
+     f"roofline: error: {FIXTURES / 'hardware' / 'zero.toml'}: memory.bandwidth: "
+     "must be positive (> 0) (got '0 TB/s')"),
+    (("model", "show", str(FIXTURES / "models" / "unsupported_type.json")),
+     f"roofline: error: {FIXTURES / 'models' / 'unsupported_type.json'}: model_type: "
+     "unsupported; supported: llama, mistral, mixtral, qwen2, opt, gpt2, gpt_neox (got 't5')"),
+])
+def test_errors_are_one_line_and_status_2(capsys: pytest.CaptureFixture[str], argv: tuple,
+                                          message: str) -> None:
+    status, out, err = _run(capsys, *argv)
+    assert status == 2 and out == ""
+    assert err.count("\n") == 1 and err.startswith(message)
+
+
+def test_action_is_required(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        cli.main(["hardware"])
+    assert info.value.code == 2
+    assert "ACTION" in capsys.readouterr().err

@@ -1,0 +1,265 @@
+"""Hardware files: every shipped file loads; figures against DOMAIN.md; every bad input rejected
+with a message that names the file, the key, the rule and the value."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from roofline.errors import InputError, SpecError, UnknownNameError
+from roofline.specs.hardware import Hardware, list_hardware, load_hardware, read_hardware
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURES = Path(__file__).parent / "fixtures" / "hardware"
+SHIPPED = sorted((REPO / "hardware").glob("*.toml"))
+EXPECTED_NAMES = {
+    "A100-40GB-SXM", "A100-80GB-SXM", "H100-SXM", "H100-PCIe", "H200-SXM", "B200", "L4", "L40S",
+    "RTX-4090", "MI300X", "MI325X", "TPU-v4", "TPU-v5e", "TPU-v5p", "TPU-v6e", "Gaudi2", "Gaudi3",
+}
+
+
+# --- the shipped files ---------------------------------------------------------------------
+def test_every_expected_device_is_shipped() -> None:
+    assert {hw.name for hw in list_hardware()} == EXPECTED_NAMES
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)
+def test_shipped_file_loads(path: Path) -> None:
+    hw = read_hardware(path)
+    assert hw.name == path.stem  # file name = <name>.toml
+    assert "bf16" in hw.peak_flops
+    quantities = {f"peak_flops.{d}" for d in hw.peak_flops} | {"memory.bandwidth",
+                                                              "memory.capacity"}
+    assert quantities <= set(hw.sources)
+    assert all(source.strip() for source in hw.sources.values())
+    # Sanity bounds of any accelerator of 2020-2025, in SI base units.
+    assert 1e13 < hw.peak_flops["bf16"] < 1e16  # FLOP/s
+    assert 1e11 < hw.memory_bandwidth < 1e14  # bytes/s
+    assert 1e10 < hw.memory_capacity < 1e12  # bytes
+    if hw.sram_per_sm is not None:
+        assert 2**15 <= hw.sram_per_sm <= 2**28
+
+
+def test_unsure_figures_are_explained_in_notes() -> None:
+    for name in ("B200", "L4", "L40S", "MI300X", "MI325X", "Gaudi2"):
+        assert "UNSURE" in load_hardware(name).notes, name
+
+
+# --- figures against DOMAIN.md and the datasheets ------------------------------------------
+def test_h100_sxm_figures_and_ridge() -> None:
+    hw = load_hardware("H100-SXM")
+    assert hw.peak_flops["bf16"] == pytest.approx(989.4e12)
+    assert hw.peak_flops["int8"] == pytest.approx(1978.9e12)  # "1978.9 TOP/s"
+    assert hw.memory_bandwidth == pytest.approx(3.35e12)
+    assert hw.memory_capacity == pytest.approx(80e9)
+    assert hw.sram_per_sm == 228 * 1024 == 233472  # "228 KiB": binary
+    assert hw.l2_bytes == 50_000_000  # "50 MB": decimal
+    assert hw.sm_count == 132
+    # DOMAIN.md: H100 SXM bf16 ridge 989.4e12 / 3.35e12 ≈ 295.
+    assert hw.ridge("bf16") == pytest.approx(295.3, abs=0.05)
+
+
+@pytest.mark.parametrize("name, ridge, tolerance", [
+    ("A100-80GB-SXM", 153.0, 0.1),  # DOMAIN.md: ≈ 153
+    ("TPU-v5e", 240.0, 1.0),  # DOMAIN.md / scaling-book: 1.97e14 / 8.2e11 ≈ 240
+    ("A100-40GB-SXM", 312 / 1.555, 1e-9),
+])
+def test_ridge(name: str, ridge: float, tolerance: float) -> None:
+    assert load_hardware(name).ridge("bf16") == pytest.approx(ridge, abs=tolerance)
+
+
+def test_tpu_v5e_vmem_is_binary() -> None:
+    assert load_hardware("TPU-v5e").sram_per_sm == 128 * 2**20
+
+
+def test_rtx_4090_uses_fp32_accumulate_rate() -> None:
+    assert load_hardware("RTX-4090").peak_flops["bf16"] == pytest.approx(165.2e12)
+
+
+# --- the dataclass ---------------------------------------------------------------------------
+def test_good_fixture_every_field() -> None:
+    hw = read_hardware(FIXTURES / "good.toml")
+    assert isinstance(hw, Hardware)
+    assert (hw.name, hw.vendor, hw.kind) == ("Test-Device", "Nobody", "accelerator")
+    assert hw.memory_capacity == 16 * 2**30
+    assert hw.l2_bytes == 40e6
+    assert hw.interconnect_bandwidth == 600e9
+    assert hw.sm_count == 100 and isinstance(hw.sm_count, int)
+    assert hw.ranges["memory.bandwidth"] == pytest.approx((0.9e12, 1.1e12))
+    assert hw.quantity_notes["peak_flops.int8"] == "integer operations"
+    assert dict(hw.provenance) == {"cpu": "fixture CPU", "threads": "4"}
+    # Efficiencies scale the peaks: 100e12 × 0.7 and 1e12 × 0.8.
+    assert hw.peak("bf16") == pytest.approx(70e12)
+    assert hw.bandwidth() == pytest.approx(0.8e12)
+    assert hw.ridge("bf16") == pytest.approx(70e12 / 0.8e12)
+
+
+def test_efficiency_defaults_to_pure_roofline() -> None:
+    hw = load_hardware("H100-SXM")
+    assert (hw.flops_efficiency, hw.bandwidth_efficiency) == (1.0, 1.0)
+    assert hw.peak("bf16") == hw.peak_flops["bf16"]
+
+
+def test_hardware_is_frozen() -> None:
+    hw = load_hardware("H100-SXM")
+    with pytest.raises(AttributeError):
+        hw.memory_bandwidth = 1.0  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        hw.peak_flops["bf16"] = 1.0  # type: ignore[index]
+
+
+def test_peak_of_a_missing_dtype() -> None:
+    with pytest.raises(InputError, match=re.escape(
+            "--dtype: A100-80GB-SXM has no fp8; it has: bf16, fp16, fp32, int8 (got 'fp8')")):
+        load_hardware("A100-80GB-SXM").peak("fp8")
+
+
+def test_as_dict_is_json_ready() -> None:
+    data = json.loads(json.dumps(load_hardware("H100-SXM").as_dict()))
+    assert data["path"].endswith("H100-SXM.toml")
+    assert data["memory_bandwidth"] == pytest.approx(3.35e12)
+    assert data["peak_flops"]["bf16"] == pytest.approx(989.4e12)
+    assert data["sram_per_sm"] == 233472
+    assert "datasheet" in data["sources"]["memory.bandwidth"]
+
+
+# --- names and paths -----------------------------------------------------------------------
+def test_load_by_path(tmp_path: Path) -> None:
+    copy = tmp_path / "mine.toml"
+    shutil.copy(FIXTURES / "good.toml", copy)
+    assert load_hardware(str(copy)).name == "Test-Device"
+    assert load_hardware(copy).path == copy
+
+
+def test_unknown_name_lists_valid_ones() -> None:
+    with pytest.raises(UnknownNameError, match=r"unknown hardware 'Z80'; valid names: "
+                       r"A100-40GB-SXM, A100-80GB-SXM, B200, .*TPU-v6e$"):
+        load_hardware("Z80")
+
+
+def test_names_match_exactly_never_approximately() -> None:
+    with pytest.raises(UnknownNameError,
+                       match=r"unknown hardware 'H100'; close matches: .*H100-SXM"):
+        load_hardware("H100")
+    with pytest.raises(UnknownNameError):
+        load_hardware("h100-sxm")
+
+
+def test_two_files_with_one_name(tmp_path: Path) -> None:
+    shutil.copy(FIXTURES / "good.toml", tmp_path / "a.toml")
+    shutil.copy(FIXTURES / "good.toml", tmp_path / "b.toml")
+    with pytest.raises(SpecError, match=re.escape(
+            f"{tmp_path / 'b.toml'}: name: is also the name in {tmp_path / 'a.toml'}; "
+            "names must be unique (got 'Test-Device')")):
+        list_hardware(directory=tmp_path)
+
+
+def test_list_of_a_directory(tmp_path: Path) -> None:
+    shutil.copy(FIXTURES / "good.toml", tmp_path / "a.toml")
+    assert [hw.name for hw in list_hardware(directory=tmp_path)] == ["Test-Device"]
+    assert load_hardware("Test-Device", directory=tmp_path).vendor == "Nobody"
+
+
+# --- bad input: one fixture each -----------------------------------------------------------
+BAD = [
+    ("invalid_toml", "", "is not valid TOML", None),
+    ("missing_key", "vendor", "missing required key", None),
+    ("missing_capacity", "memory.capacity", "missing required key", None),
+    ("missing_source", "on_chip.l2: source", "missing required key", None),
+    ("unknown_key", "colour", "unknown top-level key; allowed: efficiency, interconnect",
+     "colour"),
+    ("unknown_quantity_key", "memory.capacity.unit",
+     "unknown key of a quantity; allowed: max, min, note, source, value", "unit"),
+    ("unknown_dtype", "peak_flops.bf17",
+     "unknown data type; allowed: bf16, fp16, fp32, fp4, fp64, fp8, int8, tf32", "bf17"),
+    ("not_a_number", "memory.bandwidth", "must be a number and a unit", "fast TB/s"),
+    ("zero", "memory.bandwidth", "must be positive (> 0)", "0 TB/s"),
+    ("negative", "peak_flops.bf16", "must be positive (> 0)", "-100 TFLOP/s"),
+    ("nan", "memory.capacity", "must be a number, not NaN", "nan GiB"),
+    ("infinite", "peak_flops.bf16", "must be finite", "inf TFLOP/s"),
+    ("wrong_dimension", "memory.bandwidth",
+     'must be a bandwidth in bytes/s (e.g. "3.35 TB/s"), but its unit is bytes', "3.35 TB"),
+    ("unknown_unit", "interconnect.bandwidth", "unknown unit 'XB/s'", "600 XB/s"),
+    ("bad_kind", "kind", "must be one of gpu, tpu, accelerator, cpu", "fpga"),
+    ("efficiency_above_one", "efficiency.flops", "must be a fraction in (0, 1]", 1.5),
+    ("sm_count_not_integer", "on_chip.sm_count", "must be an integer", 100.5),
+    ("outside_range", "memory.bandwidth", "min ≤ value ≤ max must hold", None),
+    ("provenance_not_string", "provenance.threads", "must be a string", 4),
+]
+
+
+@pytest.mark.parametrize("fixture, key, rule, value", BAD, ids=[b[0] for b in BAD])
+def test_bad_input(fixture: str, key: str, rule: str, value: object) -> None:
+    path = FIXTURES / f"{fixture}.toml"
+    with pytest.raises(SpecError) as info:
+        read_hardware(path)
+    message = str(info.value)
+    assert message.startswith(f"{path}: {key}" if key else f"{path}: ")
+    assert rule in message
+    if value is not None:
+        assert message.endswith(f"(got {value!r})")
+
+
+def test_bad_input_fixture_differs_from_good_one_only_in_its_fault() -> None:
+    # Each bad fixture, with its fault undone, must load: the fault alone is what is tested.
+    read_hardware(FIXTURES / "good.toml")
+    for fixture in ("zero", "nan", "wrong_dimension"):
+        assert (FIXTURES / f"{fixture}.toml").read_text().count("\n") == \
+            (FIXTURES / "good.toml").read_text().count("\n") + 1
+
+
+def test_missing_file() -> None:
+    with pytest.raises(SpecError, match="no-such.toml: cannot read the file"):
+        load_hardware("no-such.toml")
+
+
+# --- shipped data found from anywhere ------------------------------------------------------
+_PROBE = ("from roofline.specs.hardware import load_hardware; "
+          "from roofline.specs.model import load_model; "
+          "hw = load_hardware('H100-SXM'); m = load_model('Llama-3-8B'); "
+          "print(hw.path); print(m.path); print(hw.memory_bandwidth, m.parameters)")
+
+
+def _probe(cwd: Path, pythonpath: Path) -> list[str]:
+    env = {**os.environ, "PYTHONPATH": str(pythonpath)}
+    done = subprocess.run([sys.executable, "-c", _PROBE], cwd=cwd, env=env, text=True,
+                          capture_output=True, timeout=120, check=True)
+    return done.stdout.split("\n")
+
+
+def test_source_checkout_lookup_from_another_directory(tmp_path: Path) -> None:
+    lines = _probe(tmp_path, REPO)
+    assert lines[0] == str(REPO / "hardware" / "H100-SXM.toml")
+    assert lines[1] == str(REPO / "models" / "Llama-3-8B.json")
+    assert lines[2] == "3350000000000.0 8030261248"
+
+
+def test_installed_package_lookup_from_another_directory(tmp_path: Path) -> None:
+    # Lay the package out as pyproject.toml installs it: hardware/ → roofline/hardware_files,
+    # models/ → roofline/model_files (package data, no __init__.py).
+    site = tmp_path / "site"
+    shutil.copytree(REPO / "roofline", site / "roofline",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(REPO / "hardware", site / "roofline" / "hardware_files")
+    shutil.copytree(REPO / "models", site / "roofline" / "model_files")
+    work = tmp_path / "elsewhere"
+    work.mkdir()
+    lines = _probe(work, site)
+    assert lines[0] == str(site / "roofline" / "hardware_files" / "H100-SXM.toml")
+    assert lines[1] == str(site / "roofline" / "model_files" / "Llama-3-8B.json")
+    assert lines[2] == "3350000000000.0 8030261248"
+
+
+def test_pint_is_imported_only_when_a_quantity_is_parsed() -> None:
+    code = ("import sys, roofline.specs.hardware, roofline.specs.units; "
+            "print('pint' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, text=True,
+                          capture_output=True, timeout=120, check=True)
+    assert done.stdout.split() == ["False"]

@@ -1,0 +1,237 @@
+"""Model shapes from Hugging Face config.json files: presets against models.csv, small models
+against their published parameter counts, every bad input rejected with a message that names the
+file, the key, the rule and the value."""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from roofline.derive.transformer import Architecture
+from roofline.errors import SpecError, UnknownNameError
+from roofline.specs.model import ModelShape, list_models, load_model, read_model
+from roofline.symbols import D, F, H, L, T_pos, V, n_a, n_e, n_kv, n_q
+
+FIXTURES = Path(__file__).parent / "fixtures" / "models"
+MODELS_CSV = Path(__file__).parents[2] / "shared" / "reference" / "models.csv"
+PRESETS = ("Llama-2-7B", "Llama-2-70B", "Llama-3-8B", "Llama-3-70B", "Mistral-7B",
+           "Mixtral-8x7B", "Qwen2.5-7B", "OPT-13B", "GPT-3-175B")
+CSV_NAME = {"Mistral-7B": "Mistral-7B-v0.1", "Mixtral-8x7B": "Mixtral-8x7B-v0.1"}
+
+# Hand-checked totals (models.csv, reproducing the published totals), kept here so that the
+# test never skips entirely.
+HAND_CHECKED = {
+    "Llama-3-8B": 8_030_261_248,
+    "Mixtral-8x7B": 46_702_792_704,
+    "OPT-13B": 12_853_473_280,
+    "GPT-3-175B": 174_604_259_328,
+    "Qwen2.5-7B": 7_615_616_512,
+}
+
+
+def _csv_rows() -> dict[str, dict[str, str]]:
+    if not MODELS_CSV.exists():
+        pytest.skip(f"{MODELS_CSV} is absent")
+    with MODELS_CSV.open(newline="", encoding="utf-8") as f:
+        return {row["model"]: row for row in csv.DictReader(f)}
+
+
+def test_every_preset_is_shipped() -> None:
+    assert sorted(m.name for m in list_models()) == sorted(PRESETS)
+
+
+@pytest.mark.parametrize("name, total", HAND_CHECKED.items())
+def test_parameters_hand_checked(name: str, total: int) -> None:
+    assert load_model(name).parameters == total
+
+
+@pytest.mark.parametrize("name", PRESETS)
+def test_parameters_against_models_csv(name: str) -> None:
+    row = _csv_rows()[CSV_NAME.get(name, name)]
+    assert load_model(name).parameters == int(row["params_total_computed"])
+
+
+@pytest.mark.parametrize("name", PRESETS)
+def test_shape_against_models_csv(name: str) -> None:
+    row = _csv_rows()[CSV_NAME.get(name, name)]
+    m = load_model(name)
+    assert (m.hidden_size, m.num_layers, m.num_heads, m.num_kv_heads, m.head_dim,
+            m.intermediate_size, m.vocab_size, m.max_position, m.num_experts,
+            m.experts_per_token) == tuple(int(row[k]) for k in (
+                "hidden_size", "num_layers", "num_attention_heads", "num_key_value_heads",
+                "head_dim", "intermediate_size", "vocab_size", "max_position_embeddings",
+                "num_experts", "experts_per_token"))
+    assert row["activation"].startswith(m.activation)
+    assert m.tied_embeddings == row["tie_word_embeddings"].startswith("True")
+    assert (m.linear_bias or m.qkv_bias) == (row["linear_bias"] == "True")
+    assert m.norm == ("layer" if row["norm"].startswith("LayerNorm") else "rms")
+    assert m.gated_mlp == row["mlp_type"].startswith("gated")
+
+
+def test_gpt2_small_published_count() -> None:
+    # HF GPT2LMHeadModel (gpt2): 124,439,808 parameters, tied head, 1024 learned positions.
+    m = read_model(FIXTURES / "gpt2-small.json")
+    assert (m.intermediate_size, m.position_table_rows, m.activation) == (3072, 1024, "gelu")
+    assert m.parameters == 124_439_808
+
+
+def test_pythia_70m_published_count() -> None:
+    # Pythia paper / HF EleutherAI/pythia-70m: 70,426,624 total, 18,915,328 non-embedding.
+    m = read_model(FIXTURES / "pythia-70m.json")
+    assert m.architecture == Architecture(gated_mlp=False, norm="layer", activation="gelu",
+                                          position="rope", linear_bias=True)
+    assert m.parameters == 70_426_624
+    assert m.parameters - 2 * m.vocab_size * m.hidden_size == 18_915_328
+
+
+def test_tiny_llama_hand_expanded() -> None:
+    # D=64, L=2, 4 heads of 16, F=128, V=100, untied:
+    # per layer: attention 64·(4+2·4)·16 + 64·64 = 16384; MLP 64·256 + 128·64 = 24576;
+    # norms 128
+    # → 2·41088 + final norm 64 + embeddings 2·100·64 = 95040.
+    m = read_model(FIXTURES / "tiny-llama.json")
+    assert (m.num_kv_heads, m.head_dim, m.tied_embeddings) == (4, 16, False)  # HF defaults
+    assert m.parameters == 95_040
+
+
+def test_defaults_per_family() -> None:
+    opt = load_model("OPT-13B")
+    assert opt.tied_embeddings and opt.linear_bias and not opt.qkv_bias
+    assert opt.position_table_rows == 2048 + 2  # OPT's offset of 2
+    gpt3 = load_model("GPT-3-175B")
+    assert (gpt3.intermediate_size, gpt3.position_table_rows) == (4 * 12288, 2048)
+    qwen = load_model("Qwen2.5-7B")
+    assert qwen.qkv_bias and not qwen.linear_bias and not qwen.tied_embeddings
+    mixtral = load_model("Mixtral-8x7B")
+    assert mixtral.architecture.moe and (mixtral.num_experts, mixtral.experts_per_token) == (8, 2)
+    assert not load_model("Llama-3-8B").architecture.moe
+
+
+def test_values_substitution() -> None:
+    assert load_model("Llama-3-8B").values() == {
+        D: 4096, F: 14336, n_q: 32, n_kv: 8, H: 128, L: 32, V: 128256, n_e: 1, n_a: 1,
+        T_pos: 0}
+    assert load_model("OPT-13B").values()[T_pos] == 2050
+
+
+def test_architecture_is_derived_not_passed() -> None:
+    fields = {f.name: f for f in dataclasses.fields(ModelShape)}
+    assert not fields["architecture"].init
+    with pytest.raises(TypeError):
+        ModelShape(name="x", path=Path("x"), model_type="llama", hidden_size=8, num_layers=1,
+                   num_heads=2, num_kv_heads=2, head_dim=4, intermediate_size=8, vocab_size=10,
+                   max_position=16, architecture=Architecture())  # type: ignore[call-arg]
+
+
+def test_model_is_frozen() -> None:
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        load_model("Llama-3-8B").hidden_size = 1  # type: ignore[misc]
+
+
+def test_direct_construction_is_validated() -> None:
+    with pytest.raises(SpecError, match=re.escape(
+            "x.json: position_table_rows: must be positive for learned positions and 0 "
+            "otherwise (got 0)")):
+        ModelShape(name="x", path=Path("x.json"), model_type="gpt2", hidden_size=8,
+                   num_layers=1, num_heads=2, num_kv_heads=2, head_dim=4, intermediate_size=8,
+                   vocab_size=10, max_position=16, position="learned")
+    with pytest.raises(SpecError, match=re.escape(
+            "x.json: num_experts_per_tok: must be at most the 1 experts (got 2)")):
+        ModelShape(name="x", path=Path("x.json"), model_type="mixtral", hidden_size=8,
+                   num_layers=1, num_heads=2, num_kv_heads=2, head_dim=4, intermediate_size=8,
+                   vocab_size=10, max_position=16, experts_per_token=2)
+
+
+def test_as_dict_is_json_ready() -> None:
+    data = json.loads(json.dumps(load_model("Llama-3-8B").as_dict()))
+    assert data["path"].endswith("Llama-3-8B.json")
+    assert data["parameters"] == 8_030_261_248
+    assert data["symbols"]["n_kv"] == 8
+
+
+# --- names and paths -----------------------------------------------------------------------
+def test_load_by_path_names_by_stem(tmp_path: Path) -> None:
+    copy = tmp_path / "my-model.json"
+    shutil.copy(FIXTURES / "tiny-llama.json", copy)
+    assert load_model(str(copy)).name == "my-model"
+    assert load_model(copy).path == copy
+
+
+def test_unknown_name_lists_valid_ones() -> None:
+    with pytest.raises(UnknownNameError, match=r"unknown model 'BERT'; valid names: "
+                       r"GPT-3-175B, Llama-2-70B, .*Qwen2.5-7B$"):
+        load_model("BERT")
+
+
+def test_names_match_exactly() -> None:
+    with pytest.raises(UnknownNameError, match=r"unknown model 'llama-3-8b'; close matches: "):
+        load_model("llama-3-8b")
+
+
+def test_list_of_a_directory(tmp_path: Path) -> None:
+    shutil.copy(FIXTURES / "tiny-llama.json", tmp_path / "tiny.json")
+    assert [m.name for m in list_models(directory=tmp_path)] == ["tiny"]
+    assert load_model("tiny", directory=tmp_path).parameters == 95_040
+
+
+# --- bad input: one fixture each -----------------------------------------------------------
+BAD = [
+    ("invalid_json", "", "is not valid JSON", None),
+    ("not_an_object", "", "must hold a JSON object", "list"),
+    ("missing_key", "intermediate_size", "missing required key", None),
+    ("unsupported_type", "model_type",
+     "unsupported; supported: llama, mistral, mixtral, qwen2, opt, gpt2, gpt_neox", "t5"),
+    ("not_an_integer", "hidden_size", "must be a positive integer", "4096"),
+    ("zero", "num_hidden_layers", "must be a positive integer", 0),
+    ("kv_heads_not_dividing", "num_key_value_heads", "must divide the 4 attention heads", 3),
+    ("mixtral_missing_experts", "num_local_experts", "missing required key", None),
+    ("unknown_activation", "hidden_act", "must be relu, silu (swish) or gelu*", "tanh"),
+]
+
+
+@pytest.mark.parametrize("fixture, key, rule, value", BAD, ids=[b[0] for b in BAD])
+def test_bad_input(fixture: str, key: str, rule: str, value: object) -> None:
+    path = FIXTURES / f"{fixture}.json"
+    with pytest.raises(SpecError) as info:
+        read_model(path)
+    message = str(info.value)
+    assert message.startswith(f"{path}: {key}" if key else f"{path}: ")
+    assert rule in message
+    if value is not None:
+        assert message.endswith(f"(got {value!r})")
+
+
+@pytest.mark.parametrize("change, key, rule", [
+    ({"model_type": "opt", "ffn_dim": 128, "word_embed_proj_dim": 32}, "word_embed_proj_dim",
+     "not supported: must equal hidden_size 64"),
+    ({"model_type": "opt", "ffn_dim": 128, "do_layer_norm_before": False},
+     "do_layer_norm_before", "not supported: post-LayerNorm OPT"),
+    ({"attention_bias": True}, "attention_bias", "not supported"),
+    ({"tie_word_embeddings": "yes"}, "tie_word_embeddings", "must be true or false"),
+    ({"num_attention_heads": 5}, "num_attention_heads", "must divide the width 64"),
+    ({"model_type": None}, "model_type", "missing required key"),
+])
+def test_unsupported_variants(tmp_path: Path, change: dict, key: str, rule: str) -> None:
+    config = json.loads((FIXTURES / "tiny-llama.json").read_text())
+    config.update(change)
+    if config["model_type"] is None:
+        del config["model_type"]
+    path = tmp_path / "variant.json"
+    path.write_text(json.dumps(config))
+    with pytest.raises(SpecError, match=re.escape(f"{path}: {key}: {rule}")):
+        read_model(path)
+
+
+def test_null_keys_take_hf_defaults(tmp_path: Path) -> None:
+    config = json.loads((FIXTURES / "tiny-llama.json").read_text())
+    config.update(num_key_value_heads=None, head_dim=None)
+    path = tmp_path / "nulls.json"
+    path.write_text(json.dumps(config))
+    m = read_model(path)
+    assert (m.num_kv_heads, m.head_dim) == (4, 16)
