@@ -52,10 +52,6 @@ class Setting:
         for dtype in (self.weight_dtype, self.kv_dtype):
             if dtype is not None:
                 bytes_per_element(dtype)
-        if self.attention.startswith("tiled") and self.hardware.sram_per_sm is None:
-            raise InputError("--attention", f"{self.attention} needs the on-chip SRAM per SM, "
-                             f"which {self.hardware.path} does not give; use naive or ideal",
-                             self.attention)
 
     @property
     def precision(self) -> dict[str, str]:
@@ -85,6 +81,10 @@ class Setting:
     @cached_property
     def operations(self) -> list[Operation]:
         """The prefill's operations for this model and attention mode, numbers substituted."""
+        if self.attention.startswith("tiled") and self.hardware.sram_per_sm is None:
+            raise InputError("--attention", f"{self.attention} needs the on-chip SRAM per SM, "
+                             f"which {self.hardware.path} does not give; use naive or ideal",
+                             self.attention)
         vals = self.values()
         return [Operation(op.name, op.kind, op.flops.subs(vals), op.bytes.subs(vals),
                           op.count.subs(vals))
@@ -230,7 +230,7 @@ def _evaluate(c: Crossover, vals: dict[Symbol, Expr], setting: Setting) -> Cross
                               c.closed_form())
     found.sort(key=lambda item: item[0])
     (first, branch), ends = found[0], (found[1][0] if len(found) > 1 else None)
-    note = "" if ends is None else f"the equality holds again at {ends:.6g} {c.unit}: the regime ends there"
+    note = "" if ends is None else f"holds again at {ends:,.0f} {c.unit}: the regime ends there"
     return CrossoverValue(c.name, first, c.unit, True, note, branch.root, ends)
 
 

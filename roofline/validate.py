@@ -168,7 +168,7 @@ def projection_crossover(d_in: int, d_out: int, p_peak: float, beta: float,
     None where the intensity never reaches the ridge (2·β·d_in·d_out ≤ P·b_a·(d_in + d_out)).
 
     >>> round(projection_crossover(4096, 4096, 320e9, 20e9), 3)
-    32.25
+    32.508
     """
     from sympy import Symbol, solve
 

@@ -13,7 +13,9 @@ from ..errors import RooflineError
 __all__ = ["main", "console"]
 
 # Sub-command modules, in the order ``roofline --help`` lists them.
-_COMMANDS = ("derive", "ttft")
+_COMMANDS = ("derive", "hardware", "model", "prefill", "crossover", "ttft")
+# Commands that share a module with another.
+_MODULES = {"hardware": "specs", "model": "specs", "prefill": "analyze", "crossover": "analyze"}
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -22,8 +24,8 @@ def _parser() -> argparse.ArgumentParser:
         description="A symbolic roofline of LLM prefill and its contrast with decode.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name in _COMMANDS:
-        importlib.import_module(f"roofline.cli.{name}").register(sub)
+    for module in dict.fromkeys(_MODULES.get(name, name) for name in _COMMANDS):
+        importlib.import_module(f"roofline.cli.{module}").register(sub)
     return parser
 
 

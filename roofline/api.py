@@ -1,0 +1,149 @@
+"""The public API: ``roofline.prefill(...)`` and ``roofline.crossovers(...)`` from names, paths or
+loaded specs, returning results that print as tables (and as Markdown in Jupyter) and keep the
+exact SymPy expressions they were evaluated from."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sympy import Expr
+
+from . import evaluate
+from .catalog import get
+from .derive.bounds import total_time
+from .derive.transformer import total_bytes, total_flops
+from .evaluate import CrossoverValue, DecodeResult, PrefillPoint, Setting
+from .specs.hardware import Hardware, load_hardware
+from .specs.model import ModelShape, load_model
+from .symbols import latex
+from .tables import render, si
+
+__all__ = ["setting", "prefill", "crossovers", "PrefillTable", "CrossoverTable"]
+
+
+def setting(hardware: str | Hardware, model: str | ModelShape, *, dtype: str = "bf16",
+            weight_dtype: str | None = None, kv_dtype: str | None = None,
+            attention: str = "tiled", batch: int = 1) -> Setting:
+    """A :class:`Setting` from names or paths (``"H100-SXM"``, ``"my/device.toml"``) or specs."""
+    hw = hardware if isinstance(hardware, Hardware) else load_hardware(hardware)
+    mo = model if isinstance(model, ModelShape) else load_model(model)
+    return Setting(hw, mo, dtype, weight_dtype, kv_dtype, attention, batch)
+
+
+@dataclass(frozen=True)
+class PrefillTable:
+    """Prefill at several prompt lengths, the decode step that follows, and the expressions."""
+
+    setting: Setting
+    points: list[PrefillPoint]
+    decode: DecodeResult
+
+    @property
+    def expressions(self) -> dict[str, Expr]:
+        """The whole prefill's FLOPs, bytes and time as exact expressions in T (numbers in)."""
+        ops = self.setting.operations
+        vals = self.setting.values()
+        return {"flops": total_flops(ops), "bytes": total_bytes(ops),
+                "time": total_time(ops).xreplace(vals)}
+
+    def as_dict(self) -> dict[str, Any]:
+        s = self.setting
+        return {
+            "hardware": s.hardware.name, "model": s.model.name, "dtype": s.dtype,
+            "precision": s.precision, "attention": s.attention, "batch": s.batch,
+            "ridge_intensity": s.ridge,
+            "results": [{"prompt_tokens": p.prompt_tokens, "time_s": p.time_s, "flops": p.flops,
+                         "bytes": p.bytes, "intensity": p.intensity, "bound": p.bound,
+                         "operations": [o.__dict__ for o in p.operations]}
+                        for p in self.points],
+            "decode": self.decode.__dict__,
+        }
+
+    def rows(self) -> tuple[list[str], list[list[str]]]:
+        head = ["prompt", "time", "FLOPs", "HBM bytes", "FLOP/byte", "bound", "attention share"]
+        rows = []
+        for p in self.points:
+            attn = sum(o.time_s for o in p.operations if o.kind == "attention")
+            rows.append([str(p.prompt_tokens), si(p.time_s, "s"), si(p.flops), si(p.bytes, "B"),
+                         f"{p.intensity:.4g}", p.bound, f"{attn / p.time_s:.1%}"])
+        return head, rows
+
+    def _title(self) -> str:
+        s = self.setting
+        return (f"Prefill of {s.model.name} on {s.hardware.name} ({s.dtype}, {s.attention} "
+                f"attention, batch {s.batch}; ridge {s.ridge:.4g} FLOP/byte)")
+
+    def _decode_line(self) -> str:
+        d = self.decode
+        return (f"Decode step at context {d.context_tokens}, batch {d.batch}: "
+                f"{si(d.time_s, 's')}, {d.intensity:.3g} FLOP/byte ({d.bound}-bound); "
+                f"KV cache {si(d.kv_cache_bytes, 'B')}")
+
+    def __str__(self) -> str:
+        return "\n".join([self._title(), "", render(*self.rows()), "", self._decode_line()])
+
+    def _repr_markdown_(self) -> str:
+        return "\n".join([f"**{self._title()}**", "", render(*self.rows(), markdown=True), "",
+                          self._decode_line()])
+
+
+def prefill(hardware: str | Hardware, model: str | ModelShape, prompts: Sequence[int], *,
+            context: int | None = None, **options: Any) -> PrefillTable:
+    """Prefill time, FLOPs, bytes, intensity and bound at each prompt length, with the decode
+    step at ``context`` cached tokens (default: the longest prompt) beside it."""
+    s = setting(hardware, model, **options)
+    points = evaluate.prefill(s, prompts)
+    longest = max(p.prompt_tokens for p in points)
+    if longest > s.model.max_position:
+        warnings.warn(f"--prompt: {longest} tokens is beyond {s.model.name}'s context of "
+                      f"{s.model.max_position} tokens", stacklevel=2)
+    return PrefillTable(s, points, evaluate.decode(s, context or longest))
+
+
+@dataclass(frozen=True)
+class CrossoverTable:
+    """Every crossover of the catalogue for one setting: closed form and value."""
+
+    setting: Setting
+    values: dict[str, CrossoverValue]
+
+    def as_dict(self) -> dict[str, Any]:
+        s = self.setting
+        return {
+            "hardware": s.hardware.name, "model": s.model.name, "dtype": s.dtype,
+            "precision": s.precision, "batch": s.batch, "ridge_intensity": s.ridge,
+            "crossovers": {name: {"value": v.value, "unit": v.unit, "exists": v.exists,
+                                  "reason": v.reason, "ends_at": v.ends_at,
+                                  "expr": str(v.expr), "latex": latex(v.expr),
+                                  "meaning": get(f"crossover.{name}").meaning}
+                           for name, v in self.values.items()},
+        }
+
+    def rows(self) -> tuple[list[str], list[list[str]]]:
+        rows = []
+        for name, v in self.values.items():
+            value = f"{v.value:,.0f} {v.unit}" if v.exists else "never"
+            rows.append([name, value, v.reason])
+        return ["crossover", "value", "note"], rows
+
+    def _title(self) -> str:
+        s = self.setting
+        return (f"Crossovers of {s.model.name} on {s.hardware.name} ({s.dtype}, batch {s.batch}; "
+                f"ridge {s.ridge:.4g} FLOP/byte)")
+
+    def __str__(self) -> str:
+        return "\n".join([self._title(), "", render(*self.rows(), left=(0, 2))])
+
+    def _repr_markdown_(self) -> str:
+        return "\n".join([f"**{self._title()}**", "", render(*self.rows(), markdown=True)])
+
+
+def crossovers(hardware: str | Hardware, model: str | ModelShape, **options: Any) -> CrossoverTable:
+    """Every ``crossover.*`` of the catalogue evaluated for a device and model."""
+    s = setting(hardware, model, **options)
+    return CrossoverTable(s, evaluate.crossover_values(s))
+
+

@@ -1,0 +1,119 @@
+"""``roofline prefill`` and ``roofline crossover``: a device and a model, evaluated."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import warnings
+
+from ..errors import InputError
+
+__all__ = ["register", "add_setting_arguments", "parse_ints", "setting_from"]
+
+
+def parse_ints(text: str, option: str) -> list[int]:
+    """``"128,2048,32768"`` → [128, 2048, 32768]; anything else is an InputError."""
+    parts = [p.strip() for p in text.split(",") if p.strip()]
+    if not parts:
+        raise InputError(option, "needs at least one value, e.g. 128,2048,32768", text)
+    out = []
+    for p in parts:
+        if not p.isdigit() or int(p) <= 0:
+            raise InputError(option, "each value must be a positive integer", p)
+        out.append(int(p))
+    return out
+
+
+def add_setting_arguments(p: argparse.ArgumentParser, hardware: str | None = None,
+                          model: str | None = None) -> None:
+    """--hardware, --model, precision, attention mode and batch."""
+    p.add_argument("--hardware", required=hardware is None, default=hardware,
+                   help="a shipped device name (roofline hardware list) or a .toml path")
+    p.add_argument("--model", required=model is None, default=model,
+                   help="a shipped model name (roofline model list) or a config.json path")
+    p.add_argument("--dtype", default="bf16", help="compute data type (default bf16); also the "
+                   "default for weights, activations and KV cache")
+    p.add_argument("--weight-dtype", help="weights' data type (e.g. int4, fp8)")
+    p.add_argument("--kv-dtype", help="KV cache's data type")
+    p.add_argument("--attention", default="tiled",
+                   help="naive | tiled | tiled_fa2 | ideal (default tiled)")
+    p.add_argument("--batch", default="1", help="sequences in the batch (default 1)")
+
+
+def setting_from(args: argparse.Namespace, hardware: str | None = None):
+    from ..api import setting
+
+    (batch,) = parse_ints(args.batch, "--batch")
+    return setting(hardware or args.hardware, args.model, dtype=args.dtype,
+                   weight_dtype=args.weight_dtype, kv_dtype=args.kv_dtype,
+                   attention=args.attention, batch=batch)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("prefill", help="prefill time, FLOPs, bytes and bound per prompt length",
+                       description="Prefill of a model on a device at each prompt length, with "
+                       "the per-operation breakdown, the decode step and the KV cache beside it.")
+    add_setting_arguments(p)
+    p.add_argument("--prompt", default="128,2048,32768", help="prompt lengths, comma-separated")
+    p.add_argument("--context", type=int, help="decode context (default: the longest prompt)")
+    p.add_argument("--json", action="store_true", help="JSON instead of a table")
+    p.set_defaults(run=run_prefill)
+
+    c = sub.add_parser("crossover", help="every crossover: closed form and value",
+                       description="Every crossover prompt length of the catalogue for a device "
+                       "and model: its closed form and value, or 'never' and why.")
+    add_setting_arguments(c)
+    c.add_argument("--json", action="store_true", help="JSON instead of a table")
+    c.set_defaults(run=run_crossover)
+
+
+def _warn_lines(caught: list[warnings.WarningMessage]) -> None:
+    for w in caught:
+        print(f"roofline: warning: {w.message}", file=sys.stderr)
+
+
+def run_prefill(args: argparse.Namespace) -> int:
+    from ..api import PrefillTable
+    from .. import evaluate
+
+    prompts = parse_ints(args.prompt, "--prompt")
+    s = setting_from(args)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        points = evaluate.prefill(s, prompts)
+        if max(prompts) > s.model.max_position:
+            warnings.warn(f"--prompt: {max(prompts)} tokens is beyond {s.model.name}'s context "
+                          f"of {s.model.max_position} tokens")
+    _warn_lines(caught)
+    if args.context is not None and args.context <= 0:
+        raise InputError("--context", "must be a positive integer", args.context)
+    table = PrefillTable(s, points, evaluate.decode(s, args.context or max(prompts)))
+    if args.json:
+        print(json.dumps(table.as_dict(), indent=2, sort_keys=True))
+        return 0
+    print(table)
+    print("\nPer operation at the longest prompt (all layers):")
+    longest = table.points[-1] if table.points[-1].prompt_tokens == max(prompts) else \
+        max(table.points, key=lambda p: p.prompt_tokens)
+    from ..tables import render, si
+
+    rows = [[o.name, o.kind, si(o.time_s, "s"), si(o.flops), si(o.bytes, "B"),
+             f"{o.intensity:.4g}", o.bound] for o in longest.operations]
+    print(render(["operation", "kind", "time", "FLOPs", "bytes", "FLOP/byte", "bound"], rows,
+                 left=(0, 1)))
+    return 0
+
+
+def run_crossover(args: argparse.Namespace) -> int:
+    from ..api import crossovers
+
+    s = setting_from(args)
+    table = crossovers(s.hardware, s.model, dtype=s.dtype, weight_dtype=s.weight_dtype,
+                       kv_dtype=s.kv_dtype, attention=s.attention, batch=s.batch)
+    if args.json:
+        print(json.dumps(table.as_dict(), indent=2, sort_keys=True))
+        return 0
+    print(table)
+    print("\nClosed forms: roofline derive crossover  (or --json here)")
+    return 0

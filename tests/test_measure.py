@@ -1,0 +1,178 @@
+"""roofline.measure: statistics, system readers, formatting, the TOML writer, tiny measurements.
+
+Expected values are worked by hand; the full measurement is a command, not a test.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import tomllib
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from roofline import measure as M
+from roofline.specs.hardware import load_hardware
+
+TINY = M.Plan(matmul_n=32, matmul_repeats=2, stream_elements=20_000, stream_repeats=2,
+              chunk=4096, threads=2, why="tiny test sizes")
+
+
+def test_summarize_and_rate() -> None:
+    s = M.summarize([0.4, 0.1, 0.2, 0.3])
+    assert (s.min, s.median, s.max, s.runs) == (0.1, 0.25, 0.4, 4)
+    r = s.rate(2.0)  # 2 units of work: slowest run 5/s, median 8/s, fastest 20/s
+    assert (r.min, r.median, r.max) == pytest.approx((5.0, 8.0, 20.0))
+
+
+@pytest.mark.parametrize("bad", [[], [0.0], [1.0, -1.0], [math.inf]])
+def test_summarize_rejects(bad: list[float]) -> None:
+    with pytest.raises(ValueError, match="timings must be positive and finite"):
+        M.summarize(bad)
+
+
+def test_time_call_counts_warmup_and_budget() -> None:
+    calls = []
+    times = M.time_call(lambda: calls.append(1), repeats=4, warmup=2)
+    assert len(calls) == 6 and len(times) == 4 and all(t >= 0 for t in times)
+    calls.clear()
+    times = M.time_call(lambda: calls.append(1), repeats=10, warmup=0, budget_s=0.0)
+    assert len(times) == 3  # the budget is spent at once, but three runs are kept
+
+
+def _fake_sysfs(root: Path, caches: list[tuple[int, str, str, str]]) -> Path:
+    for i, (level, kind, size, shared) in enumerate(caches):
+        d = root / f"index{i}"
+        d.mkdir(parents=True)
+        (d / "level").write_text(f"{level}\n")
+        (d / "type").write_text(f"{kind}\n")
+        (d / "size").write_text(f"{size}\n")
+        (d / "shared_cpu_list").write_text(f"{shared}\n")
+    return root
+
+
+def test_cache_levels_from_sysfs(tmp_path: Path) -> None:
+    root = _fake_sysfs(tmp_path, [(1, "Data", "48K", "0"), (1, "Instruction", "64K", "0"),
+                                  (2, "Unified", "2048K", "0"), (3, "Unified", "32M", "0-3,8")])
+    levels = M.cache_levels(root)
+    assert [(c.level, c.type, c.size, c.shared_cpus) for c in levels] == [
+        (1, "Data", 48 * 1024, 1), (1, "Instruction", 64 * 1024, 1),
+        (2, "Unified", 2 * 2**20, 1), (3, "Unified", 32 * 2**20, 5)]
+    assert M.last_level_cache(levels).size == 32 * 2**20
+    assert M.per_core_cache(levels).size == 2 * 2**20
+    assert M.last_level_cache([]) is None and M.per_core_cache([]) is None
+
+
+def test_cache_levels_fallback(tmp_path: Path) -> None:
+    levels = M.cache_levels(tmp_path / "missing")  # no sysfs: os.sysconf, or nothing
+    assert all(c.source.startswith("os.sysconf") and c.size > 0 for c in levels)
+
+
+def test_memory_bytes(tmp_path: Path) -> None:
+    f = tmp_path / "meminfo"
+    f.write_text("MemTotal:       24000000 kB\nMemFree: 1 kB\nMemAvailable:   20000000 kB\n")
+    assert M.memory_bytes(f) == (24000000 * 1024, 20000000 * 1024)
+    assert M.memory_bytes(tmp_path / "none") == (None, None)
+
+
+def test_plan_sizes_from_caches() -> None:
+    levels = [M.CacheLevel(2, "Unified", 2**20, 1, "x"), M.CacheLevel(3, "Unified", 2**25, 4, "y")]
+    p = M.plan(levels=levels, available=2**34, n_threads=2)
+    assert p.stream_elements == 4 * 2**25 // 8  # each array 4x the 32 MiB LLC, fp64
+    assert p.chunk == 2**20 // 4 // 8  # a quarter of the private cache, fp64
+    assert (p.matmul_n, p.matmul_repeats, p.threads) == (4096, 5, 2)
+    q = M.plan(quick=True, levels=levels, available=2**34, n_threads=1)
+    assert q.stream_elements == 2 * 2**25 // 8 and q.matmul_n == 2048
+    capped = M.plan(levels=levels, available=2**28, n_threads=1)  # 256 MiB available
+    assert 3 * 8 * capped.stream_elements <= 0.4 * 2**28 and "capped" in capped.why
+
+
+def test_formatting() -> None:
+    assert M.format_rate(3.2e11, "FLOP/s") == "320 GFLOP/s"
+    assert M.format_rate(1.5e12, "FLOP/s") == "1.5 TFLOP/s"
+    assert M.format_rate(19_512_345_678, "B/s") == "19.51 GB/s"
+    assert M.format_bytes(480 * 2**20) == "480 MiB"
+    assert M.format_bytes(48 * 1024) == "48 KiB"
+    assert M.format_bytes(3 * 2**30 // 2) == "1.5 GiB"
+    with pytest.raises(ValueError, match="positive and finite"):
+        M.format_rate(0.0, "B/s")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text())
+def test_toml_string_round_trip(text: str) -> None:
+    assert tomllib.loads(f"x = {M._toml_string(text)}\n")["x"] == text
+
+
+def test_toml_document_round_trip() -> None:
+    doc = {"name": 'a "quoted" \\ name', "kind": "cpu",
+           "memory": {"bandwidth": {"value": "1 GB/s", "source": "s\tt"}},
+           "provenance": {"cores": "2"}, "on_chip": {"sm_count": {"value": 2, "source": "x"}}}
+    assert tomllib.loads(M.toml_document(doc, header="two\nlines")) == doc
+    with pytest.raises(ValueError, match="not a bare TOML key"):
+        M.toml_document({"bad key": "x"})
+    with pytest.raises(TypeError, match="cannot write float"):
+        M.toml_document({"x": 1.5})
+
+
+def test_write_atomic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    target = tmp_path / "sub" / "hw.toml"
+    M.write_atomic(target, "a = 1\n")
+    assert target.read_text() == "a = 1\n"
+
+    def fail(*_: object) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(M.os, "replace", fail)
+    with pytest.raises(OSError, match="disk full"):
+        M.write_atomic(target, "a = 2\n")
+    assert target.read_text() == "a = 1\n"  # the old file is intact
+    assert [p.name for p in target.parent.iterdir()] == ["hw.toml"]  # no temporary left
+
+
+def test_progress_bar() -> None:
+    out = io.StringIO()
+    bar = M.Progress(4, stream=out, width=8)
+    bar.step("one")
+    bar.step("two", n=3)
+    bar.close()
+    text = out.getvalue()
+    assert "[##......]  25%  one" in text and "[########] 100%  two" in text
+    assert text.endswith("\n")
+    silent = io.StringIO()
+    M.Progress(2, enabled=False, stream=silent).step("x")
+    assert silent.getvalue() == ""
+
+
+def test_kernels_tiny() -> None:
+    work, times = M.measure_matmul("float32", 8, repeats=3)
+    assert work == 2 * 8**3 and len(times) == 3
+    res = M.measure_stream(10_000, repeats=2, chunk=1000, threads=2)
+    assert res["copy"][0] == 16 * 10_000 and res["triad"][0] == 24 * 10_000
+    assert all(len(t) == 2 for _, t in res.values())
+
+
+def test_provenance_strings() -> None:
+    prov = M.provenance()
+    assert {"cpu", "cores", "numpy", "blas", "threads", "date"} <= set(prov)
+    assert all(isinstance(v, str) and v for v in prov.values())
+    assert int(prov["cores"]) >= 1
+
+
+def test_measure_tiny_writes_a_loadable_file(tmp_path: Path) -> None:
+    result = M.measure(the_plan=TINY)
+    path = M.write_atomic(tmp_path / "me.toml", result.toml("tiny-machine"))
+    hw = load_hardware(path)
+    assert hw.name == "tiny-machine" and hw.kind == "cpu"
+    for dtype in ("fp32", "fp64"):
+        value = hw.peak_flops[dtype]
+        low, high = hw.ranges[f"peak_flops.{dtype}"]
+        assert math.isfinite(value) and 0 < low <= value <= high
+    low, high = hw.ranges["memory.bandwidth"]
+    assert math.isfinite(hw.memory_bandwidth) and 0 < low <= hw.memory_bandwidth <= high
+    assert hw.memory_capacity > 0 and hw.sm_count >= 1
+    assert "copy:" in hw.quantity_notes["memory.bandwidth"]
+    assert "bf16" in hw.notes and hw.provenance["cores"] == str(M.cores())
