@@ -10,8 +10,11 @@ import importlib
 from collections.abc import Iterable
 from functools import cache
 
+from sympy import parse_expr, sstr
+
 from .derive.entry import Entry
 from .errors import UnknownNameError
+from .symbols import local_dict
 
 __all__ = ["Entry", "catalogue", "get", "names", "select", "TOPICS"]
 
@@ -24,12 +27,16 @@ TOPICS = ("projection", "attention", "transformer", "decode", "bounds", "scaling
 def catalogue() -> dict[str, Entry]:
     """Every registered derivation, by name (built once, on first use)."""
     out: dict[str, Entry] = {}
+    symbols = local_dict()
     for topic in TOPICS:
         module = importlib.import_module(f"roofline.derive.{topic}")
         for entry in module.entries():
             if entry.name in out:
                 raise ValueError(f"derivation {entry.name!r} registered twice")
-            out[entry.name] = Entry(**{**entry.__dict__, "topic": topic})
+            # the canonical form is the one its own string reads back to (``4*(2 - R*t)``
+            # comes back distributed), so ``parse_expr(sstr(expr))`` gives the same expression
+            expr = parse_expr(sstr(entry.expr), local_dict=symbols)
+            out[entry.name] = Entry(**{**entry.__dict__, "expr": expr, "topic": topic})
     return out
 
 

@@ -387,7 +387,7 @@ class Plan:
 
 def plan(quick: bool = False, levels: Sequence[CacheLevel] | None = None,
          available: int | None = None, n_threads: int | None = None) -> Plan:
-    """Default: 4096³ matmuls ×5, stream arrays 4× the LLC ×7; quick: 2048³ ×3, 2× LLC ×3.
+    """Default: 4096³ matmuls ×5, stream arrays 4× the LLC ×10; quick: 2048³ ×3, 2× LLC ×3.
 
     Stream arrays are capped so the three fit in 40% of available memory.
     """
@@ -407,7 +407,7 @@ def plan(quick: bool = False, levels: Sequence[CacheLevel] | None = None,
         why += f"; capped at 40% of available memory ({format_bytes(available)}) for three arrays"
     chunk = max(1024, (private.size // 4 if private else 2**18) // 8)
     return Plan(matmul_n=2048 if quick else 4096, matmul_repeats=3 if quick else 5,
-                stream_elements=max(per_array // 8, chunk), stream_repeats=3 if quick else 7,
+                stream_elements=max(per_array // 8, chunk), stream_repeats=3 if quick else 10,
                 chunk=chunk, threads=n_threads or cores(), why=why)
 
 

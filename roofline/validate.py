@@ -124,8 +124,8 @@ def projection_width(llc_bytes: int | None, available: int | None, factor: int =
 
     >>> projection_width(480 * 2**20, 24 * 2**30)[0]
     16384
-    >>> projection_width(32 * 2**20, 24 * 2**30)[0]
-    8192
+    >>> projection_width(32 * 2**20, 24 * 2**30)[0]  # 64 MiB of weights
+    4096
     """
     target = factor * (llc_bytes or 2**26)
     d = 1024

@@ -120,7 +120,8 @@ def run_validate(args: argparse.Namespace) -> int:
         result.gpu = {"validation": gpu_measure.validate_gpu(load_hardware(gpu_path), args.quick)}
     else:
         result.gpu = {"skipped": reason}
-        print(f"GPU part skipped: {reason}", file=sys.stderr)
+        if args.hardware is not None:  # otherwise measure said so already
+            print(f"GPU part skipped: {reason}", file=sys.stderr)
     for path in write_report(result, out):
         print(f"wrote {path}")
     knee = result.knee_measured

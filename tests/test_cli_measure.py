@@ -1,0 +1,91 @@
+"""``roofline measure`` and ``roofline validate`` end to end through main(), at tiny sizes
+(the default sizes are swapped for tiny ones; the full run is a command, not a test)."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from pathlib import Path
+
+import pytest
+
+import roofline.cli as cli
+from roofline import gpu_measure
+from roofline import measure as M
+from roofline import validate as V
+from roofline.specs.hardware import load_hardware
+
+TINY = M.Plan(matmul_n=32, matmul_repeats=2, stream_elements=20_000, stream_repeats=2,
+              chunk=4096, threads=2, why="tiny test sizes")
+
+
+@pytest.fixture(autouse=True)
+def _tiny(monkeypatch: pytest.MonkeyPatch) -> None:
+    if "measure" not in cli._COMMANDS:
+        monkeypatch.setattr(cli, "_COMMANDS", (*cli._COMMANDS, "measure"))
+    monkeypatch.setattr(M, "measure", functools.partial(M.measure, the_plan=TINY))
+    monkeypatch.setattr(V, "validate", functools.partial(
+        V.validate, tokens=[1, 2, 4, 8], width=64, attn_tokens=[8, 16], repeats=2, budget_s=0.05))
+    monkeypatch.setattr(gpu_measure, "unavailable", lambda: "no GPU in the tests")
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    status = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_measure_writes_a_hardware_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "me.toml"
+    status, out, err = _run(capsys, "measure", "-o", str(path), "--name", "box")
+    assert status == 0 and f"wrote {path}" in out and "fp32:" in out
+    assert "GPU part skipped: no GPU in the tests" in err
+    assert "100%" in err  # the progress bar ran to the end
+    hw = load_hardware(path)
+    assert hw.name == "box" and hw.peak("fp32") > 0 and hw.bandwidth() > 0
+
+
+def test_measure_rejects_a_non_toml_name(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    status, _, err = _run(capsys, "measure", "-o", str(tmp_path / "me.txt"))
+    assert status == 2
+    assert err.strip() == f"roofline: error: -o: must name a .toml file (got '{tmp_path / 'me.txt'}')"
+
+
+def test_validate_measures_first(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out_dir = tmp_path / "val"
+    status, out, err = _run(capsys, "validate", "-o", str(out_dir))
+    assert status == 0
+    assert {p.name for p in out_dir.iterdir()} == {"hardware.toml", "validation.md",
+                                                   "validation.png"}
+    text = (out_dir / "validation.md").read_text()
+    assert "GPU part skipped: no GPU in the tests" in text
+    assert "median absolute error" in out and err.count("GPU part skipped") == 1
+
+
+def test_validate_with_a_hardware_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    hw = M.write_atomic(tmp_path / "hw.toml", M.measure().toml("given"))
+    status, _, err = _run(capsys, "validate", "--hardware", str(hw), "-o", str(tmp_path / "v"))
+    assert status == 0 and "GPU part skipped" in err
+    assert f"`{hw}`" in (tmp_path / "v" / "validation.md").read_text()
+
+
+def test_validate_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a_file = tmp_path / "f.txt"
+    a_file.write_text("x")
+    status, _, err = _run(capsys, "validate", "-o", str(a_file))
+    assert status == 2 and f"-o: must be a folder, not a file (got '{a_file}')" in err
+    missing = tmp_path / "none.toml"
+    status, _, err = _run(capsys, "validate", "--hardware", str(missing))
+    assert status == 2 and err.startswith(f"roofline: error: {missing}: cannot read the file")
+    doc = M.measure().document("no-fp32")
+    del doc["peak_flops"]["fp32"]
+    no_fp32 = M.write_atomic(tmp_path / "nofp32.toml", M.toml_document(doc))
+    status, _, err = _run(capsys, "validate", "--hardware", str(no_fp32), "-o", str(tmp_path / "v"))
+    assert status == 2 and f"{no_fp32}: peak_flops.fp32: validate needs the fp32 peak" in err
+
+
+def test_gpu_unavailable_without_torch(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.undo()  # the real check, with torch hidden
+    monkeypatch.setitem(sys.modules, "torch", None)
+    assert gpu_measure.unavailable() == ("PyTorch is not installed "
+                                         "(optional: pip install 'roofline[gpu]')")

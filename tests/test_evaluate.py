@@ -1,0 +1,86 @@
+"""Evaluation: exact substitution and the numpy sweep agree; crossovers hold numerically."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from roofline.api import setting
+from roofline.errors import InputError
+from roofline.evaluate import crossover_values, decode, prefill, prefill_time
+
+
+@pytest.fixture(scope="module")
+def h100_llama():
+    return setting("H100-SXM", "Llama-3-8B")
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.lists(st.integers(1, 200_000), min_size=1, max_size=5))
+def test_sweep_agrees_with_exact_substitution(prompts):
+    s = setting("H100-SXM", "Llama-3-8B")
+    exact = [p.time_s for p in prefill(s, prompts)]
+    assert prefill_time(s, np.array(prompts)) == pytest.approx(exact, rel=1e-12)
+
+
+@pytest.mark.parametrize("model", ["Mixtral-8x7B", "OPT-13B", "Qwen2.5-7B"])
+@pytest.mark.parametrize("mode", ["naive", "tiled_fa2", "ideal"])
+def test_sweep_agrees_for_other_architectures_and_modes(model, mode):
+    s = setting("A100-80GB-SXM", model, attention=mode, batch=3)
+    prompts = [1, 7, 100, 1000, 5000]
+    assert prefill_time(s, prompts) == pytest.approx([p.time_s for p in prefill(s, prompts)],
+                                                     rel=1e-12)
+
+
+def test_time_grows_with_the_prompt(h100_llama):
+    t = prefill_time(h100_llama, np.arange(1, 100_001, 97))
+    assert np.all(np.diff(t) > 0)
+
+
+def test_short_prompt_is_memory_bound_and_long_one_compute_bound(h100_llama):
+    short, mid = prefill(h100_llama, [16, 2048])
+    assert short.bound == "memory" and mid.bound == "compute"
+    # a short prompt takes about the time to read the weights once (all but the embedding
+    # table, of which only the prompt's rows are read)
+    read = 2 * (8_030_261_248 - 128256 * 4096)
+    assert short.time_s == pytest.approx(read / 3.35e12, rel=0.02)
+
+
+def test_decode_step_is_memory_bound_at_batch_one(h100_llama):
+    d = decode(h100_llama, 1024)
+    assert d.bound == "memory" and d.intensity < 2
+    assert d.kv_cache_bytes == 1024 * 128 * 1024  # 128 KiB per token
+
+
+def test_crossovers_match_the_numeric_roots(h100_llama):
+    values = crossover_values(h100_llama)
+    proj = values["projection_compute_bound_tokens"]
+    pts = prefill(h100_llama, [int(proj.value) - 1, int(proj.value) + 2])
+    ops = [[o for o in p.operations if o.kind == "projection"] for p in pts]
+    ratio = [sum(o.flops for o in op) / sum(o.bytes for o in op) for op in ops]
+    assert ratio[0] < h100_llama.ridge < ratio[1]  # the projections cross the ridge there
+    naive = values["attention_compute_bound_tokens.naive"]
+    assert not naive.exists and "64 FLOP/byte" in naive.reason  # H/b_a = 128/2
+    assert values["decode_critical_batch"].value == pytest.approx(proj.value)
+
+
+def test_prefill_crossover_separates_memory_and_compute_bound(h100_llama):
+    c = crossover_values(h100_llama)["prefill_compute_bound_tokens.tiled"]
+    # the closed form drops the tiles' ceilings: within a token or so of the exact model
+    below, above = prefill(h100_llama, [int(c.value) - 1, int(c.value) + 2])
+    assert below.bound == "memory" and above.bound == "compute"
+    assert c.ends_at is not None  # tiled attention's traffic takes over at long prompts
+    end, past = prefill(h100_llama, [int(c.ends_at) - 2, int(c.ends_at) + 2])
+    assert end.bound == "compute" and past.bound == "memory"
+
+
+def test_bad_settings_name_the_option():
+    with pytest.raises(InputError, match="--attention: must be one of naive, tiled"):
+        setting("H100-SXM", "Llama-3-8B", attention="flash")
+    with pytest.raises(InputError, match="--batch"):
+        setting("H100-SXM", "Llama-3-8B", batch=0)
+    with pytest.raises(InputError, match="--dtype: L4 has no fp64"):
+        setting("L4", "Llama-3-8B", dtype="fp64")
+    with pytest.raises(InputError, match="--prompt: a prompt length must be a positive"):
+        prefill(setting("H100-SXM", "Llama-3-8B"), [128, -1])
+    with pytest.raises(InputError, match="tiled needs the on-chip SRAM"):
+        prefill(setting("TPU-v4", "Llama-3-8B"), [128])
