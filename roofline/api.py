@@ -12,13 +12,11 @@ from typing import Any
 from sympy import Expr
 
 from . import evaluate
-from .catalog import get
 from .derive.bounds import total_time
 from .derive.transformer import total_bytes, total_flops
 from .evaluate import CrossoverValue, DecodeResult, PrefillPoint, Setting
 from .specs.hardware import Hardware, load_hardware
 from .specs.model import ModelShape, load_model
-from .symbols import latex
 from .tables import render, si
 
 __all__ = ["setting", "prefill", "crossovers", "PrefillTable", "CrossoverTable"]
@@ -117,15 +115,15 @@ class CrossoverTable:
             "precision": s.precision, "batch": s.batch, "ridge_intensity": s.ridge,
             "crossovers": {name: {"value": v.value, "unit": v.unit, "exists": v.exists,
                                   "reason": v.reason, "ends_at": v.ends_at,
-                                  "expr": str(v.expr), "latex": latex(v.expr),
-                                  "meaning": get(f"crossover.{name}").meaning}
+                                  "expr": v.expr, "latex": v.latex,
+                                  "meaning": v.meaning, "evaluated": v.evaluated}
                            for name, v in self.values.items()},
         }
 
     def rows(self) -> tuple[list[str], list[list[str]]]:
         rows = []
         for name, v in self.values.items():
-            value = f"{v.value:,.0f} {v.unit}" if v.exists else "never"
+            value = f"{v.value:,.0f} {v.unit}" if v.exists else "never" if v.evaluated else "–"
             rows.append([name, value, v.reason])
         return ["crossover", "value", "note"], rows
 

@@ -7,15 +7,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, partial
 from typing import Any
 
 import numpy as np
 from sympy import Expr, Integer, Rational, Symbol, lambdify
 
+from . import arith
 from .derive import attention
 from .derive.bounds import op_time, ridge
-from .derive.crossovers import Branch, Crossover, crossovers as _crossovers
 from .derive.decode import decode_operations, kv_cache_bytes
 from .derive.transformer import Operation, prefill_operations, weight_bytes
 from .errors import InputError
@@ -194,67 +194,73 @@ class CrossoverValue:
     """A crossover evaluated for one setting: its value, or why it does not exist."""
 
     name: str
+    meaning: str
     value: float | None
     unit: str
     exists: bool
     reason: str
-    expr: Expr  # the closed form of the branch that holds here
+    expr: str  # the closed form of the branch that holds here (``sympy.sstr``; parse_expr reads it)
+    latex: str
     ends_at: float | None = None  # where the regime ends again (a second root), if it does
+    evaluated: bool = True  # False when the device lacks a number the crossover needs
 
 
 def crossover_values(setting: Setting) -> dict[str, CrossoverValue]:
     """Every crossover of the catalogue for this setting (architecture of its model)."""
+    from .compiled import compiled
+
     out = {}
-    for name, c in _crossovers(setting.model.architecture).items():
-        vals = setting.values(batch=c.unknown is not B)
-        out[name] = _evaluate(c, vals, setting)
+    for name, c in compiled(setting.model.architecture).items():
+        vals = {s.name: float(v) for s, v in setting.values(batch=c["unknown"] != B.name).items()}
+        out[name] = _evaluate(name, c, vals, setting)
     return out
 
 
-def _evaluate(c: Crossover, vals: dict[Symbol, Expr], setting: Setting) -> CrossoverValue:
-    x = c.unknown
-    if M_sram in c.equation.free_symbols and M_sram not in vals:
-        return CrossoverValue(c.name, None, c.unit, False,
-                              f"not evaluated: {setting.hardware.name} gives no on-chip SRAM "
-                              "per SM (the tiled attention's M)", c.closed_form())
-    found: list[tuple[float, Branch]] = []
-    for branch in c.branches:
-        coeffs = np.array([float(a.xreplace(vals)) for a in branch.coefficients])
+def _evaluate(name: str, c: dict, vals: dict[str, float], setting: Setting) -> CrossoverValue:
+    x, main = c["unknown"], c["branches"][0]
+    value = partial(CrossoverValue, name, c["meaning"])
+    if M_sram.name in arith.names(c["grows"]) | arith.names(c["other"]) and M_sram.name not in vals:
+        return value(None, c["unit"], False, f"not evaluated: {setting.hardware.name} gives no "
+                     "on-chip SRAM per SM (the tiled attention's M)", main["root"],
+                     main["latex"], evaluated=False)
+    found: list[tuple[float, dict]] = []
+    for branch in c["branches"]:
+        coeffs = np.array([arith.value(a, vals) for a in branch["coefficients"]])
         if not coeffs.any():
             continue
         for r in np.roots(np.trim_zeros(coeffs, "f")):
             if abs(r.imag) <= 1e-9 * abs(r) and r.real > 0 and _holds(branch, vals, x, r.real):
                 found.append((float(r.real), branch))
     if not found:
-        return CrossoverValue(c.name, None, c.unit, False, _never(c, vals, setting),
-                              c.closed_form())
+        return value(None, c["unit"], False, _never(c, vals, setting), main["root"],
+                     main["latex"])
     found.sort(key=lambda item: item[0])
     (first, branch), ends = found[0], (found[1][0] if len(found) > 1 else None)
-    note = "" if ends is None else f"holds again at {ends:,.0f} {c.unit}: the regime ends there"
-    return CrossoverValue(c.name, first, c.unit, True, note, branch.root, ends)
+    note = "" if ends is None else f"holds again at {ends:,.0f} {c['unit']}: the regime ends there"
+    return value(first, c["unit"], True, note, branch["root"], branch["latex"], ends)
 
 
-def _holds(branch: Branch, vals: dict, x: Symbol, r: float) -> bool:
+def _holds(branch: dict, vals: dict[str, float], x: str, r: float) -> bool:
     """Whether every Max/Min of the branch really takes the chosen argument at x = r."""
     at = {**vals, x: r}
-    for atom, arg in branch.choices:
-        a, b = float(atom.xreplace(at)), float(arg.xreplace(at))
+    for atom, arg in branch["choices"]:
+        a, b = arith.value(atom, at), arith.value(arg, at)
         if abs(a - b) > 1e-9 * max(abs(a), abs(b), 1e-300):
             return False
     return True
 
 
-def _never(c: Crossover, vals: dict, setting: Setting) -> str:
-    x = c.unknown
-    grows, other = c.grows.xreplace(vals), c.other.xreplace(vals)
-    if c.kind == "memory":
-        at_zero = float(grows.xreplace({x: 0}))
-        return (f"never fits: the weights alone ({at_zero / 1e9:.4g} GB) exceed the device "
-                f"memory ({float(other) / 1e9:.4g} GB)") if at_zero >= float(other) else \
-            "never: it always fits"
-    big = 1e15
-    ratio = float(grows.xreplace({x: big})) / float(other.xreplace({x: big}))
-    if c.kind == "intensity":
+def _never(c: dict, vals: dict[str, float], setting: Setting) -> str:
+    x = c["unknown"]
+    grows = lambda at: arith.value(c["grows"], {**vals, x: at})  # noqa: E731
+    other = lambda at: arith.value(c["other"], {**vals, x: at})  # noqa: E731
+    if c["kind"] == "memory":
+        if grows(0) >= other(0):
+            return (f"never fits: the weights alone ({grows(0) / 1e9:.4g} GB) exceed the device "
+                    f"memory ({other(0) / 1e9:.4g} GB)")
+        return "never: it always fits"
+    ratio = grows(1e15) / other(1e15)
+    if c["kind"] == "intensity":
         return (f"never: the intensity tends to {ratio * setting.ridge:.4g} FLOP/byte as "
                 f"{x} → ∞, below the ridge {setting.ridge:.4g} FLOP/byte")
     return f"never: the left side stays below the right (ratio {ratio:.3g} as {x} → ∞)"

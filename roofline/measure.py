@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["Stats", "CacheLevel", "Plan", "Measurement", "summarize", "time_call",
-           "cache_levels", "last_level_cache", "per_core_cache", "memory_bytes", "provenance",
+           "cache_levels", "last_level_cache", "load_average", "per_core_cache", "memory_bytes", "provenance",
            "plan", "measure", "measure_matmul", "measure_stream", "format_rate", "format_bytes",
            "toml_document", "write_atomic", "Progress"]
 
@@ -189,6 +189,14 @@ def cores() -> int:
         return os.cpu_count() or 1
 
 
+def load_average() -> str:
+    """The 1, 5 and 15 minute load averages (other work on the machine skews a measurement)."""
+    try:
+        return " ".join(f"{x:.2f}" for x in os.getloadavg()) + " (1, 5, 15 min)"
+    except OSError:
+        return ""
+
+
 def _cpuinfo() -> dict[str, str]:
     out: dict[str, str] = {}
     try:
@@ -240,6 +248,7 @@ def provenance() -> dict[str, str]:
         "numpy": np.__version__,
         "platform": platform.platform(),
         "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "load_average": load_average(),
     }
     blas = ""
     try:

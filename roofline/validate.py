@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from .measure import (Progress, Stats, cache_levels, format_bytes, format_rate, last_level_cache,
-                      memory_bytes, per_core_cache, summarize, time_call)
+                      load_average, memory_bytes, per_core_cache, summarize, time_call)
 
 __all__ = ["Point", "Validation", "Knee", "projection_width", "predict_projection",
            "projection_crossover", "predict_attention", "fit_knee", "median_abs_error",
@@ -102,6 +102,7 @@ class Validation:
     gpu: dict[str, Any] = field(default_factory=dict)  # {"skipped": why} or {"validation": ...}
     dtype: str = "fp32"
     attention_note: str = ""  # how the attention forms were run, in words
+    load: tuple[str, str] = ("", "")  # load averages before and after the run
 
     @property
     def mae(self) -> float:
@@ -406,6 +407,7 @@ def validate(hw: Any, quick: bool = False, progress_bar: bool = False,
         raise RuntimeError("no per-core cache size: neither the hardware file nor sysfs has one")
     p_peak, beta = hw.peak("fp32"), hw.bandwidth()
     bar = Progress(len(tokens) + 2 * len(attn_tokens) + 1, enabled=progress_bar)
+    load_before = load_average()
     try:
         t_call = call_overhead()
         bar.step("per-call overhead")
@@ -428,7 +430,8 @@ def validate(hw: Any, quick: bool = False, progress_bar: bool = False,
     return Validation(hw.name, str(hw.path), p_peak, beta, t_call, d, d, sizing, points,
                       projection_crossover(d, d, p_peak, beta), heads, head_dim, m_sram,
                       m_source, attention,
-                      attention_note=attention_note(heads, head_dim, m_sram, m_source))
+                      attention_note=attention_note(heads, head_dim, m_sram, m_source),
+                      load=(load_before, load_average()))
 
 
 # --- the report ------------------------------------------------------------------------------
@@ -494,6 +497,8 @@ def markdown(v: Validation, figure: str | None = "validation.png", level: int = 
         f"- P_peak ({v.dtype}): {format_rate(v.p_peak, 'FLOP/s')}; beta_hbm: "
         f"{format_rate(v.beta, 'B/s')}; ridge {v.p_peak / v.beta:.1f} FLOP/byte",
         f"- per-call overhead t_call (measured, explicit term): {_s(v.t_call)}",
+        *([f"- load average before / after the run: {v.load[0]} / {v.load[1]} (other work on "
+           "the machine slows the measured times)"] if any(v.load) else []),
         "", f"{h}# Projection", "",
         f"X (T×{v.d_in}) @ W ({v.d_in}×{v.d_out}), {v.dtype}; {v.sizing}. "
         "Median of repeats after one warm-up call.", "",

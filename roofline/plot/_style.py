@@ -1,0 +1,129 @@
+"""One house style for every figure: sizes, fonts, colours per operation class, and a
+deterministic ``savefig`` (fixed metadata and SVG hash salt: the same inputs give the same bytes
+of SVG and PDF, so a figure in a paper can be regenerated exactly).
+
+Only the plotting package imports matplotlib, and only when a figure is asked for.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import InputError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+__all__ = ["RC", "SIZE", "WIDE", "KIND", "MODE", "DEVICE", "LABEL", "style", "figure", "axes",
+           "formats", "check_output", "savefig", "tokens_label", "headless"]
+
+SIZE = (7.5, 4.8)  # inches: one figure of a paper's full width
+WIDE = (11.0, 4.8)  # two panels, or one panel with a side legend
+RC: dict[str, Any] = {
+    "font.size": 9, "axes.titlesize": 10, "axes.labelsize": 9, "legend.fontsize": 7.5,
+    "xtick.labelsize": 8, "ytick.labelsize": 8, "figure.titlesize": 11,
+    "axes.grid": True, "grid.alpha": 0.3, "grid.linewidth": 0.5, "axes.axisbelow": True,
+    "axes.spines.top": False, "axes.spines.right": False, "lines.linewidth": 1.6,
+    "legend.framealpha": 0.9, "savefig.dpi": 150, "figure.dpi": 100,
+    "svg.hashsalt": "roofline", "svg.fonttype": "path", "pdf.fonttype": 42,
+}
+# Colour of each operation class (roofline.derive.transformer.KINDS), the whole prefill, decode.
+KIND = {"projection": "#1f77b4", "attention": "#d62728", "elementwise": "#2ca02c",
+        "embedding": "#9467bd", "lm_head": "#8c564b", "total": "#000000", "prefill": "#000000",
+        "decode": "#ff7f0e"}
+LABEL = {"projection": "projections", "attention": "attention",
+         "elementwise": "element-wise (norms, RoPE, adds)", "embedding": "embedding",
+         "lm_head": "LM head", "total": "whole prefill", "prefill": "whole prefill",
+         "decode": "decode step"}
+# Colour of each attention mode (roofline.derive.attention.MODES).
+MODE = {"naive": "#d62728", "tiled": "#9467bd", "tiled_fa2": "#e377c2", "ideal": "#17becf"}
+# Colours of devices overlaid on one figure, in the order given.
+DEVICE = ("#000000", "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd")
+
+_METADATA = {"svg": {"Date": None}, "pdf": {"CreationDate": None, "ModDate": None},
+             "png": {"Software": None}}
+
+
+def headless() -> None:
+    """Use the Agg backend (no display); the command line calls this before drawing."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+
+
+@contextmanager
+def style() -> Iterator[None]:
+    """The house rcParams, for drawing and for saving."""
+    import matplotlib
+
+    with matplotlib.rc_context(RC):
+        yield
+
+
+def figure(size: tuple[float, float] = SIZE) -> Figure:
+    """A new Figure with constrained layout, outside pyplot (no global state, no GUI)."""
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=size, layout="constrained")
+
+
+def axes(ax: Axes | None) -> Axes:
+    """``ax``, or the current Axes of pyplot when None (the seaborn convention)."""
+    if ax is not None:
+        return ax
+    import matplotlib.pyplot as plt
+
+    return plt.gca()
+
+
+def formats() -> dict[str, str]:
+    """File extensions matplotlib can write, with their descriptions."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    return FigureCanvasBase.get_supported_filetypes()
+
+
+def check_output(path: str | Path, option: str = "-o") -> Path:
+    """The output path, if matplotlib can write its extension and its folder exists."""
+    path = Path(path)
+    ext = path.suffix.lower().lstrip(".")
+    valid = formats()
+    if ext not in valid:
+        raise InputError(option, "the file's extension names the format; matplotlib writes "
+                         f"{', '.join(sorted(valid))}", str(path))
+    if not path.parent.is_dir():
+        raise InputError(option, "the folder does not exist", str(path.parent))
+    return path
+
+
+def savefig(fig: Figure, path: str | Path) -> Path:
+    """Write ``fig`` in the format of the extension, with fixed metadata (no dates, a fixed SVG
+    hash salt) so that the same figure gives the same bytes; written to a temporary file in the
+    same folder and moved into place, so a failure leaves no half-written file."""
+    path = check_output(path)
+    ext = path.suffix.lower().lstrip(".")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}-", suffix=path.suffix, dir=path.parent)
+    os.close(fd)
+    try:
+        with style():
+            fig.savefig(tmp, format=ext, metadata=_METADATA.get(ext))
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def tokens_label(t: float) -> str:
+    """A token count for a label: 2048 → '2,048'.
+
+    >>> tokens_label(2048), tokens_label(326.4)
+    ('2,048', '326')
+    """
+    return f"{t:,.0f}"

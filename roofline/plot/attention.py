@@ -1,0 +1,140 @@
+"""Figure 3, attention traffic (log–log): one layer's HBM bytes against T for naive, tiled at
+several SRAM sizes and ideal attention, with the T² and T²H²/M asymptotes (FlashAttention,
+Theorem 2) drawn beside them; and the memory footprint of naive attention's score matrix (and of
+the KV cache) beside the weights, against the device's memory."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .. import sweeps
+from ..evaluate import Setting, crossover_values
+from ..tables import si
+from . import _style
+from ._common import as_list, title
+
+if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+__all__ = ["plot_traffic", "plot_footprint", "attention_figure", "DEFAULT_TOKENS"]
+
+DEFAULT_TOKENS = np.geomspace(64, 2**20, 161)
+_SRAM_SCALES = (0.25, 1.0, 4.0)  # tiled attention at these multiples of the device's SRAM
+_DASHES = {0.25: (0, (1, 1)), 1.0: "-", 4.0: (0, (5, 2))}
+
+
+def _kib(nbytes: float) -> str:
+    return f"{nbytes / 1024:,.0f} KiB"
+
+
+def plot_traffic(settings: Setting | Sequence[Setting], tokens: np.ndarray | None = None,
+                 srams: Sequence[float] | None = None, ax: Axes | None = None) -> Axes:
+    """One layer's attention HBM bytes against T: naive, tiled (the first device at ``srams``
+    bytes per SM, default ¼×, 1× and 4× its own; other devices at their own), tiled_fa2 and
+    ideal, with the c·T² asymptotes of naive and of tiled at the device's SRAM."""
+    ax = _style.axes(ax)
+    group = as_list(settings)
+    first = group[0]
+    xs = DEFAULT_TOKENS if tokens is None else np.asarray(tokens, dtype=float)
+    ax.plot(xs, sweeps.attention_bytes(first, xs, "naive"), color=_style.MODE["naive"], lw=2,
+            label="naive (S and P through HBM)")
+    c = sweeps.attention_t2_coefficient(first, "naive")
+    ax.plot(xs, c * xs**2, color="#000000", lw=0.8, ls=(0, (1, 1.5)),
+            label=f"naive's asymptote {c:.4g}·T² bytes: Θ(T²)")
+    m = first.hardware.sram_per_sm
+    if m is not None:
+        sizes = [k * m for k in _SRAM_SCALES] if srams is None else list(srams)
+        for size in sizes:
+            scale = size / m
+            own = np.isclose(scale, 1.0)
+            ax.plot(xs, sweeps.attention_bytes(first, xs, "tiled", size),
+                    color=_style.MODE["tiled"], lw=2 if own else 1.3,
+                    ls=_DASHES.get(float(scale), "-") if srams is None else "-",
+                    alpha=1.0 if own else 0.8,
+                    label=f"tiled (FlashAttention), SRAM {_kib(size)}/SM"
+                          + (f" ({first.hardware.name})" if own else ""))
+        c = sweeps.attention_t2_coefficient(first, "tiled")
+        ax.plot(xs, c * xs**2, color="#000000", lw=0.8, ls=(0, (4, 1.5, 1, 1.5)),
+                label=f"tiled's asymptote {c:.4g}·T² bytes at {_kib(m)}: Θ(T²H²/M)")
+        ax.plot(xs, sweeps.attention_bytes(first, xs, "tiled_fa2"), color=_style.MODE["tiled_fa2"],
+                lw=1.3, label=f"tiled, FlashAttention-2 order, SRAM {_kib(m)}/SM")
+    for i, s in enumerate(group[1:], start=1):
+        if s.hardware.sram_per_sm is not None:
+            ax.plot(xs, sweeps.attention_bytes(s, xs, "tiled"), color=_style.DEVICE[i], lw=1.3,
+                    label=f"tiled, SRAM {_kib(s.hardware.sram_per_sm)}/SM ({s.hardware.name})")
+    ax.plot(xs, sweeps.attention_bytes(first, xs, "ideal"), color=_style.MODE["ideal"], lw=2,
+            label="ideal (Q, K, V read once, O written once)  (Θ(T))")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(xs[0], xs[-1])
+    ax.set_xlabel("prompt length T (tokens)")
+    ax.set_ylabel("HBM traffic of one layer's attention (bytes)")
+    ax.set_title("HBM traffic, one layer, causal", fontsize=9)
+    ax.legend(loc="upper left", fontsize=6.5)
+    return ax
+
+
+def plot_footprint(settings: Setting | Sequence[Setting], tokens: np.ndarray | None = None,
+                   ax: Axes | None = None) -> Axes:
+    """Device memory against T: the weights with one layer's naive score matrix, and with the
+    KV cache; each device's capacity, and where each stops fitting (the crossovers)."""
+    from matplotlib.transforms import blended_transform_factory
+
+    ax = _style.axes(ax)
+    group = as_list(settings)
+    xs = DEFAULT_TOKENS if tokens is None else np.asarray(tokens, dtype=float)
+    used = sweeps.footprint(group[0], xs)
+    ax.plot(xs, used["weights"] + used["scores"], color=_style.MODE["naive"], lw=2,
+            label="weights + naive scores (one layer)")
+    ax.plot(xs, used["weights"] + used["kv_cache"], color=_style.KIND["projection"], lw=2,
+            label="weights + KV cache (all layers)")
+    ax.plot(xs, used["weights"], color="#555555", lw=1, ls="--",
+            label=f"weights ({si(used['weights'][0], 'B')})")
+    trans = blended_transform_factory(ax.transData, ax.transAxes)
+    several = len(group) > 1
+    for i, s in enumerate(group):
+        color = _style.DEVICE[i]
+        cap = s.hardware.memory_capacity
+        ax.axhline(cap, color=color, lw=1.2, ls="-.",
+                   label=f"device memory{f' of {s.hardware.name}' if several else ''}: "
+                         f"{si(cap, 'B')}")
+        values = crossover_values(s)
+        for k, name in enumerate(("naive_scores_exceed_memory_tokens",
+                                  "kv_cache_exceeds_memory_tokens")):
+            v = values[name]
+            if v.exists and xs[0] <= v.value <= xs[-1]:
+                ax.axvline(v.value, color=color, lw=0.8, ls=":")
+                what = "scores" if k == 0 else "KV cache"
+                who = f"{s.hardware.name}: " if several else ""
+                ax.annotate(f"{who}{what} exceed{'s' if k else ''} memory at "
+                            f"T = {v.value:,.0f}", (v.value, 0.98), xycoords=trans,
+                            xytext=(-2, 0), textcoords="offset points", rotation=90,
+                            ha="right", va="top", fontsize=6.5, color=color)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(xs[0], xs[-1])
+    caps = [s.hardware.memory_capacity for s in group]
+    ax.set_ylim(used["weights"][0] / 2, max(caps) * 30)
+    ax.set_xlabel("prompt length T (tokens)")
+    ax.set_ylabel("device memory in use (bytes)")
+    ax.set_title("Memory footprint beside the weights", fontsize=9)
+    ax.legend(loc="upper left", fontsize=6.5)
+    return ax
+
+
+def attention_figure(settings: Setting | Sequence[Setting], tokens: np.ndarray | None = None,
+                     srams: Sequence[float] | None = None) -> Figure:
+    """Traffic and footprint side by side, titled with the devices, model and data type."""
+    group = as_list(settings)
+    with _style.style():
+        fig = _style.figure(_style.WIDE)
+        left, right = fig.subplots(1, 2)
+        plot_traffic(group, tokens, srams, ax=left)
+        plot_footprint(group, tokens, ax=right)
+        batch = f", batch {group[0].batch}" if group[0].batch != 1 else ", one sequence"
+        fig.suptitle(title("Attention", group, attention=False) .replace(")", f"{batch})", 1))
+    return fig

@@ -1,0 +1,205 @@
+"""Numeric sweeps for the figures: the exact expressions of :mod:`roofline.derive`, the setting's
+numbers substituted exactly (``xreplace``), then ``lambdify`` to numpy over an array of prompt
+lengths (or decode batches). No formula is typed in here: every curve is a derivation's
+expression, and ``tests/test_sweeps.py`` checks the arrays against :mod:`roofline.evaluate`'s
+exact substitution and against hand-expanded numbers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+from sympy import Expr, Integer, Symbol, lambdify, limit, oo
+
+from . import evaluate
+from .derive import attention
+from .derive.decode import decode_operations, kv_cache_bytes
+from .derive.transformer import KINDS, total_bytes, total_flops, weight_bytes
+from .errors import InputError
+from .evaluate import Setting
+from .symbols import B, M_sram, T, T_ctx
+
+__all__ = ["KindSweep", "by_kind", "intensity", "attention_bytes", "attention_t2_coefficient",
+           "attention_intensity_limit", "footprint", "decode_intensity", "OperationPoint",
+           "operation_points", "decode_point", "with_mode"]
+
+_NUMPY = [{"Max": np.maximum, "Min": np.minimum, "ceiling": np.ceil}, "numpy"]
+
+
+def _numeric(expr: Expr, x: Symbol) -> Callable[[np.ndarray], np.ndarray]:
+    """``expr`` (numbers in, only ``x`` free) as a numpy function of an array of ``x``."""
+    left = expr.free_symbols - {x}
+    if left:
+        names = ", ".join(sorted(s.name for s in left))
+        raise ValueError(f"symbols without a value: {names}")
+    f = lambdify(x, expr, modules=_NUMPY)
+    return lambda xs: np.broadcast_to(f(xs), np.shape(xs)).astype(float)
+
+
+def _array(values: np.ndarray | Sequence[float], option: str) -> np.ndarray:
+    xs = np.asarray(values, dtype=float)
+    if xs.ndim != 1 or xs.size == 0 or not np.all(np.isfinite(xs)) or np.any(xs <= 0):
+        raise InputError(option, "needs a non-empty list of positive numbers", list(np.ravel(xs)))
+    return xs
+
+
+def with_mode(setting: Setting, mode: str) -> Setting:
+    """The same setting with another attention mode."""
+    return setting if setting.attention == mode else replace(setting, attention=mode)
+
+
+# --- prefill against prompt length ----------------------------------------------------------
+@dataclass(frozen=True)
+class KindSweep:
+    """A prefill over an array of prompt lengths, per operation kind (all layers): FLOPs, HBM
+    bytes and roofline time Σ count·max(F/P, Q/β); key ``"total"`` sums every kind."""
+
+    tokens: np.ndarray
+    flops: dict[str, np.ndarray]
+    bytes: dict[str, np.ndarray]
+    time: dict[str, np.ndarray]  # seconds
+    ridge: float
+
+    def compute_bound(self, kind: str = "total") -> np.ndarray:
+        """Where the kind's FLOPs over its bytes reach the ridge (the evaluation's rule)."""
+        return self.flops[kind] >= self.ridge * self.bytes[kind]
+
+
+def by_kind(setting: Setting, tokens: np.ndarray | Sequence[int]) -> KindSweep:
+    """FLOPs, bytes and time of each operation kind of the setting's prefill at each T."""
+    xs = _array(tokens, "--prompt")
+    peak, bw = setting.hardware.peak(setting.dtype), setting.hardware.bandwidth()
+    flops: dict[str, np.ndarray] = {}
+    nbytes: dict[str, np.ndarray] = {}
+    time: dict[str, np.ndarray] = {}
+    for op in setting.operations:
+        f = _numeric(op.count * op.flops, T)(xs)
+        q = _numeric(op.count * op.bytes, T)(xs)
+        for key in (op.kind, "total"):
+            flops[key] = flops.get(key, 0.0) + f
+            nbytes[key] = nbytes.get(key, 0.0) + q
+            time[key] = time.get(key, 0.0) + np.maximum(f / peak, q / bw)
+    order = [k for k in (*KINDS, "total") if k in flops]
+    return KindSweep(xs, {k: flops[k] for k in order}, {k: nbytes[k] for k in order},
+                     {k: time[k] for k in order}, setting.ridge)
+
+
+def intensity(setting: Setting, tokens: np.ndarray | Sequence[int],
+              kinds: tuple[str, ...] = KINDS) -> np.ndarray:
+    """FLOP per HBM byte of the prefill's operations of ``kinds`` (all of them by default)."""
+    ops = setting.operations
+    return _numeric(total_flops(ops, kinds) / total_bytes(ops, kinds), T)(
+        _array(tokens, "--prompt"))
+
+
+# --- attention traffic ----------------------------------------------------------------------
+def _attention_values(setting: Setting, sram: float | None) -> dict[Symbol, Any]:
+    vals = setting.values()
+    if sram is not None:
+        vals[M_sram] = sram
+    return vals
+
+
+def attention_bytes(setting: Setting, tokens: np.ndarray | Sequence[int], mode: str,
+                    sram: float | None = None) -> np.ndarray:
+    """HBM bytes of one layer's prefill attention in ``mode`` (``attention.hbm_bytes``), with
+    the on-chip SRAM per SM set to ``sram`` bytes (default: the device's)."""
+    expr = attention.hbm_bytes(mode).xreplace(_attention_values(setting, sram))
+    return _numeric(expr, T)(_array(tokens, "--prompt"))
+
+
+def attention_t2_coefficient(setting: Setting, mode: str, sram: float | None = None) -> float:
+    """c in bytes ≈ c·T² as T → ∞ for one layer (ceilings relaxed): naive 4·B·n_q·b_a (Θ(T²));
+    tiled 2·B·n_q·b_a²·H·(3H + 4)/M_sram (FlashAttention Theorem 2: Θ(T²H²/M))."""
+    expr = attention.hbm_bytes(mode, smooth=True).xreplace(_attention_values(setting, sram))
+    return float(limit(expr / T**2, T, oo))
+
+
+def attention_intensity_limit(setting: Setting, mode: str, sram: float | None = None) -> float:
+    """FLOP/byte of ``mode`` attention as T → ∞ (ceilings relaxed): the ceiling that the SRAM
+    size sets on tiled attention (``inf`` for ideal, whose intensity grows with T)."""
+    vals = _attention_values(setting, sram)
+    expr = (attention.mode_flops(mode) / attention.hbm_bytes(mode, smooth=True)).xreplace(vals)
+    return float(limit(expr, T, oo))
+
+
+def footprint(setting: Setting, tokens: np.ndarray | Sequence[int]) -> dict[str, np.ndarray]:
+    """Device memory at each T: ``weights``, one layer's naive ``scores`` (T×T per head) and the
+    ``kv_cache`` of all layers, in bytes."""
+    xs = _array(tokens, "--prompt")
+    vals = setting.values()
+    return {"weights": _numeric(weight_bytes(setting.model.architecture).xreplace(vals), T)(xs),
+            "scores": _numeric(attention.score_bytes().xreplace(vals), T)(xs),
+            "kv_cache": _numeric(kv_cache_bytes().xreplace(vals), T)(xs)}
+
+
+# --- decode against batch -------------------------------------------------------------------
+def decode_intensity(setting: Setting, batches: np.ndarray | Sequence[int], context: int,
+                     kinds: tuple[str, ...] = KINDS) -> np.ndarray:
+    """FLOP per HBM byte of one decode step of B sequences at ``context`` cached tokens, over
+    an array of B (operations of ``kinds``; projections alone give the critical batch)."""
+    if int(context) != context or context <= 0:
+        raise InputError("--context", "must be a positive integer", context)
+    ops = decode_operations(setting.model.architecture)
+    vals = {**setting.values(batch=False), T_ctx: Integer(context), T: Integer(context)}
+    expr = (total_flops(ops, kinds) / total_bytes(ops, kinds)).xreplace(vals)
+    return _numeric(expr, B)(_array(batches, "--batch"))
+
+
+# --- points for the roofline ----------------------------------------------------------------
+@dataclass(frozen=True)
+class OperationPoint:
+    """One class of operations at one prompt length: FLOPs, bytes, roofline time (all layers)
+    and where it sits on the roofline: intensity and attained FLOP/s = FLOPs / time."""
+
+    label: str
+    group: str  # "projection" | "attention.<mode>" | "prefill" | "decode"
+    tokens: int  # prompt length (decode: the context)
+    flops: float
+    bytes: float
+    time_s: float
+
+    @property
+    def intensity(self) -> float:
+        return self.flops / self.bytes
+
+    @property
+    def attained(self) -> float:
+        return self.flops / self.time_s
+
+
+def _class_point(label: str, group: str, tokens: int, ops: Sequence[Any]) -> OperationPoint:
+    return OperationPoint(label, group, tokens, sum(o.flops for o in ops),
+                          sum(o.bytes for o in ops), sum(o.time_s for o in ops))
+
+
+def operation_points(setting: Setting, prompts: Sequence[int],
+                     modes: Sequence[str] = ("naive", "tiled", "ideal")) -> list[OperationPoint]:
+    """The prefill's projections, its attention in each of ``modes`` and the whole prefill (the
+    setting's mode) at each prompt length, from :func:`roofline.evaluate.prefill`. Tiled modes
+    are left out for a device that gives no SRAM size."""
+    out: list[OperationPoint] = []
+    for p in evaluate.prefill(setting, prompts):
+        t = p.prompt_tokens
+        out.append(_class_point("projections", "projection", t,
+                                [o for o in p.operations if o.kind == "projection"]))
+        out.append(OperationPoint(f"whole prefill ({setting.attention} attention)", "prefill",
+                                  t, p.flops, p.bytes, p.time_s))
+    for mode in modes:
+        if mode.startswith("tiled") and setting.hardware.sram_per_sm is None:
+            continue
+        for p in evaluate.prefill(with_mode(setting, mode), prompts):
+            out.append(_class_point(f"attention, {mode}", f"attention.{mode}", p.prompt_tokens,
+                                    [o for o in p.operations if o.kind == "attention"]))
+    return out
+
+
+def decode_point(setting: Setting, batch: int, context: int) -> OperationPoint:
+    """One decode step of ``batch`` sequences at ``context`` cached tokens, as a point."""
+    d = evaluate.decode(replace(setting, batch=batch), context)
+    return OperationPoint(f"decode step, batch {batch}", "decode", context, d.flops, d.bytes,
+                          d.time_s)
+
