@@ -116,7 +116,9 @@ class CrossoverTable:
             "crossovers": {name: {"value": v.value, "unit": v.unit, "exists": v.exists,
                                   "reason": v.reason, "ends_at": v.ends_at,
                                   "expr": v.expr, "latex": v.latex,
-                                  "meaning": v.meaning, "evaluated": v.evaluated}
+                                  "meaning": v.meaning, "evaluated": v.evaluated,
+                                  "simplified": v.simplified,
+                                  "simplified_expr": v.simplified_expr}
                            for name, v in self.values.items()},
         }
 
@@ -124,8 +126,19 @@ class CrossoverTable:
         rows = []
         for name, v in self.values.items():
             value = f"{v.value:,.0f} {v.unit}" if v.exists else "never" if v.evaluated else "–"
-            rows.append([name, value, v.reason])
-        return ["crossover", "value", "note"], rows
+            approx = "" if v.simplified is None or v.value is None else \
+                f"{v.simplified:,.0f} ({v.simplified / v.value - 1:+.1%})"
+            rows.append([name, value, approx, v.reason])
+        return ["crossover", "value", "wide-layer form", "note"], rows
+
+    @property
+    def expressions(self) -> dict[str, Expr]:
+        """The closed form of each crossover (of the branch that holds here), as SymPy."""
+        from sympy import parse_expr
+
+        from .symbols import local_dict
+
+        return {n: parse_expr(v.expr, local_dict=local_dict()) for n, v in self.values.items()}
 
     def _title(self) -> str:
         s = self.setting
@@ -133,7 +146,7 @@ class CrossoverTable:
                 f"ridge {s.ridge:.4g} FLOP/byte)")
 
     def __str__(self) -> str:
-        return "\n".join([self._title(), "", render(*self.rows(), left=(0, 2))])
+        return "\n".join([self._title(), "", render(*self.rows(), left=(0, 3))])
 
     def _repr_markdown_(self) -> str:
         return "\n".join([f"**{self._title()}**", "", render(*self.rows(), markdown=True)])

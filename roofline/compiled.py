@@ -37,9 +37,12 @@ def compile_arch(arch: Architecture) -> dict[str, dict[str, Any]]:
 
     out = {}
     for name, c in crossovers(arch).items():
+        approx = c.simplified()
         out[name] = {
             "meaning": c.meaning, "unit": c.unit, "unknown": c.unknown.name, "kind": c.kind,
             "grows": sstr(c.grows), "other": sstr(c.other),
+            "simplified": None if approx is None else {"expr": sstr(approx),
+                                                       "latex": latex(approx)},
             "branches": [{"coefficients": [sstr(a) for a in b.coefficients],
                           "choices": [[sstr(atom), sstr(arg)] for atom, arg in b.choices],
                           "root": sstr(b.root), "latex": latex(b.root)}

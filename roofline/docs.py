@@ -105,7 +105,8 @@ TABLE_COLUMNS: tuple[tuple[str, str, str], ...] = (
 )
 
 _SI_UNITS = {"FLOP": "FLOP", "bytes": "B", "FLOP/s": "FLOP/s", "bytes/s": "B/s", "s": "s"}
-_LONG = 700  # LaTeX longer than this (characters) folds into a <details> block
+_LONG = 700  # a step's LaTeX longer than this (characters) folds into a <details> block
+_SHORT = 300  # a crossover's closed form up to this long is shown unfolded
 _A = (Symbol("a_2"), Symbol("a_1"), Symbol("a_0"))
 
 
@@ -221,7 +222,7 @@ def _example() -> _Example:
         T_ctx: "T: the first decode step after the prompt",
         F_op: f"prefill.flops at T = {t}", Q_op: f"prefill.bytes at T = {t}",
         I_op: f"F_op / Q_op: the whole prefill at T = {t}",
-        t_pre: f"prefill.time at T = {t} (tiled attention)", R: "load R·t_pre = 1/2",
+        t_pre: f"prefill.time at T = {t}, tiled attention", R: "load R·t_pre = 1/2",
         t_slo: "2·t_pre", t_mean: f"prompts of {a} and {b} tokens, equally likely",
         t_sq: f"prompts of {a} and {b} tokens, equally likely",
         K_intra: "an assumed speedup", n_rep: "two replicas",
@@ -287,7 +288,7 @@ def _folded(summary: str, body: list[str]) -> list[str]:
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     def line(cells: Sequence[str]) -> str:
-        return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+        return "| " + " | ".join(cells) + " |"  # cells come escaped (``_md``)
     return ["", line(headers), "|" + "---|" * len(headers), *map(line, rows), ""]
 
 
@@ -356,7 +357,7 @@ def _symbols(entry: Entry, example: _Example) -> list[str]:
         shown = _quantity(value if isinstance(value, Integer) else float(value), info.unit)
         if info.symbol in example.notes:
             shown += f" ({example.notes[info.symbol]})"
-        rows.append([f"`{name}`", _md(info.meaning), "–" if info.unit == "1" else info.unit,
+        rows.append([f"`{name}`", _md(info.meaning), "–" if info.unit == "1" else _md(info.unit),
                      ", ".join(info.assumptions), _md(shown)])
     return ["", "**Symbols.**", *_table(["symbol", "meaning", "unit", "assumptions",
                                          "example"], rows)]
@@ -431,8 +432,12 @@ def _crossover(entry: Entry, c: Crossover, example: _Example) -> list[str]:
              *_math(latex(Eq(star, formula))), "with", ""]
     for symbol, coeff in named:
         lines += _math(latex(Eq(symbol, coeff)))
-    lines += _folded(f"The closed form written out (<code>{entry.name}</code>)",
-                     _math(latex(entry.expr)))
+    full = latex(entry.expr)
+    if len(full) <= _SHORT:
+        lines += ["", "Written out:", *_math(full)]
+    else:
+        lines += _folded(f"The closed form written out (<code>{entry.name}</code>, "
+                         f"{len(full):,} characters of LaTeX)", _math(full))
     lines += _common(entry, example, c.regime)
     if branch.choices:
         body = ["Each max/min of the defining equality replaced by one argument:"]
@@ -482,8 +487,8 @@ def _crossover_table(hardware: Sequence[Hardware], models: Sequence[ModelShape])
     lines += [f"- [`{name}`](#{name}) ({_md(short)}): {_md(regime)}."
               for name, short, regime in TABLE_COLUMNS]
     lines += ["", "In the cells: *a–b*: the regime holds from *a* and ends at *b* (the equality "
-              "holds again there); never: the regime is never reached; never, weights > "
-              "memory: the weights alone exceed the device memory; –: not evaluated, because the "
+              "holds again there); never: the regime is never reached; weights > memory: the "
+              "weights alone exceed the device memory, whatever the prompt; –: not evaluated, because the "
               "hardware file gives no on-chip SRAM per SM (FlashAttention's M), which tiled "
               "attention needs.", ""]
     needs_sram = {name for name, c in crossovers().items() if M_sram in c.equation.free_symbols}
@@ -497,10 +502,10 @@ def _crossover_table(hardware: Sequence[Hardware], models: Sequence[ModelShape])
                     continue
                 s = Setting(hw, model, dtype)
                 values = crossover_values(s)
-                rows.append([hw.name, dtype, f"{s.ridge:.4g}",
+                rows.append([_md(hw.name), dtype, f"{s.ridge:.4g}",
                              *(_cell(values[name], name in needs_sram and hw.sram_per_sm is None)
                                for name, _, _ in TABLE_COLUMNS)])
-        lines += ["", f"### {model.name}", "",
+        lines += ["", f"### {_md(model.name)}", "",
                   f"{model.parameters / 1e9:.4g} B parameters; {_shape(model)}."]
         lines += _table(headers, rows)
     return lines
@@ -512,7 +517,7 @@ def _cell(v: CrossoverValue, unevaluated: bool) -> str:
         return text if v.ends_at is None else f"{text}–{v.ends_at:,.0f}"
     if unevaluated:
         return "–"
-    return "never, weights > memory" if v.reason.startswith("never fits") else "never"
+    return "weights > memory" if v.reason.startswith("never fits") else "never"
 
 
 def _shape(model: ModelShape) -> str:

@@ -203,6 +203,8 @@ class CrossoverValue:
     latex: str
     ends_at: float | None = None  # where the regime ends again (a second root), if it does
     evaluated: bool = True  # False when the device lacks a number the crossover needs
+    simplified: float | None = None  # the wide-layer form (activation traffic neglected)
+    simplified_expr: str | None = None
 
 
 def crossover_values(setting: Setting) -> dict[str, CrossoverValue]:
@@ -237,7 +239,18 @@ def _evaluate(name: str, c: dict, vals: dict[str, float], setting: Setting) -> C
     found.sort(key=lambda item: item[0])
     (first, branch), ends = found[0], (found[1][0] if len(found) > 1 else None)
     note = "" if ends is None else f"holds again at {ends:,.0f} {c['unit']}: the regime ends there"
-    return value(first, c["unit"], True, note, branch["root"], branch["latex"], ends)
+    approx = c["simplified"] if branch is main else None
+    return value(first, c["unit"], True, note, branch["root"], branch["latex"], ends,
+                 simplified=_real(approx["expr"], vals) if approx else None,
+                 simplified_expr=approx["expr"] if approx else None)
+
+
+def _real(text: str, vals: dict[str, float]) -> float | None:
+    try:
+        v = arith.value(text, vals)
+    except (ValueError, ZeroDivisionError):  # a negative square root: no real value
+        return None
+    return v if v > 0 else None
 
 
 def _holds(branch: dict, vals: dict[str, float], x: str, r: float) -> bool:

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from functools import cache, cached_property
 
 from sympy import (Dummy, Expr, Integer, Max, Min, Poly, Pow, Rational, Symbol, cancel, expand, factor,
-                   factor_terms, solve)
+                   factor_terms, nan, oo, solve, zoo)
 
-from ..symbols import B, C_mem, T, b_a
+from ..symbols import B, C_mem, P_peak, T, b_a
 from . import attention
 from .bounds import op_time, ridge
 from .decode import decode_operations, kv_cache_bytes
@@ -69,6 +69,7 @@ class Crossover:
     kind: str  # "intensity" (grows = FLOPs, other = ridge·bytes) | "memory" | "balance"
     regime: tuple[str, ...] = ()  # assumptions of the main branch, in words
     main: tuple[tuple[Expr, Expr], ...] = ()  # the main branch's choices for Max/Min atoms
+    wide_form: bool = False  # whether neglecting activation traffic gives a useful simple form
 
     @property
     def equation(self) -> Expr:
@@ -86,9 +87,13 @@ class Crossover:
     def simplified(self) -> Expr | None:
         """The wide-layer form: activation traffic neglected (b_a → 0); None if the same."""
         eq = self.branches[0].equation
-        if b_a not in eq.free_symbols:
+        if not self.wide_form or b_a not in eq.free_symbols:
             return None
-        return quadratic_root(eq.subs(b_a, 0), self.unknown)
+        wide = eq.subs(b_a, 0)
+        if wide.has(nan, zoo, oo) or not wide.has(self.unknown):
+            return None  # all of its traffic is activations: no wide-layer form
+        root = quadratic_root(wide, self.unknown)
+        return None if root.has(nan, zoo, oo) else root
 
 
 def _branches(expr: Expr, main: tuple[tuple[Expr, Expr], ...], x: Symbol) -> Iterator[Branch]:
@@ -176,13 +181,14 @@ def _moe_main(ops_expr: Expr) -> tuple[tuple[Expr, Expr], ...]:
     return tuple(out)
 
 
-def _cross(name, meaning, unit, source, unknown, grows, other, kind, regime=()) -> Crossover:
+def _cross(name, meaning, unit, source, unknown, grows, other, kind, regime=(),
+           wide_form=False) -> Crossover:
     main = _moe_main(grows - other)
     for atom in (grows - other).atoms(Max):  # time balances: the main branch is compute-bound
-        flops_arg = next((a for a in atom.args if a.has(Symbol("P_peak", positive=True))),
-                         atom.args[0])
+        flops_arg = next((a for a in atom.args if a.has(P_peak)), atom.args[0])
         main += ((atom, flops_arg),)
-    return Crossover(name, meaning, unit, source, unknown, grows, other, kind, regime, main)
+    return Crossover(name, meaning, unit, source, unknown, grows, other, kind, regime, main,
+                     wide_form)
 
 
 @cache
@@ -196,7 +202,7 @@ def crossovers(arch: Architecture = Architecture()) -> dict[str, Crossover]:
         "prompt length at which the layer's projections reach the ridge intensity", "tokens",
         f"{BOOK}: a matmul is compute-bound when its batch exceeds ≈ I_ridge·b_w/2", T,
         total_flops(proj), i_r * total_bytes(proj), "intensity",
-        ("projections of one layer (QKV, O, MLP) as one operation", "B sequences")))
+        ("projections of one layer (QKV, O, MLP) as one operation", "B sequences"), True))
     for mode in attention.MODES:
         ops = prefill_operations(arch, mode, smooth=True)
         out.append(_cross(
@@ -204,7 +210,7 @@ def crossovers(arch: Architecture = Architecture()) -> dict[str, Crossover]:
             f"prompt length at which the whole prefill ({mode} attention) reaches the ridge",
             "tokens", f"{BOOK}; attention bytes from {FA1}", T,
             total_flops(ops), i_r * total_bytes(ops), "intensity",
-            ("all operations as one: total FLOPs / total bytes", f"attention: {mode}")))
+            ("all operations as one: total FLOPs / total bytes", f"attention: {mode}"), True))
     attn_t, proj_t = _attention(arch, "tiled"), proj
     out.append(_cross(
         "attention_equals_projection_flops_tokens",
@@ -243,7 +249,7 @@ def crossovers(arch: Architecture = Architecture()) -> dict[str, Crossover]:
         "decode batch at which one step's projections reach the ridge intensity", "sequences",
         f"{BOOK}: critical batch ≈ I_ridge·b_w/2 (240 on TPU v5e bf16, 295 on H100)", B,
         total_flops(dec), i_r * total_bytes(dec), "intensity",
-        ("one decode step; projections of one layer as one operation",)))
+        ("one decode step; projections of one layer as one operation",), True))
     return {c.name: c for c in out}
 
 

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from ..errors import InputError
-from ..evaluate import Setting
+from ..evaluate import CrossoverValue, Setting, crossover_values
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
 
-__all__ = ["as_list", "title", "side_legend", "device_label"]
+__all__ = ["as_list", "title", "side_legend", "device_label", "crossovers"]
 
 
 def as_list(settings: Setting | Sequence[Setting]) -> list[Setting]:
@@ -49,3 +50,9 @@ def side_legend(ax: Axes, **kwargs) -> None:
         handles, labels = ax.get_legend_handles_labels()
     ax.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0,
               **kwargs)
+
+
+@lru_cache(maxsize=32)
+def crossovers(s: Setting) -> dict[str, CrossoverValue]:
+    """:func:`roofline.evaluate.crossover_values`, computed once per setting for all figures."""
+    return crossover_values(s)

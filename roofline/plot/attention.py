@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .. import sweeps
-from ..evaluate import Setting, crossover_values
+from ..evaluate import Setting
 from ..tables import si
 from . import _style
-from ._common import as_list, title
+from ._common import as_list, crossovers, title
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
@@ -29,6 +29,11 @@ _DASHES = {0.25: (0, (1, 1)), 1.0: "-", 4.0: (0, (5, 2))}
 
 def _kib(nbytes: float) -> str:
     return f"{nbytes / 1024:,.0f} KiB"
+
+
+def _below(ax: Axes) -> None:
+    """The legend under the panel, in two columns: it covers no data."""
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=1, fontsize=7)
 
 
 def plot_traffic(settings: Setting | Sequence[Setting], tokens: np.ndarray | None = None,
@@ -74,7 +79,7 @@ def plot_traffic(settings: Setting | Sequence[Setting], tokens: np.ndarray | Non
     ax.set_xlabel("prompt length T (tokens)")
     ax.set_ylabel("HBM traffic of one layer's attention (bytes)")
     ax.set_title("HBM traffic, one layer, causal", fontsize=9)
-    ax.legend(loc="upper left", fontsize=6.5)
+    _below(ax)
     return ax
 
 
@@ -82,8 +87,6 @@ def plot_footprint(settings: Setting | Sequence[Setting], tokens: np.ndarray | N
                    ax: Axes | None = None) -> Axes:
     """Device memory against T: the weights with one layer's naive score matrix, and with the
     KV cache; each device's capacity, and where each stops fitting (the crossovers)."""
-    from matplotlib.transforms import blended_transform_factory
-
     ax = _style.axes(ax)
     group = as_list(settings)
     xs = DEFAULT_TOKENS if tokens is None else np.asarray(tokens, dtype=float)
@@ -94,7 +97,6 @@ def plot_footprint(settings: Setting | Sequence[Setting], tokens: np.ndarray | N
             label="weights + KV cache (all layers)")
     ax.plot(xs, used["weights"], color="#555555", lw=1, ls="--",
             label=f"weights ({si(used['weights'][0], 'B')})")
-    trans = blended_transform_factory(ax.transData, ax.transAxes)
     several = len(group) > 1
     for i, s in enumerate(group):
         color = _style.DEVICE[i]
@@ -102,18 +104,16 @@ def plot_footprint(settings: Setting | Sequence[Setting], tokens: np.ndarray | N
         ax.axhline(cap, color=color, lw=1.2, ls="-.",
                    label=f"device memory{f' of {s.hardware.name}' if several else ''}: "
                          f"{si(cap, 'B')}")
-        values = crossover_values(s)
+        values = crossovers(s)
         for k, name in enumerate(("naive_scores_exceed_memory_tokens",
                                   "kv_cache_exceeds_memory_tokens")):
             v = values[name]
             if v.exists and xs[0] <= v.value <= xs[-1]:
-                ax.axvline(v.value, color=color, lw=0.8, ls=":")
-                what = "scores" if k == 0 else "KV cache"
+                what = "naive scores" if k == 0 else "KV cache"
                 who = f"{s.hardware.name}: " if several else ""
-                ax.annotate(f"{who}{what} exceed{'s' if k else ''} memory at "
-                            f"T = {v.value:,.0f}", (v.value, 0.98), xycoords=trans,
-                            xytext=(-2, 0), textcoords="offset points", rotation=90,
-                            ha="right", va="top", fontsize=6.5, color=color)
+                ax.axvline(v.value, color=color, lw=1.0, ls=":" if k == 0 else (0, (1, 3)),
+                           label=f"{who}{what} exceed{'s' if k else ''} memory at "
+                                 f"T = {v.value:,.0f}")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlim(xs[0], xs[-1])
@@ -122,7 +122,7 @@ def plot_footprint(settings: Setting | Sequence[Setting], tokens: np.ndarray | N
     ax.set_xlabel("prompt length T (tokens)")
     ax.set_ylabel("device memory in use (bytes)")
     ax.set_title("Memory footprint beside the weights", fontsize=9)
-    ax.legend(loc="upper left", fontsize=6.5)
+    _below(ax)
     return ax
 
 
@@ -135,6 +135,8 @@ def attention_figure(settings: Setting | Sequence[Setting], tokens: np.ndarray |
         left, right = fig.subplots(1, 2)
         plot_traffic(group, tokens, srams, ax=left)
         plot_footprint(group, tokens, ax=right)
+        rows = max(len(a.get_legend().get_texts()) for a in (left, right))
+        fig.set_figheight(4.0 + 0.15 * rows)  # the panels keep their height above the legends
         batch = f", batch {group[0].batch}" if group[0].batch != 1 else ", one sequence"
         fig.suptitle(title("Attention", group, attention=False) .replace(")", f"{batch})", 1))
     return fig

@@ -13,9 +13,10 @@ import textwrap
 import numpy as np
 
 from .. import sweeps
-from ..evaluate import CrossoverValue, Setting, crossover_values
+from ..evaluate import CrossoverValue, Setting
 from . import _style
 from ._common import as_list, side_legend, title
+from ._common import crossovers as _crossovers
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
@@ -86,7 +87,7 @@ def plot_time(settings: Setting | Sequence[Setting], tokens: np.ndarray | None =
     ax = _style.axes(ax)
     group = as_list(settings)
     several = len(group) > 1
-    values = {s.hardware.name: crossover_values(s) for s in group} if crossovers else {}
+    values = {s.hardware.name: _crossovers(s) for s in group} if crossovers else {}
     on_axis = [v.value for vs in values.values() for v in vs.values()
                if v.exists and v.unit == "tokens"]
     xs = default_tokens(group, on_axis) if tokens is None else np.asarray(tokens, dtype=float)

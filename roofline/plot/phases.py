@@ -1,0 +1,138 @@
+"""Figure 4, prefill against decode: arithmetic intensity against prompt length (prefill) and
+against decode batch (one decode step), with each device's ridge P/β: prefill's projections
+reuse each weight over T rows and cross the ridge after a few hundred tokens, while a decode
+step reuses it over only B rows and reads the KV cache besides."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .. import sweeps
+from ..evaluate import Setting
+from . import _style
+from ._common import as_list, crossovers, title
+
+if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+__all__ = ["plot_prefill_intensity", "plot_decode_intensity", "phases_figure"]
+
+PROMPTS = np.geomspace(16, 2**17, 141)
+BATCHES = np.geomspace(1, 4096, 121)
+
+
+def _ridges(ax: Axes, group: list[Setting]) -> None:
+    several = len(group) > 1
+    for i, s in enumerate(group):
+        who = f"{s.hardware.name} " if several else ""
+        ax.axhline(s.ridge, color=_style.DEVICE[i] if several else "#444444", lw=1.2, ls="-.",
+                   label=f"{who}ridge P/β = {s.ridge:.0f} FLOP/byte ({s.dtype})")
+
+
+def _cross(ax: Axes, x: float, y: float, color: str, label: str) -> None:
+    ax.plot([x], [y], "o", ms=6, mfc="white", mec=color, mew=1.5, zorder=5, label=label)
+
+
+def plot_prefill_intensity(settings: Setting | Sequence[Setting],
+                           prompts: Sequence[int] = (), tokens: np.ndarray | None = None,
+                           ax: Axes | None = None) -> Axes:
+    """Intensity of the whole prefill, its projections and its attention against T, with the
+    ridge and the prompt lengths where the prefill and its projections reach it; markers at
+    ``prompts``."""
+    ax = _style.axes(ax)
+    group = as_list(settings)
+    several = len(group) > 1
+    xs = PROMPTS if tokens is None else np.asarray(tokens, dtype=float)
+    first = group[0]
+    ax.plot(xs, sweeps.intensity(first, xs, ("projection",)), color=_style.KIND["projection"],
+            label="projections (QKV, O, MLP)")
+    ax.plot(xs, sweeps.intensity(first, xs, ("attention",)), color=_style.KIND["attention"],
+            lw=1.3, label=f"attention ({first.attention})")
+    for i, s in enumerate(group):
+        who = f"{s.hardware.name}: " if several else ""
+        color = _style.DEVICE[i] if several else _style.KIND["total"]
+        ax.plot(xs, sweeps.intensity(s, xs), color=color, lw=2.2,
+                label=f"{who}whole prefill ({s.attention} attention)")
+        if prompts:
+            ax.plot(prompts, sweeps.intensity(s, prompts), "s", ms=5, color=color, zorder=5,
+                    label=f"{who}T = {', '.join(f'{t:,}' for t in prompts)}")
+    _ridges(ax, group)
+    for i, s in enumerate(group):
+        who = f"{s.hardware.name}: " if several else ""
+        v = crossovers(s)[f"prefill_compute_bound_tokens.{s.attention}"]
+        if v.exists:
+            tail = f"; memory-bound again from {v.ends_at:,.0f}" if v.ends_at else ""
+            _cross(ax, v.value, s.ridge, _style.DEVICE[i] if several else "#000000",
+                   f"{who}prefill compute-bound from T = {v.value:,.0f}{tail}")
+        p = crossovers(s)["projection_compute_bound_tokens"]
+        if p.exists:
+            _cross(ax, p.value, s.ridge, _style.KIND["projection"],
+                   f"{who}projections compute-bound from T = {p.value:,.0f}")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(xs[0], xs[-1])
+    ax.set_xlabel("prompt length T (tokens)")
+    ax.set_ylabel("arithmetic intensity (FLOP/byte)")
+    ax.set_title("Prefill: one sequence of T tokens", fontsize=9)
+    _below(ax)
+    return ax
+
+
+def plot_decode_intensity(settings: Setting | Sequence[Setting], context: int,
+                          batches: Sequence[int] = (), sweep: np.ndarray | None = None,
+                          ax: Axes | None = None) -> Axes:
+    """Intensity of one decode step (and of its projections) against the batch B at
+    ``context`` cached tokens, with the ridge and the critical batch; markers at ``batches``."""
+    ax = _style.axes(ax)
+    group = as_list(settings)
+    several = len(group) > 1
+    bs = BATCHES if sweep is None else np.asarray(sweep, dtype=float)
+    first = group[0]
+    ax.plot(bs, sweeps.decode_intensity(first, bs, context, ("projection",)),
+            color=_style.KIND["projection"], label="projections of a decode step")
+    ax.plot(bs, sweeps.decode_intensity(first, bs, context), color=_style.KIND["decode"],
+            lw=2.2, label=f"whole decode step (context {context:,})")
+    if batches:
+        ax.plot(batches, sweeps.decode_intensity(first, batches, context), "*", ms=9,
+                color=_style.KIND["decode"], zorder=5,
+                label=f"B = {', '.join(f'{b:,}' for b in batches)}")
+    _ridges(ax, group)
+    for i, s in enumerate(group):
+        who = f"{s.hardware.name}: " if several else ""
+        v = crossovers(s)["decode_critical_batch"]
+        if v.exists:
+            _cross(ax, v.value, s.ridge, _style.DEVICE[i] if several else "#000000",
+                   f"{who}critical batch B = {v.value:,.0f} (projections reach the ridge)")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(bs[0], bs[-1])
+    ax.set_xlabel("decode batch B (sequences)")
+    ax.set_ylabel("arithmetic intensity (FLOP/byte)")
+    ax.set_title(f"Decode: one step of B sequences at context {context:,}", fontsize=9)
+    _below(ax)
+    return ax
+
+
+def _below(ax: Axes) -> None:
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=1, fontsize=7)
+
+
+def phases_figure(settings: Setting | Sequence[Setting], prompts: Sequence[int] = (),
+                  batches: Sequence[int] = (1,), context: int | None = None) -> Figure:
+    """Prefill and decode side by side on one intensity scale."""
+    group = as_list(settings)
+    context = context or (max(prompts) if prompts else 2048)
+    with _style.style():
+        fig = _style.figure(_style.WIDE)
+        left, right = fig.subplots(1, 2, sharey=True)
+        plot_prefill_intensity(group, prompts, ax=left)
+        plot_decode_intensity(group, context, batches, ax=right)
+        right.tick_params(labelleft=True)
+        rows = max(len(a.get_legend().get_texts()) for a in (left, right))
+        fig.set_figheight(4.0 + 0.15 * rows)
+        fig.suptitle(title("Prefill against decode", group))
+    return fig

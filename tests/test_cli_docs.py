@@ -1,0 +1,116 @@
+"""``roofline docs [-o DIR] [--check]`` end to end through main().
+
+The pages are generated once over a small grid and ``docs.generate`` is replaced by that
+result, so each command runs in well under a second; ``tests/test_docs.py`` tests the pages.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import roofline.cli as cli
+from roofline import docs
+from roofline.specs.hardware import load_hardware
+from roofline.specs.model import load_model
+
+
+@pytest.fixture(scope="module")
+def small_pages() -> dict[str, str]:
+    return docs.generate([load_hardware("H100-SXM")], [load_model("Llama-3-8B")])
+
+
+@pytest.fixture(autouse=True)
+def _fast(monkeypatch: pytest.MonkeyPatch, small_pages: dict[str, str]) -> None:
+    if "docs" not in cli._COMMANDS:
+        monkeypatch.setattr(cli, "_COMMANDS", (*cli._COMMANDS, "docs"))
+    monkeypatch.setattr(docs, "generate", lambda: dict(small_pages))
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    status = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_docs_writes_every_page_then_nothing(capsys: pytest.CaptureFixture[str],
+                                             tmp_path: Path, small_pages: dict[str, str]) -> None:
+    out = tmp_path / "docs"
+    status, stdout, err = _run(capsys, "docs", "-o", str(out))
+    assert status == 0 and err == ""
+    assert sorted(p.name for p in out.iterdir()) == sorted(small_pages)
+    assert f"wrote {out / 'crossovers.md'}" in stdout
+    assert stdout.splitlines()[-1] == f"{out}: {len(small_pages)} pages, {len(small_pages)} " \
+                                      "written, 0 removed"
+    assert (out / "README.md").read_text(encoding="utf-8") == small_pages["README.md"]
+    status, stdout, _ = _run(capsys, "docs", "-o", str(out))
+    assert status == 0 and stdout == f"{out}: {len(small_pages)} pages, 0 written, 0 removed\n"
+
+
+def test_default_directory_is_derivations_under_the_current_directory(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    status, _, _ = _run(capsys, "docs")
+    assert status == 0 and (tmp_path / "derivations" / "crossovers.md").is_file()
+    status, stdout, _ = _run(capsys, "docs", "--check")
+    assert status == 0 and stdout.startswith("derivations: ") and "up to date" in stdout
+
+
+def test_check_passes_on_fresh_pages_and_fails_on_an_edited_copy(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    out = tmp_path / "derivations"
+    _run(capsys, "docs", "-o", str(out))
+    status, stdout, err = _run(capsys, "docs", "--check", "-o", str(out))
+    assert (status, err) == (0, "") and "up to date" in stdout
+
+    page = out / "crossovers.md"
+    page.write_text(page.read_text(encoding="utf-8").replace("tokens", "tokenz", 1),
+                    encoding="utf-8")
+    before = page.read_text(encoding="utf-8")
+    status, stdout, err = _run(capsys, "docs", "--check", "-o", str(out))
+    assert status == 1 and stdout == ""
+    lines = err.splitlines()
+    assert lines[0] == f"roofline docs: stale: {page}: differs from the generated text"
+    assert lines[-1].startswith("roofline docs: 1 stale page(s); regenerate with")
+    assert page.read_text(encoding="utf-8") == before  # --check writes nothing
+
+
+def test_check_names_missing_and_leftover_pages(capsys: pytest.CaptureFixture[str],
+                                               tmp_path: Path) -> None:
+    out = tmp_path / "derivations"
+    _run(capsys, "docs", "-o", str(out))
+    (out / "bounds.md").unlink()
+    (out / "roofline.md").write_text(docs.HEADER + "\n# The roofline\n", encoding="utf-8")
+    status, _, err = _run(capsys, "docs", "--check", "-o", str(out))
+    assert status == 1
+    assert f"stale: {out / 'bounds.md'}: missing" in err
+    assert f"stale: {out / 'roofline.md'}: no longer generated" in err
+    status, stdout, _ = _run(capsys, "docs", "-o", str(out))
+    assert status == 0 and f"removed {out / 'roofline.md'} (no longer generated)" in stdout
+    assert _run(capsys, "docs", "--check", "-o", str(out))[0] == 0
+
+
+def test_check_of_a_missing_directory_names_every_page(capsys: pytest.CaptureFixture[str],
+                                                      tmp_path: Path,
+                                                      small_pages: dict[str, str]) -> None:
+    status, _, err = _run(capsys, "docs", "--check", "-o", str(tmp_path / "none"))
+    assert status == 1 and err.count(": missing") == len(small_pages)
+
+
+def test_output_that_is_a_file_is_bad_input(capsys: pytest.CaptureFixture[str],
+                                            tmp_path: Path) -> None:
+    target = tmp_path / "derivations"
+    target.write_text("not a directory", encoding="utf-8")
+    for argv in (("docs", "-o", str(target)), ("docs", "--check", "-o", str(target))):
+        status, stdout, err = _run(capsys, *argv)
+        assert status == 2 and stdout == ""
+        assert err == f"roofline: error: -o: must be a directory (got '{target}')\n"
+
+
+def test_help_states_the_exit_statuses(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        cli.main(["docs", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "1 with --check when a page is stale" in text and "2 bad input" in text
