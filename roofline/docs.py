@@ -138,7 +138,8 @@ def generate(hardware: Sequence[Hardware] | None = None,
     return pages
 
 
-def write(directory: str | Path, pages: dict[str, str] | None = None) -> tuple[list[str], list[str]]:
+def write(directory: str | Path,
+          pages: dict[str, str] | None = None) -> tuple[list[str], list[str]]:
     """Write the pages into ``directory`` (created if missing): (files written, files removed).
 
     Only files whose text changed are written; a generated page no longer produced (it starts with
@@ -312,7 +313,8 @@ def _index(by_topic: dict[str, list[Entry]]) -> str:
              "cite it as `derivations/<page>.md#<anchor>`, e.g. "
              "[`derivations/crossovers.md#projection_compute_bound_tokens`]"
              "(crossovers.md#projection_compute_bound_tokens) or "
-             "[`derivations/attention.md#attention.tiled.bytes`](attention.md#attention.tiled.bytes). "
+             "[`derivations/attention.md#attention.tiled.bytes`]"
+             "(attention.md#attention.tiled.bytes). "
              "The anchor is the formula's name in `roofline derive` (a crossover's without its "
              "`crossover.` prefix).", "",
              f"Worked examples use {EXAMPLE.hardware} and {EXAMPLE.model} in {EXAMPLE.dtype}, "
@@ -320,7 +322,14 @@ def _index(by_topic: dict[str, list[Entry]]) -> str:
     rows = [[f"[{TITLES.get(t, (t, ''))[0]}]({t}.md)", TITLES.get(t, ("", ""))[1],
              str(len(entries))] for t, entries in by_topic.items()]
     lines += _table(["page", "contents", "formulas"], rows)
-    lines += ["", "Regenerate with `roofline docs` (writes `derivations/` under the current "
+    lines += ["", "## How to cite", "",
+              "Cite the software as `CITATION.cff` at the repository root says, and each formula "
+              "by its page and anchor, e.g. `derivations/crossovers.md#decode_critical_batch`. "
+              "Every page shows the formula's LaTeX (as `sympy.latex` typesets the catalogue's "
+              "expression), its symbols, assumptions and source, the steps SymPy made, a worked "
+              "example and the SymPy form to copy.", "",
+              "## Keeping them current", "",
+              "Regenerate with `roofline docs` (writes `derivations/` under the current "
               "directory; `-o DIR` elsewhere). `roofline docs --check` exits with status 1 and "
               "names the stale files when these pages differ from what the code generates."]
     return _tidy(lines)
@@ -488,8 +497,8 @@ def _crossover_table(hardware: Sequence[Hardware], models: Sequence[ModelShape])
               for name, short, regime in TABLE_COLUMNS]
     lines += ["", "In the cells: *a–b*: the regime holds from *a* and ends at *b* (the equality "
               "holds again there); never: the regime is never reached; weights > memory: the "
-              "weights alone exceed the device memory, whatever the prompt; –: not evaluated, because the "
-              "hardware file gives no on-chip SRAM per SM (FlashAttention's M), which tiled "
+              "weights alone exceed the device memory, whatever the prompt; –: not evaluated, "
+              "because the hardware file gives no on-chip SRAM per SM (FlashAttention's M), which tiled "
               "attention needs.", ""]
     needs_sram = {name for name, c in crossovers().items() if M_sram in c.equation.free_symbols}
     headers = ["device", "dtype", "ridge (FLOP/byte)",

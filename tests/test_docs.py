@@ -201,7 +201,8 @@ def test_projection_crossover_matches_a_hand_solution(pages: dict[str, str]) -> 
     assert f"**T\\* = {tokens:,.0f} tokens**" in _example(section)
     table = pages["crossovers.md"].split('<a id="crossover-table"></a>')[1]
     llama = table.split("### Llama-3-8B")[1]
-    row = next(r for r in _tables(llama)[0] if r[0].strip() == "H100-SXM" and r[1].strip() == "bf16")
+    row = next(r for r in _tables(llama)[0]
+               if r[0].strip() == "H100-SXM" and r[1].strip() == "bf16")
     assert row[3].strip() == f"{tokens:,.0f}"
 
 
@@ -275,3 +276,17 @@ def test_write_refuses_a_file_as_directory(pages: dict[str, str], tmp_path: Path
 
 def test_markdown_escaping() -> None:
     assert docs._md("F = 2*T*d_in | <x>") == r"F = 2\*T\*d\_in \| \<x\>"
+
+
+def test_citation_file_names_the_package_version() -> None:
+    import tomllib
+
+    root = Path(__file__).resolve().parents[1]
+    cff = (root / "CITATION.cff").read_text(encoding="utf-8")
+    version = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"][
+        "version"]
+    assert re.search(rf"^version: {re.escape(version)}$", cff, flags=re.M)
+    assert re.search(r"^title: roofline$", cff, flags=re.M)
+    assert re.search(r'^date-released: "\d{4}-\d\d-\d\d"$', cff, flags=re.M)
+    assert "  - name: The roofline developers" in cff and "license: MIT" in cff
+    assert "If you use these formulas or figures, please cite" in " ".join(cff.split())

@@ -13,7 +13,7 @@ from ..errors import RooflineError
 __all__ = ["main", "console"]
 
 # Sub-command modules, in the order ``roofline --help`` lists them.
-_COMMANDS = ("derive", "hardware", "model", "prefill", "crossover", "ttft")
+_COMMANDS = ("derive", "hardware", "model", "prefill", "crossover", "ttft", "docs")
 # Commands that share a module with another.
 _MODULES = {"hardware": "specs", "model": "specs", "prefill": "analyze", "crossover": "analyze"}
 
