@@ -15,9 +15,9 @@ from sympy import Expr, Integer, Rational, Symbol, lambdify
 
 from . import arith
 from .derive import attention
-from .derive.bounds import op_time, ridge
+from .derive.bounds import op_time
 from .derive.decode import decode_operations, kv_cache_bytes
-from .derive.transformer import Operation, prefill_operations, weight_bytes
+from .derive.transformer import Operation, prefill_operations
 from .errors import InputError
 from .specs.dtypes import bytes_per_element
 from .specs.hardware import Hardware

@@ -4,7 +4,7 @@ import math
 
 import pytest
 from hypothesis import given, settings, strategies as st
-from sympy import Symbol, limit, nsolve, oo, simplify, solve, symbols
+from sympy import Symbol, limit, oo, simplify, solve
 
 from roofline.derive import attention
 from roofline.symbols import B, H, M_sram, T, b_a, n_kv, n_q

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sympy import Float, Integer, Rational, Symbol, simplify, solve, summation

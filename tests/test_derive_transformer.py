@@ -1,6 +1,6 @@
 """A whole prefill: the 2·(parameters)·T rule plus attention, parameter counts, MoE reads."""
 
-from sympy import Integer, Min
+from sympy import Min
 
 from roofline.derive import attention, decode
 from roofline.derive.transformer import (Architecture, parameter_count, prefill_operations,

@@ -13,9 +13,11 @@ from ..errors import RooflineError
 __all__ = ["main", "console"]
 
 # Sub-command modules, in the order ``roofline --help`` lists them.
-_COMMANDS = ("derive", "hardware", "model", "prefill", "crossover", "ttft", "docs")
+_COMMANDS = ("derive", "hardware", "model", "prefill", "crossover", "ttft", "docs", "measure",
+             "validate")
 # Commands that share a module with another.
-_MODULES = {"hardware": "specs", "model": "specs", "prefill": "analyze", "crossover": "analyze"}
+_MODULES = {"hardware": "specs", "model": "specs", "prefill": "analyze", "crossover": "analyze",
+            "validate": "measure"}
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -24,7 +24,7 @@ Every element moved (including ℓ, m and the logsumexp) is counted at b_a bytes
 
 from __future__ import annotations
 
-from sympy import Expr, Min, Rational, ceiling
+from sympy import Expr, Min, ceiling
 
 from ..symbols import B, H, M_sram, T, b_a, n_kv, n_q
 from .entry import Entry

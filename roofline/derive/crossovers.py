@@ -16,19 +16,20 @@ layers neglects activation traffic (b_a → 0); its relative error is reported b
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache, cached_property
 
-from sympy import (Dummy, Expr, Integer, Max, Min, Poly, Pow, Rational, Symbol, cancel, expand, factor,
-                   factor_terms, nan, oo, solve, zoo)
+from sympy import (Dummy, Expr, Integer, Max, Min, Poly, Pow, Rational, Symbol, cancel, expand,
+                   factor, factor_terms, nan, oo, solve, zoo)
 
 from ..symbols import B, C_mem, P_peak, T, b_a
 from . import attention
 from .bounds import op_time, ridge
 from .decode import decode_operations, kv_cache_bytes
 from .entry import Entry
-from .transformer import Architecture, Operation, prefill_operations, total_bytes, total_flops, weight_bytes
+from .transformer import (Architecture, Operation, prefill_operations, total_bytes, total_flops,
+                          weight_bytes)
 
 __all__ = ["Crossover", "Branch", "crossovers", "entries", "quadratic_root"]
 

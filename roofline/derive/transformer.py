@@ -15,7 +15,6 @@ SiLU 4, GELU 8 (tanh form), ReLU 1, residual add 1, a gated product 1.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from sympy import Expr, Integer, Min
