@@ -42,7 +42,8 @@ def _numeric(expr: Expr, x: Symbol) -> Callable[[np.ndarray], np.ndarray]:
 def _array(values: np.ndarray | Sequence[float], option: str) -> np.ndarray:
     xs = np.asarray(values, dtype=float)
     if xs.ndim != 1 or xs.size == 0 or not np.all(np.isfinite(xs)) or np.any(xs <= 0):
-        raise InputError(option, "needs a non-empty list of positive numbers", list(np.ravel(xs)))
+        raise InputError(option, "needs a non-empty list of positive numbers",
+                         list(np.ravel(xs)))
     return xs
 
 

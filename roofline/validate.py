@@ -573,7 +573,7 @@ def write_report(v: Validation, directory: str | Path) -> list[Path]:
     """Write ``validation.md`` and ``validation.png`` (and ``validation-gpu.png`` with a GPU
     part) into ``directory``, each atomically; returns the paths written."""
     from .measure import write_atomic
-    from .plot_validate import figure as make_figure
+    from .plot.validate import figure as make_figure
 
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)

@@ -11,7 +11,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from roofline.errors import InputError  # noqa: E402
-from roofline.plot_ttft import plot_ttft  # noqa: E402
+from roofline.plot.ttft import plot_ttft  # noqa: E402
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""roofline.validate and roofline.plot_validate: predictions against hand-worked numbers, the
+"""roofline.validate and roofline.plot.validate: predictions against hand-worked numbers, the
 comparison on synthetic timings with a known answer, the attention kernels against a plain loop,
 and a tiny end-to-end run."""
 
@@ -164,7 +164,7 @@ def test_validate_tiny_end_to_end(tmp_path: Path) -> None:
 def test_plots_show_the_data() -> None:
     from matplotlib.figure import Figure
 
-    from roofline import plot_validate as PV
+    from roofline.plot import validate as PV
 
     v = _synthetic([2**i for i in range(10)], 1e-3, 1e-5)
     ax = Figure().subplots()

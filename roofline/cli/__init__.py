@@ -13,8 +13,8 @@ from ..errors import RooflineError
 __all__ = ["main", "console"]
 
 # Sub-command modules, in the order ``roofline --help`` lists them.
-_COMMANDS = ("derive", "hardware", "model", "prefill", "crossover", "ttft", "docs", "measure",
-             "validate")
+_COMMANDS = ("report", "derive", "hardware", "model", "prefill", "crossover", "plot", "ttft",
+             "docs", "measure", "validate")
 # Commands that share a module with another.
 _MODULES = {"hardware": "specs", "model": "specs", "prefill": "analyze", "crossover": "analyze",
             "validate": "measure"}

@@ -1,0 +1,51 @@
+"""The figures: the only package that imports matplotlib, and only when a figure is drawn.
+
+Each Axes-level function takes ``ax=None`` and returns the Axes; each ``*_figure`` function
+returns a Figure in the house style (:mod:`roofline.plot._style`); :func:`save` writes one with
+fixed metadata, so the same inputs give the same bytes of SVG and PDF. Every number plotted
+comes from :mod:`roofline.evaluate` and :mod:`roofline.sweeps`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from ..errors import InputError
+from ..evaluate import Setting
+from ._style import check_output, savefig as save
+from .attention import attention_figure, plot_footprint, plot_traffic
+from .phases import phases_figure, plot_decode_intensity, plot_prefill_intensity
+from .roofline import plot_roofline, roofline_figure
+from .time import plot_time, time_figure
+from .ttft import plot_ttft
+
+if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.figure import Figure
+
+__all__ = ["KINDS", "figure", "save", "check_output", "plot_roofline", "roofline_figure",
+           "plot_time", "time_figure", "plot_traffic", "plot_footprint", "attention_figure",
+           "plot_prefill_intensity", "plot_decode_intensity", "phases_figure", "plot_ttft"]
+
+KINDS = ("roofline", "time", "attention", "phases")
+PROMPTS = (128, 2048, 8192)  # default prompt lengths of the figures
+BATCHES = (1, 64)  # default decode batches
+
+
+def figure(kind: str, settings: Setting | Sequence[Setting], prompts: Sequence[int] = PROMPTS,
+           batches: Sequence[int] = BATCHES, context: int | None = None) -> Figure:
+    """The figure of one kind (roofline, time, attention, phases) for one or several settings.
+
+    ``prompts``: prompt lengths placed on the roofline and marked on the phases figure;
+    ``batches``: decode batches; ``context``: the decode step's cached tokens (default: the
+    longest prompt).
+    """
+    if kind == "roofline":
+        return roofline_figure(settings, prompts=prompts, batches=batches, context=context)
+    if kind == "time":
+        return time_figure(settings)
+    if kind == "attention":
+        return attention_figure(settings)
+    if kind == "phases":
+        return phases_figure(settings, prompts=prompts, batches=batches, context=context)
+    raise InputError("kind", f"must be one of {', '.join(KINDS)}", kind)

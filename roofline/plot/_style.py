@@ -113,6 +113,7 @@ def savefig(fig: Figure, path: str | Path) -> Path:
     try:
         with style():
             fig.savefig(tmp, format=ext, metadata=_METADATA.get(ext))
+        os.chmod(tmp, 0o644)  # mkstemp's 0600 would hide the figure from other readers
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

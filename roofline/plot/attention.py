@@ -46,9 +46,10 @@ def plot_traffic(settings: Setting | Sequence[Setting], tokens: np.ndarray | Non
     first = group[0]
     xs = DEFAULT_TOKENS if tokens is None else np.asarray(tokens, dtype=float)
     ax.plot(xs, sweeps.attention_bytes(first, xs, "naive"), color=_style.MODE["naive"], lw=2,
+            gid="traffic:naive",
             label="naive (S and P through HBM)")
     c = sweeps.attention_t2_coefficient(first, "naive")
-    ax.plot(xs, c * xs**2, color="#000000", lw=0.8, ls=(0, (1, 1.5)),
+    ax.plot(xs, c * xs**2, color="#000000", lw=0.8, ls=(0, (1, 1.5)), gid="asymptote:naive",
             label=f"naive's asymptote {c:.4g}·T² bytes: Θ(T²)")
     m = first.hardware.sram_per_sm
     if m is not None:
@@ -57,6 +58,7 @@ def plot_traffic(settings: Setting | Sequence[Setting], tokens: np.ndarray | Non
             scale = size / m
             own = np.isclose(scale, 1.0)
             ax.plot(xs, sweeps.attention_bytes(first, xs, "tiled", size),
+                    gid=f"traffic:tiled:{size:g}",
                     color=_style.MODE["tiled"], lw=2 if own else 1.3,
                     ls=_DASHES.get(float(scale), "-") if srams is None else "-",
                     alpha=1.0 if own else 0.8,
@@ -64,14 +66,18 @@ def plot_traffic(settings: Setting | Sequence[Setting], tokens: np.ndarray | Non
                           + (f" ({first.hardware.name})" if own else ""))
         c = sweeps.attention_t2_coefficient(first, "tiled")
         ax.plot(xs, c * xs**2, color="#000000", lw=0.8, ls=(0, (4, 1.5, 1, 1.5)),
+                gid="asymptote:tiled",
                 label=f"tiled's asymptote {c:.4g}·T² bytes at {_kib(m)}: Θ(T²H²/M)")
-        ax.plot(xs, sweeps.attention_bytes(first, xs, "tiled_fa2"), color=_style.MODE["tiled_fa2"],
+        ax.plot(xs, sweeps.attention_bytes(first, xs, "tiled_fa2"), gid="traffic:tiled_fa2",
+                color=_style.MODE["tiled_fa2"],
                 lw=1.3, label=f"tiled, FlashAttention-2 order, SRAM {_kib(m)}/SM")
     for i, s in enumerate(group[1:], start=1):
         if s.hardware.sram_per_sm is not None:
             ax.plot(xs, sweeps.attention_bytes(s, xs, "tiled"), color=_style.DEVICE[i], lw=1.3,
+                    gid=f"traffic:tiled:{s.hardware.name}",
                     label=f"tiled, SRAM {_kib(s.hardware.sram_per_sm)}/SM ({s.hardware.name})")
     ax.plot(xs, sweeps.attention_bytes(first, xs, "ideal"), color=_style.MODE["ideal"], lw=2,
+            gid="traffic:ideal",
             label="ideal (Q, K, V read once, O written once)  (Θ(T))")
     ax.set_xscale("log")
     ax.set_yscale("log")
@@ -92,16 +98,18 @@ def plot_footprint(settings: Setting | Sequence[Setting], tokens: np.ndarray | N
     xs = DEFAULT_TOKENS if tokens is None else np.asarray(tokens, dtype=float)
     used = sweeps.footprint(group[0], xs)
     ax.plot(xs, used["weights"] + used["scores"], color=_style.MODE["naive"], lw=2,
+            gid="footprint:scores",
             label="weights + naive scores (one layer)")
     ax.plot(xs, used["weights"] + used["kv_cache"], color=_style.KIND["projection"], lw=2,
+            gid="footprint:kv_cache",
             label="weights + KV cache (all layers)")
-    ax.plot(xs, used["weights"], color="#555555", lw=1, ls="--",
+    ax.plot(xs, used["weights"], color="#555555", lw=1, ls="--", gid="footprint:weights",
             label=f"weights ({si(used['weights'][0], 'B')})")
     several = len(group) > 1
     for i, s in enumerate(group):
         color = _style.DEVICE[i]
         cap = s.hardware.memory_capacity
-        ax.axhline(cap, color=color, lw=1.2, ls="-.",
+        ax.axhline(cap, color=color, lw=1.2, ls="-.", gid=f"capacity:{s.hardware.name}",
                    label=f"device memory{f' of {s.hardware.name}' if several else ''}: "
                          f"{si(cap, 'B')}")
         values = crossovers(s)
@@ -112,6 +120,7 @@ def plot_footprint(settings: Setting | Sequence[Setting], tokens: np.ndarray | N
                 what = "naive scores" if k == 0 else "KV cache"
                 who = f"{s.hardware.name}: " if several else ""
                 ax.axvline(v.value, color=color, lw=1.0, ls=":" if k == 0 else (0, (1, 3)),
+                           gid=f"crossover:{s.hardware.name}:{name}",
                            label=f"{who}{what} exceed{'s' if k else ''} memory at "
                                  f"T = {v.value:,.0f}")
     ax.set_xscale("log")

@@ -30,11 +30,13 @@ def _ridges(ax: Axes, group: list[Setting]) -> None:
     for i, s in enumerate(group):
         who = f"{s.hardware.name} " if several else ""
         ax.axhline(s.ridge, color=_style.DEVICE[i] if several else "#444444", lw=1.2, ls="-.",
+                   gid=f"ridge:{s.hardware.name}",
                    label=f"{who}ridge P/β = {s.ridge:.0f} FLOP/byte ({s.dtype})")
 
 
-def _cross(ax: Axes, x: float, y: float, color: str, label: str) -> None:
-    ax.plot([x], [y], "o", ms=6, mfc="white", mec=color, mew=1.5, zorder=5, label=label)
+def _cross(ax: Axes, x: float, y: float, color: str, label: str | None, gid: str) -> None:
+    ax.plot([x], [y], "o", ms=6, mfc="white", mec=color, mew=1.5, zorder=5, label=label,
+            gid=gid)
 
 
 def plot_prefill_intensity(settings: Setting | Sequence[Setting],
@@ -49,16 +51,19 @@ def plot_prefill_intensity(settings: Setting | Sequence[Setting],
     xs = PROMPTS if tokens is None else np.asarray(tokens, dtype=float)
     first = group[0]
     ax.plot(xs, sweeps.intensity(first, xs, ("projection",)), color=_style.KIND["projection"],
+            gid="prefill:projection",
             label="projections (QKV, O, MLP)")
     ax.plot(xs, sweeps.intensity(first, xs, ("attention",)), color=_style.KIND["attention"],
+            gid="prefill:attention",
             lw=1.3, label=f"attention ({first.attention})")
     for i, s in enumerate(group):
         who = f"{s.hardware.name}: " if several else ""
         color = _style.DEVICE[i] if several else _style.KIND["total"]
-        ax.plot(xs, sweeps.intensity(s, xs), color=color, lw=2.2,
+        ax.plot(xs, sweeps.intensity(s, xs), color=color, lw=2.2, gid=f"prefill:{s.hardware.name}",
                 label=f"{who}whole prefill ({s.attention} attention)")
         if prompts:
             ax.plot(prompts, sweeps.intensity(s, prompts), "s", ms=5, color=color, zorder=5,
+                    gid=f"prompts:{s.hardware.name}",
                     label=f"{who}T = {', '.join(f'{t:,}' for t in prompts)}")
     _ridges(ax, group)
     for i, s in enumerate(group):
@@ -66,12 +71,18 @@ def plot_prefill_intensity(settings: Setting | Sequence[Setting],
         v = crossovers(s)[f"prefill_compute_bound_tokens.{s.attention}"]
         if v.exists:
             tail = f"; memory-bound again from {v.ends_at:,.0f}" if v.ends_at else ""
-            _cross(ax, v.value, s.ridge, _style.DEVICE[i] if several else "#000000",
-                   f"{who}prefill compute-bound from T = {v.value:,.0f}{tail}")
+            color = _style.DEVICE[i] if several else "#000000"
+            _cross(ax, v.value, s.ridge, color,
+                   f"{who}prefill compute-bound from T = {v.value:,.0f}{tail}",
+                   f"crossover:{s.hardware.name}:{v.name}")
+            if v.ends_at and xs[0] <= v.ends_at <= xs[-1]:
+                _cross(ax, v.ends_at, s.ridge, color, None,
+                       f"crossover:{s.hardware.name}:{v.name}:ends")
         p = crossovers(s)["projection_compute_bound_tokens"]
         if p.exists:
             _cross(ax, p.value, s.ridge, _style.KIND["projection"],
-                   f"{who}projections compute-bound from T = {p.value:,.0f}")
+                   f"{who}projections compute-bound from T = {p.value:,.0f}",
+                   f"crossover:{s.hardware.name}:{p.name}")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlim(xs[0], xs[-1])
@@ -93,8 +104,10 @@ def plot_decode_intensity(settings: Setting | Sequence[Setting], context: int,
     bs = BATCHES if sweep is None else np.asarray(sweep, dtype=float)
     first = group[0]
     ax.plot(bs, sweeps.decode_intensity(first, bs, context, ("projection",)),
-            color=_style.KIND["projection"], label="projections of a decode step")
+            color=_style.KIND["projection"], label="projections of a decode step",
+            gid="decode:projection")
     ax.plot(bs, sweeps.decode_intensity(first, bs, context), color=_style.KIND["decode"],
+            gid="decode:step",
             lw=2.2, label=f"whole decode step (context {context:,})")
     if batches:
         ax.plot(batches, sweeps.decode_intensity(first, batches, context), "*", ms=9,
@@ -106,10 +119,11 @@ def plot_decode_intensity(settings: Setting | Sequence[Setting], context: int,
         v = crossovers(s)["decode_critical_batch"]
         if v.exists:
             _cross(ax, v.value, s.ridge, _style.DEVICE[i] if several else "#000000",
-                   f"{who}critical batch B = {v.value:,.0f} (projections reach the ridge)")
+                   f"{who}critical batch B = {v.value:,.0f} (projections reach the ridge)",
+                   f"crossover:{s.hardware.name}:{v.name}")
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_xlim(bs[0], bs[-1])
+    ax.set_xlim(bs[0] / 1.2, bs[-1] * 1.2)  # room for a marker at B = 1
     ax.set_xlabel("decode batch B (sequences)")
     ax.set_ylabel("arithmetic intensity (FLOP/byte)")
     ax.set_title(f"Decode: one step of B sequences at context {context:,}", fontsize=9)

@@ -54,15 +54,18 @@ def _draw_ceilings(ax: Axes, s: Setting, color: str, x: tuple[float, float],
     top = rows[-1][1]
     who = f"{s.hardware.name}: " if several else ""
     ax.plot([x[0], top / bw], [x[0] * bw, top], color=color, lw=1.8,
+            gid=f"memory:{s.hardware.name}",
             label=f"{who}memory ceiling β·I, β = {si(bw, 'B/s')}")
     for names, peak, ridge in rows:
         main = s.dtype in names.split(", ")
         ax.plot([ridge, x[1]], [peak, peak], color=color, lw=1.8 if main else 1.0,
-                ls="-" if main else "--", alpha=1.0 if main else 0.6)
+                ls="-" if main else "--", alpha=1.0 if main else 0.6,
+                gid=f"compute:{s.hardware.name}:{names}")
         ax.annotate(f"{who}{names}: {si(peak, 'FLOP/s')}", (x[1], peak), xytext=(-2, 2),
                     textcoords="offset points", ha="right", va="bottom", fontsize=7,
                     color=color)
-        ax.plot([ridge], [peak], "o", ms=4, color=color, mfc="white", zorder=4)
+        ax.plot([ridge], [peak], "o", ms=4, color=color, mfc="white", zorder=4,
+                gid=f"ridge:{s.hardware.name}:{names}")
         ax.annotate(f"ridge {ridge:.0f} FLOP/byte", (ridge, peak), xytext=(-4, 3),
                     textcoords="offset points", ha="right", va="bottom", fontsize=6.5,
                     color=color)
@@ -87,7 +90,7 @@ def plot_roofline(settings: Setting | Sequence[Setting], prompts: Sequence[int] 
     xs = [p.intensity for _, p in points if p.intensity > 0]
     low = min([*xs, *(c[2] for s in group for c in ceilings(s))])
     high = max([*xs, *(c[2] for s in group for c in ceilings(s))])
-    x = (10 ** np.floor(np.log10(low / 1.5)), 10 ** np.ceil(np.log10(high * 3)))
+    x = (low / 2, 10 ** np.ceil(np.log10(high * 10)))  # room for the ceilings' labels
     for i, s in enumerate(group):
         _draw_ceilings(ax, s, _style.DEVICE[i] if several else "#444444", x, several)
     sizes = dict(zip(sorted(set(prompts)), np.linspace(4.5, 10.0, len(set(prompts)))))
@@ -107,9 +110,11 @@ def plot_roofline(settings: Setting | Sequence[Setting], prompts: Sequence[int] 
                 seen.add(label or "")
                 size = 11.0 if g == "decode" else sizes[p.tokens]
                 ax.plot([p.intensity], [p.attained], _MARKER[g], color=color, ms=size,
-                        mec="white", mew=0.6, zorder=6 - size / 20)  # small ones on top
+                        mec="white", mew=0.6, zorder=6 - size / 20,  # small ones on top
+                        gid=f"point:{s.hardware.name}:{g}:{p.label if g == 'decode' else p.tokens}")
                 if label:
-                    ax.plot([], [], _MARKER[g], color=color, ms=7, mec="white", label=label)
+                    ax.plot([], [], _MARKER[g], color=color, ms=11 if g == "decode" else 7,
+                            mec="white", label=label)
                 if g == "decode":
                     ax.annotate(f"B = {p.label.rsplit(' ', 1)[1]}", (p.intensity, p.attained),
                                 xytext=(5, -5), textcoords="offset points", ha="left",
@@ -118,6 +123,7 @@ def plot_roofline(settings: Setting | Sequence[Setting], prompts: Sequence[int] 
             cap = sweeps.attention_intensity_limit(s, "tiled")
             who = f"{s.hardware.name}: " if several else ""
             ax.axvline(cap, color=_style.MODE["tiled"], ls=":", lw=1.2,
+                       gid=f"sram:{s.hardware.name}",
                        label=f"{who}tiled attention's SRAM ceiling: {cap:.0f} FLOP/byte\n"
                              f"(T → ∞, {s.hardware.sram_per_sm / 1024:.0f} KiB SRAM per SM)")
     ax.set_xscale("log")

@@ -53,12 +53,13 @@ def default_tokens(settings: Sequence[Setting], values: Sequence[float] = ()) ->
 
 
 def _bound_line(ax: Axes, xs: np.ndarray, ys: np.ndarray, compute: np.ndarray, color: str,
-                lw: float, label: str | None) -> None:
+                lw: float, label: str | None, gid: str) -> None:
     """Solid where compute-bound, dashed where memory-bound (each stretch joined to the next)."""
     solid = compute | np.r_[compute[1:], False] | np.r_[False, compute[:-1]]
     dashed = ~compute | np.r_[~compute[1:], False] | np.r_[False, ~compute[:-1]]
-    ax.plot(xs, np.where(solid, ys, np.nan), "-", color=color, lw=lw, label=label)
-    ax.plot(xs, np.where(dashed, ys, np.nan), "--", color=color, lw=lw)
+    ax.plot(xs, np.where(solid, ys, np.nan), "-", color=color, lw=lw, label=label,
+            gid=f"{gid}:compute")
+    ax.plot(xs, np.where(dashed, ys, np.nan), "--", color=color, lw=lw, gid=f"{gid}:memory")
 
 
 def _tag_rows(xs: list[float], low: float, high: float, gap: float = 0.045) -> list[int]:
@@ -98,7 +99,7 @@ def plot_time(settings: Setting | Sequence[Setting], tokens: np.ndarray | None =
             color = _style.DEVICE[i] if several else _style.KIND[kind]
             label = f"{s.hardware.name}: whole prefill" if several else _style.LABEL[kind]
             _bound_line(ax, xs, sweep.time[kind], sweep.compute_bound(kind), color,
-                        2.2 if kind == "total" else 1.4, label)
+                        2.2 if kind == "total" else 1.4, label, f"time:{s.hardware.name}:{kind}")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlim(xs[0], xs[-1])
@@ -123,10 +124,10 @@ def _draw_crossovers(ax: Axes, values: dict[str, dict[str, CrossoverValue]],
     several = len(values) > 1
     from matplotlib.lines import Line2D
 
-    lines: list[tuple[float, str, str, str]] = []  # (x, tag, colour, legend text)
+    lines: list[tuple[float, str, str, str, str]] = []  # (x, tag, colour, legend text, gid)
     notes: list[str] = []
     low, high = ax.get_xlim()
-    found: list[tuple[float, str, str, CrossoverValue]] = []
+    found: list[tuple[float, str, str, CrossoverValue, str]] = []
     for i, (device, vs) in enumerate(values.items()):
         prefix = f"{device}: " if several else ""
         never = []
@@ -141,27 +142,29 @@ def _draw_crossovers(ax: Axes, values: dict[str, dict[str, CrossoverValue]],
                 notes.append(f"{prefix}{crossover_label(name)}: {v.value:,.0f} {v.unit} "
                              "(not a prompt length)")
             elif low <= v.value <= high:
-                found.append((v.value, f"{prefix}{crossover_label(name)}", color, v))
+                found.append((v.value, f"{prefix}{crossover_label(name)}", color, v,
+                              f"crossover:{device}:{name}"))
         if never:
             notes += textwrap.wrap(f"{prefix}never: {'; '.join(never)}", 70,
                                    subsequent_indent="    ")
-    for n, (x, label, color, v) in enumerate(sorted(found, key=lambda f: f[0]), start=1):
+    for n, (x, label, color, v, gid) in enumerate(sorted(found, key=lambda f: f[0]), start=1):
         text = f"{n}  {label}: {x:,.0f}"
         if v.ends_at is not None and v.ends_at <= high:
             text += f" (ends at {v.ends_at:,.0f}: {n}′)"
-            lines.append((v.ends_at, f"{n}′", color, ""))
-        lines.append((x, str(n), color, text))
+            lines.append((v.ends_at, f"{n}′", color, "", f"{gid}:ends"))
+        lines.append((x, str(n), color, text, gid))
     order = sorted(range(len(lines)), key=lambda k: lines[k][0])
     rows = _tag_rows([lines[k][0] for k in order], low, high)
     trans = blended(ax.transData, ax.transAxes)
     handles, labels = [], []
     for k, row in zip(order, rows):
-        x, tag, color, _ = lines[k]
-        ax.axvline(x, color=color, ls=":", lw=1.0, alpha=0.9)
+        x, tag, color, _, gid = lines[k]
+        ax.axvline(x, color=color, ls=":", lw=1.0, alpha=0.9, gid=gid)
         ax.text(x, 1.0 - 0.045 * row, tag, transform=trans, ha="center", va="top", fontsize=6.5,
+                gid=f"tag:{gid}",
                 color=color, bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": color,
                                    "lw": 0.5})
-    for x, tag, color, text in lines:
+    for x, tag, color, text, _ in lines:
         if text:
             handles.append(Line2D([], [], color=color, ls=":", lw=1.0))
             labels.append(text)

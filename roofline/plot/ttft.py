@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from . import service
-from .errors import InputError
+from .. import service
+from ..errors import InputError
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

@@ -1,0 +1,124 @@
+"""``roofline plot KIND``: one figure to a file (PNG, SVG, PDF, ... by the file's extension).
+
+Kinds: ``roofline``, ``time``, ``attention``, ``phases`` (``--hardware`` takes several devices,
+comma-separated, overlaid on one figure) and ``ttft`` (the options of ``roofline ttft``).
+Wiring only: the figures are drawn by :mod:`roofline.plot`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import NoReturn
+
+from .analyze import add_setting_arguments, parse_ints
+
+__all__ = ["register", "run"]
+
+KINDS = ("roofline", "time", "attention", "phases", "ttft")
+_HELP = {
+    "roofline": "the roofline: ceilings per data type, a prefill's operations and decode steps",
+    "time": "prefill time against prompt length, per operation class, with every crossover",
+    "attention": "attention's HBM traffic against T (naive, tiled, ideal) and the footprint",
+    "phases": "intensity of prefill against T and of decode against batch, with the ridge",
+    "ttft": "time to first token against arrival rate (execution and queueing)",
+}
+
+
+def _one_line_error(prog: str):
+    """argparse's error as one line on stderr and exit status 2 (no usage block)."""
+    def error(message: str) -> NoReturn:
+        print(f"roofline: error: {prog}: {message}", file=sys.stderr)
+        raise SystemExit(2)
+    return error
+
+
+def _figure_arguments(p: argparse.ArgumentParser) -> None:
+    add_setting_arguments(p)
+    p.add_argument("--hardware", required=True,
+                   help="device name(s) or .toml path(s), comma-separated to overlay devices")
+    p.add_argument("--prompt", default="128,2048,8192",
+                   help="prompt lengths placed on the figure, comma-separated "
+                        "(default 128,2048,8192)")
+    p.add_argument("--batch", default="1,64",
+                   help="decode batch(es), comma-separated (default 1,64); the prefill is of one "
+                        "sequence")
+    p.add_argument("--context", type=int,
+                   help="the decode step's cached tokens (default: the longest prompt)")
+    p.add_argument("-o", "--output", required=True, metavar="FILE",
+                   help="output file; its extension names the format (png, svg, pdf, ...)")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("plot", help="draw one figure to a file",
+                       description="Draw one figure of a device (or several) and a model to a "
+                       "file: PNG, SVG or PDF by the file's extension.")
+    p.error = _one_line_error("plot")  # type: ignore[method-assign]
+    kinds = p.add_subparsers(dest="kind", metavar="KIND", required=True)
+    for kind in KINDS:
+        k = kinds.add_parser(kind, help=_HELP[kind], description=_HELP[kind].capitalize() + ".",
+                             conflict_handler="resolve")
+        k.error = _one_line_error(f"plot {kind}")  # type: ignore[method-assign]
+        if kind == "ttft":
+            from .ttft import add_arguments
+
+            add_arguments(k)
+            k.add_argument("--compare", action="store_true",
+                           help="add two-way inter-op against intra-op (needs --speedup)")
+            k.add_argument("-o", "--output", required=True, metavar="FILE",
+                           help="output file; its extension names the format")
+        else:
+            _figure_arguments(k)
+        k.set_defaults(run=run)
+
+
+def _settings(args: argparse.Namespace) -> list:
+    from ..api import setting
+    from ..errors import InputError
+
+    names = [h.strip() for h in args.hardware.split(",") if h.strip()]
+    if not names:
+        raise InputError("--hardware", "needs at least one device", args.hardware)
+    return [setting(h, args.model, dtype=args.dtype, weight_dtype=args.weight_dtype,
+                    kv_dtype=args.kv_dtype, attention=args.attention) for h in names]
+
+
+def _ttft_figure(args: argparse.Namespace):
+    from ..plot import _style
+    from ..plot.ttft import plot_ttft
+    from .ttft import prepare
+
+    prepared = prepare(args)
+    with _style.style():
+        fig = _style.figure(_style.SIZE)
+        plot_ttft(prepared.mean_s, prepared.second_s2, parallel=args.parallel,
+                  speedup=args.speedup, replicas=args.replicas, slo=args.slo,
+                  compare=args.compare, device=args.hardware, model=args.model,
+                  dtype=args.dtype, prompt=prepared.prompt, ax=fig.subplots())
+    return fig
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..errors import InputError
+    from ..plot import _style
+
+    out = _style.check_output(args.output)  # before any work: a bad extension fails at once
+    _style.headless()
+    if args.kind == "ttft":
+        fig = _ttft_figure(args)
+        what = f"ttft: {args.model} on {args.hardware}"
+    else:
+        from .. import plot
+
+        prompts = parse_ints(args.prompt, "--prompt")
+        batches = parse_ints(args.batch, "--batch")
+        if args.context is not None and args.context <= 0:
+            raise InputError("--context", "must be a positive integer", args.context)
+        settings = _settings(args)
+        fig = plot.figure(args.kind, settings, prompts=prompts, batches=batches,
+                          context=args.context)
+        devices = ", ".join(s.hardware.name for s in settings)
+        what = f"{args.kind}: {settings[0].model.name} on {devices} ({args.dtype})"
+    _style.savefig(fig, out)
+    print(f"wrote {out} ({what})")
+    return 0

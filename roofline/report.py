@@ -1,0 +1,219 @@
+"""``roofline report``: one Markdown report of a device and a model, with its figures.
+
+``report.md`` holds the derivations used (LaTeX from the catalogue), the crossover table (closed
+form and value of each), the prefill table at a few prompt lengths with the decode step beside
+it, and the four figures embedded as relative links; the figures are written beside it. Every
+file is written into a temporary folder first and moved into place at the end (the report
+last), so a failure leaves nothing half-written.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import textwrap
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from . import evaluate
+from .api import CrossoverTable, PrefillTable, setting
+from .errors import InputError
+from .evaluate import CrossoverValue, Setting
+from .symbols import latex
+from .tables import render, si
+
+__all__ = ["Report", "build", "markdown", "DEFAULT", "DERIVATIONS", "FIGURES", "PROMPTS"]
+
+DEFAULT = {"hardware": "H100-SXM", "model": "Llama-3-8B", "dtype": "bf16"}
+PROMPTS = (128, 512, 2048, 8192, 32768)  # the prefill table's prompt lengths
+FIGURE_PROMPTS = (128, 2048, 8192)  # placed on the roofline and the phases figure
+BATCHES = (1, 64)
+# Catalogue entries the report shows, in reading order.
+DERIVATIONS = ("roofline.ridge", "roofline.time", "projection.flops", "projection.bytes",
+               "projection.intensity", "attention.flops", "attention.naive.bytes",
+               "attention.naive.score_bytes", "attention.tiled.block_c", "attention.tiled.bytes",
+               "attention.tiled_fa2.bytes", "attention.ideal.bytes", "kv_cache.bytes")
+FIGURES = {
+    "roofline": "The roofline: the memory ceiling and one compute ceiling per data type, each "
+                "ridge P/β annotated; the prefill's projections, attention (naive, tiled, "
+                "ideal) and the whole prefill at each prompt length (marker size), and decode "
+                "steps, at their intensity and attained FLOP/s; the dotted line is the "
+                "intensity that tiled attention tends to with this SRAM per SM.",
+    "time": "Prefill time against prompt length, in total and per operation class (solid: "
+            "compute-bound, dashed: memory-bound); every crossover of the catalogue is a "
+            "numbered vertical line, listed with its value.",
+    "attention": "Attention's HBM traffic for one layer against T: naive Θ(T²), tiled "
+                 "Θ(T²H²/M) at several SRAM sizes, ideal Θ(T); and the memory that naive "
+                 "attention's score matrix (or the KV cache) needs beside the weights.",
+    "phases": "Prefill against decode: intensity against prompt length and against decode "
+              "batch, with the ridge: a prefill reuses each weight over T rows, a decode step "
+              "over B rows only, and reads the KV cache besides.",
+}
+_LONG = 220  # LaTeX longer than this goes in its own display block, not in a table cell
+
+
+@dataclass(frozen=True)
+class Report:
+    """What :func:`build` wrote: the folder, ``report.md``, the figures by kind."""
+
+    directory: Path
+    markdown: Path
+    figures: dict[str, Path]
+    summary: str
+
+
+def _crossover_latex(v: CrossoverValue) -> str:
+    text = getattr(v, "latex", None)
+    return text if isinstance(text, str) and text else latex(v.expr)
+
+
+def _derivations() -> list[str]:
+    from .catalog import get
+
+    out = ["## Derivations used", "",
+           "Exact expressions from the catalogue (`roofline derive NAME` prints any of them); "
+           "the symbols are those of `roofline.symbols`.", ""]
+    for name in DERIVATIONS:
+        e = get(name)
+        out += [f"**`{name}`**: {e.meaning} ({e.unit}).", "", f"$$\n{latex(e.expr)}\n$$", "",
+                f"*Source:* {e.source}." + (f" *Assumptions:* {'; '.join(e.assumptions)}."
+                                            if e.assumptions else ""), ""]
+    return out
+
+
+def _crossovers(table: CrossoverTable) -> list[str]:
+    rows, blocks = [], []
+    for name, v in table.values.items():
+        value = f"{v.value:,.0f} {v.unit}" if v.exists else "never"
+        tex = _crossover_latex(v)
+        if len(tex) <= _LONG:
+            form = f"${tex}$"
+        else:
+            unknown = "B" if v.unit == "sequences" else "T"
+            blocks += [f"**`{name}`**", "", f"$$\n{unknown}^{{*}} = {tex}\n$$", ""]
+            form = "see below"
+        rows.append([f"`{name}`", form, value, v.reason or ""])
+    s = table.setting
+    out = ["## Crossovers", "",
+           f"Each crossover is solved by SymPy from its defining equality; the value is for "
+           f"{s.model.name} on {s.hardware.name} ({s.dtype}). The closed form is the branch "
+           "of the piecewise roofline that holds at that value.", "",
+           render(["crossover", "closed form", "value", "note"], rows, markdown=True), ""]
+    if blocks:
+        out += ["### Closed forms too long for the table", "", *blocks]
+    return out
+
+
+def _prefill(table: PrefillTable, caught: Sequence[str]) -> list[str]:
+    d = table.decode
+    out = ["## Prefill at a few prompt lengths", "", render(*table.rows(), markdown=True), "",
+           f"Decode step at context {d.context_tokens:,}, batch {d.batch}: {si(d.time_s, 's')}, "
+           f"{d.intensity:.3g} FLOP/byte ({d.bound}-bound); KV cache "
+           f"{si(d.kv_cache_bytes, 'B')}.", ""]
+    out += [f"*Note:* {w}." for w in caught]
+    return out + ([""] if caught else [])
+
+
+def _device(s: Setting) -> list[str]:
+    hw, mo = s.hardware, s.model
+    sram = f"{hw.sram_per_sm / 1024:,.0f} KiB" if hw.sram_per_sm else "not given"
+    rows = [["peak compute", f"{si(hw.peak(s.dtype), 'FLOP/s')} ({s.dtype})"],
+            ["memory bandwidth β", si(hw.bandwidth(), "B/s")],
+            ["ridge P/β", f"{s.ridge:.4g} FLOP/byte"],
+            ["device memory", si(hw.memory_capacity, "B")],
+            ["on-chip SRAM per SM", sram],
+            ["model", f"{mo.name}: {mo.parameters:,} parameters, D = {mo.hidden_size}, "
+                      f"L = {mo.num_layers}, n_q = {mo.num_heads}, n_kv = {mo.num_kv_heads}, "
+                      f"H = {mo.head_dim}, F = {mo.intermediate_size}, V = {mo.vocab_size}"],
+            ["precision", ", ".join(f"{k} {v}" for k, v in s.precision.items())],
+            ["attention", f"{s.attention}; batch {s.batch}"]]
+    return ["## Setting", "", render(["", ""], rows, markdown=True), "",
+            f"Hardware file: `{hw.path.name}`; model: `{mo.path.name}`.", ""]
+
+
+def markdown(s: Setting, prefill: PrefillTable, crossovers: CrossoverTable,
+             figures: Sequence[str], caught: Sequence[str] = ()) -> str:
+    """The text of ``report.md``; ``figures``: the kinds whose PNG lies beside it."""
+    out = [f"# Prefill roofline: {s.model.name} on {s.hardware.name} ({s.dtype})", "",
+           _summary_text(s, prefill, crossovers.values), "",
+           *_device(s), "## Figures", ""]
+    for kind in figures:
+        out += [f"![{kind}: {s.model.name} on {s.hardware.name}, {s.dtype}]({kind}.png)", "",
+                f"*{FIGURES[kind]}*", ""]
+    out += [*_prefill(prefill, caught), *_crossovers(crossovers), *_derivations()]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _summary_text(s: Setting, prefill: PrefillTable,
+                  values: dict[str, CrossoverValue]) -> str:
+    parts = [f"Ridge {s.ridge:.4g} FLOP/byte."]
+    v = values.get(f"prefill_compute_bound_tokens.{s.attention}")
+    if v is not None and v.exists:
+        again = f", memory-bound again from T = {v.ends_at:,.0f}" if v.ends_at else ""
+        parts.append(f"The prefill ({s.attention} attention) is compute-bound from "
+                     f"T = {v.value:,.0f} tokens{again}.")
+    v = values.get(f"attention_dominates_time_tokens.{s.attention}")
+    if v is not None and v.exists:
+        parts.append(f"Attention takes longer than the projections beyond T = {v.value:,.0f}.")
+    d = prefill.decode
+    v = values.get("decode_critical_batch")
+    crit = f"; its projections reach the ridge at batch {v.value:,.0f}" if v and v.exists else ""
+    parts.append(f"A decode step at batch {d.batch} (context {d.context_tokens:,}) has "
+                 f"{d.intensity:.3g} FLOP/byte ({d.bound}-bound){crit}.")
+    return " ".join(parts)
+
+
+def build(hardware: str = DEFAULT["hardware"], model: str = DEFAULT["model"],
+          dtype: str = DEFAULT["dtype"], out: str | Path = "report",
+          prompts: Sequence[int] = PROMPTS, figures: Sequence[str] = tuple(FIGURES),
+          **options: Any) -> Report:
+    """Write ``out/report.md`` and its figures; return what was written.
+
+    ``options``: ``weight_dtype``, ``kv_dtype``, ``attention``, ``batch`` (as
+    :func:`roofline.setting`).
+    """
+    from . import plot
+    from .plot import _style
+    from .plot._common import crossovers as cached_crossovers
+
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise InputError("-o", "must be a folder, not a file", str(out))
+    s = setting(hardware, model, dtype=dtype, **options)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        points = evaluate.prefill(s, prompts)
+        longest = max(p.prompt_tokens for p in points)
+        notes = ([f"prompts beyond {s.model.name}'s context of {s.model.max_position:,} "
+                  "tokens are evaluated all the same"] if longest > s.model.max_position else [])
+    notes += [str(w.message) for w in caught]
+    context = min(longest, s.model.max_position)
+    table = PrefillTable(s, points, evaluate.decode(s, context))
+    crossings = CrossoverTable(s, cached_crossovers(s))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
+    try:
+        written = {}
+        for kind in figures:
+            fig = plot.figure(kind, [s], prompts=FIGURE_PROMPTS, batches=BATCHES)
+            written[kind] = _style.savefig(fig, tmp / f"{kind}.png")
+        text = markdown(s, table, crossings, list(written), notes)
+        (tmp / "report.md").write_text(text, encoding="utf-8")
+        out.mkdir(parents=True, exist_ok=True)
+        final = {kind: out / path.name for kind, path in written.items()}
+        for kind, path in written.items():
+            os.replace(path, final[kind])
+        os.replace(tmp / "report.md", out / "report.md")  # last: it never links a missing file
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    summary = "\n".join([
+        f"Report: {out / 'report.md'}",
+        f"  {s.model.name} on {s.hardware.name} ({s.dtype}, {s.attention} attention)",
+        *textwrap.wrap(_summary_text(s, table, crossings.values), 96, initial_indent="  ",
+                       subsequent_indent="  "),
+        f"  figures: {', '.join(p.name for p in final.values())}"])
+    return Report(out, out / "report.md", final, summary)

@@ -1,0 +1,108 @@
+"""``roofline plot KIND`` and ``roofline report`` end to end through main(): valid image files,
+a report that links them, and one line with exit status 2 for bad options."""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import pytest  # noqa: E402
+
+import roofline.cli as cli  # noqa: E402
+
+PNG = b"\x89PNG\r\n\x1a\n"
+BASE = ["--hardware", "H100-SXM", "--model", "Llama-3-8B"]
+
+
+@pytest.fixture(autouse=True)
+def _commands(monkeypatch: pytest.MonkeyPatch) -> None:
+    missing = tuple(c for c in ("plot", "report") if c not in cli._COMMANDS)
+    if missing:
+        monkeypatch.setattr(cli, "_COMMANDS", (*cli._COMMANDS, *missing))
+
+
+def _run(capsys, *argv: str) -> tuple[int, str, str]:
+    status = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+@pytest.mark.parametrize("kind, ext", [("roofline", "png"), ("time", "svg"),
+                                       ("attention", "png"), ("phases", "svg")])
+def test_each_kind(capsys, tmp_path, kind, ext):
+    path = tmp_path / f"{kind}.{ext}"
+    status, out, err = _run(capsys, "plot", kind, *BASE, "--prompt", "256,4096", "-o", str(path))
+    assert status == 0 and err == ""
+    assert out == f"wrote {path} ({kind}: Llama-3-8B on H100-SXM (bf16))\n"
+    if ext == "png":
+        assert path.read_bytes()[:8] == PNG
+    else:
+        assert ET.parse(path).getroot().tag == "{http://www.w3.org/2000/svg}svg"
+
+
+def test_several_devices(capsys, tmp_path):
+    path = tmp_path / "r.pdf"
+    status, out, _ = _run(capsys, "plot", "phases", "--hardware", "H100-SXM,A100-80GB-SXM",
+                          "--model", "Llama-3-8B", "-o", str(path))
+    assert status == 0 and "on H100-SXM, A100-80GB-SXM" in out
+    assert path.read_bytes()[:5] == b"%PDF-"
+
+
+def test_ttft(capsys, tmp_path):
+    path = tmp_path / "ttft.png"
+    status, out, _ = _run(capsys, "plot", "ttft", *BASE, "--prompt", "2048", "--slo", "0.2",
+                          "-o", str(path))
+    assert status == 0 and out.startswith(f"wrote {path} (ttft:")
+    assert path.read_bytes()[:8] == PNG
+
+
+def test_report(capsys, tmp_path):
+    folder = tmp_path / "rep"
+    status, out, _ = _run(capsys, "report", "-o", str(folder))
+    assert status == 0
+    assert out.splitlines()[0] == f"Report: {folder / 'report.md'}"
+    assert "figures: roofline.png, time.png, attention.png, phases.png" in out
+    text = (folder / "report.md").read_text()
+    for link in re.findall(r"!\[[^\]]*\]\(([^)]+)\)", text):
+        assert (folder / link).read_bytes()[:8] == PNG
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["plot", "time", *BASE, "-o", "x.xyz"],
+     "roofline: error: -o: the file's extension names the format; matplotlib writes "),
+    (["plot", "roofline", *BASE, "--prompt", "", "-o", "x.png"],
+     "roofline: error: --prompt: needs at least one value"),
+    (["plot", "roofline", *BASE, "--prompt", "128,-1", "-o", "x.png"],
+     "roofline: error: --prompt: each value must be a positive integer (got '-1')"),
+    (["plot", "phases", *BASE, "--batch", ",", "-o", "x.png"],
+     "roofline: error: --batch: needs at least one value"),
+    (["plot", "time", "--hardware", "H100-SXM,Nope", "--model", "Llama-3-8B", "-o", "x.png"],
+     "roofline: error: unknown hardware 'Nope'"),
+    (["plot", "time", *BASE, "--dtype", "fp4", "-o", "x.png"],
+     "roofline: error: --dtype: H100-SXM has no fp4"),
+    (["report", "--model", "Nope-1B"], "roofline: error: unknown model 'Nope-1B'"),
+])
+def test_bad_options_are_one_line(capsys, tmp_path, monkeypatch, argv, message):
+    monkeypatch.chdir(tmp_path)
+    status, out, err = _run(capsys, *argv)
+    assert status == 2 and out == ""
+    assert err.count("\n") == 1 and err.startswith(message)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["plot", "bogus"], "roofline: error: plot: argument KIND: invalid choice: 'bogus' "
+                        "(choose from 'roofline', 'time', 'attention', 'phases', 'ttft')"),
+    (["plot", "time", "--model", "Llama-3-8B", "-o", "x.png"],
+     "roofline: error: plot time: the following arguments are required: --hardware"),
+])
+def test_argument_errors_are_one_line(capsys, argv, message):
+    with pytest.raises(SystemExit) as info:
+        cli.main(argv)
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert err == message + "\n"

@@ -1,0 +1,93 @@
+"""roofline.report: report.md with its derivations, tables and linked figures; nothing half
+written when a figure fails."""
+
+from __future__ import annotations
+
+import re
+import matplotlib
+
+matplotlib.use("Agg")
+
+import pytest  # noqa: E402
+
+from roofline import evaluate, report  # noqa: E402
+from roofline.api import setting  # noqa: E402
+from roofline.errors import InputError  # noqa: E402
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    return report.build(out=tmp_path_factory.mktemp("r") / "report")
+
+
+def test_files_and_links(built):
+    assert built.markdown == built.directory / "report.md"
+    assert sorted(p.name for p in built.directory.iterdir()) == [
+        "attention.png", "phases.png", "report.md", "roofline.png", "time.png"]
+    text = built.markdown.read_text()
+    links = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", text)
+    assert links == ["roofline.png", "time.png", "attention.png", "phases.png"]
+    for link in links:
+        assert (built.directory / link).read_bytes()[:8] == PNG
+    assert not list(built.directory.parent.glob(".report-*"))  # the temporary folder is gone
+
+
+def test_contents(built):
+    text = built.markdown.read_text()
+    assert text.startswith("# Prefill roofline: Llama-3-8B on H100-SXM (bf16)\n")
+    s = setting("H100-SXM", "Llama-3-8B")
+    values = evaluate.crossover_values(s)
+    # the crossover table: every crossover of the catalogue, with its value or "never"
+    for name, v in values.items():
+        row = next(line for line in text.splitlines() if line.startswith(f"| `{name}` |"))
+        assert (f"{v.value:,.0f} {v.unit}" if v.exists else "never") in row
+    # the prefill table at each prompt length, from the exact evaluation
+    for p in evaluate.prefill(s, report.PROMPTS):
+        assert re.search(rf"^\| {p.prompt_tokens} \| .* \| {p.bound} \|", text, re.M)
+    # derivations in LaTeX, display math
+    assert "$$\n\\frac{P_{\\mathrm{peak}}}{\\beta_{\\mathrm{HBM}}}\n$$" in text
+    for name in report.DERIVATIONS:
+        assert f"**`{name}`**" in text
+    assert "T^{*} = " in text  # a long closed form in its own display block
+    assert "Ridge 295.3 FLOP/byte" in built.summary and str(built.markdown) in built.summary
+
+
+def test_failure_leaves_nothing(tmp_path, monkeypatch):
+    from roofline import plot
+
+    def broken(kind, *args, **kwargs):
+        if kind == "phases":
+            raise RuntimeError("drawing failed")
+        return real(kind, *args, **kwargs)
+
+    real = plot.figure
+    monkeypatch.setattr(plot, "figure", broken)
+    with pytest.raises(RuntimeError, match="drawing failed"):
+        report.build(out=tmp_path / "out", figures=("roofline", "phases"))
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_output_must_be_a_folder(tmp_path):
+    target = tmp_path / "file"
+    target.write_text("x")
+    with pytest.raises(InputError, match=f"^-o: must be a folder, not a file \\(got '{target}'\\)"):
+        report.build(out=target)
+
+
+def test_markdown_alone(built):
+    s = setting("H100-SXM", "Llama-3-8B")
+    from roofline.api import CrossoverTable, PrefillTable
+
+    table = PrefillTable(s, evaluate.prefill(s, [1024]), evaluate.decode(s, 1024))
+    text = report.markdown(s, table, CrossoverTable(s, evaluate.crossover_values(s)), ["time"])
+    assert "![time: Llama-3-8B on H100-SXM, bf16](time.png)" in text
+    assert "roofline.png" not in text
+    assert "| 1024 |" in text
+
+
+def test_unknown_names(tmp_path):
+    with pytest.raises(InputError, match="^--dtype: H100-SXM has no fp4"):
+        report.build(dtype="fp4", out=tmp_path / "r")
+    assert not (tmp_path / "r").exists()

@@ -1,0 +1,169 @@
+"""roofline.sweeps: arrays against exact substitution (roofline.evaluate) and hand-expanded
+numbers for Llama-3-8B on H100-SXM (bf16): D = 4096, F = 14336, n_q = 32, n_kv = 8, H = 128,
+L = 32; P = 989.4 TFLOP/s, β = 3.35 TB/s, SRAM 228 KiB = 233,472 bytes per SM."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from roofline import api, evaluate, sweeps
+from roofline.errors import InputError
+
+# Σ d_in·d_out of one layer's projections: QKV 4096×6144, O 4096×4096, up 4096×28672 (gate and
+# up), down 14336×4096; and Σ (d_in + d_out) over them.
+WEIGHTS = 4096 * 6144 + 4096 * 4096 + 4096 * 28672 + 14336 * 4096  # = 218,103,808
+WIDTHS = (4096 + 6144) + (4096 + 4096) + (4096 + 28672) + (14336 + 4096)  # = 69,632
+PEAK, BW = 989.4e12, 3.35e12
+FIXTURES = Path(__file__).parent / "fixtures" / "hardware"
+
+
+@pytest.fixture(scope="module")
+def s():
+    return api.setting("H100-SXM", "Llama-3-8B")
+
+
+def test_hand_sums():
+    assert WEIGHTS == 218_103_808 and WIDTHS == 69_632
+
+
+def test_projection_flops_and_bytes_by_hand(s):
+    sweep = sweeps.by_kind(s, [1000, 4096])
+    t = np.array([1000, 4096])
+    assert sweep.flops["projection"] == pytest.approx(32 * 2 * t * WEIGHTS)
+    assert sweep.bytes["projection"] == pytest.approx(32 * (2 * WEIGHTS + 2 * t * WIDTHS))
+    # each projection is compute-bound at these lengths: time = FLOPs / P
+    assert sweep.time["projection"] == pytest.approx(32 * 2 * t * WEIGHTS / PEAK)
+
+
+def test_kinds_and_total_agree_with_exact_evaluation(s):
+    prompts = [128, 2048, 32768]
+    sweep = sweeps.by_kind(s, prompts)
+    for i, point in enumerate(evaluate.prefill(s, prompts)):
+        assert sweep.time["total"][i] == pytest.approx(point.time_s, rel=1e-12)
+        assert sweep.flops["total"][i] == pytest.approx(point.flops, rel=1e-12)
+        for kind in ("projection", "attention", "elementwise", "embedding", "lm_head"):
+            ops = [o for o in point.operations if o.kind == kind]
+            assert sweep.time[kind][i] == pytest.approx(sum(o.time_s for o in ops), rel=1e-12)
+    assert list(sweep.compute_bound()) == [p.bound == "compute" for p in
+                                          evaluate.prefill(s, prompts)]
+
+
+@settings(max_examples=8, deadline=None)
+@given(st.integers(min_value=1, max_value=2**20))
+def test_lambdify_agrees_with_subs(t):
+    s = api.setting("H100-SXM", "Llama-3-8B")
+    (point,) = evaluate.prefill(s, [t])
+    assert sweeps.by_kind(s, [t]).time["total"][0] == pytest.approx(point.time_s, rel=1e-9)
+    assert evaluate.prefill_time(s, [t])[0] == pytest.approx(point.time_s, rel=1e-9)
+
+
+def test_intensity_of_projections_by_hand(s):
+    t = 2048.0
+    expected = 2 * t * WEIGHTS / (2 * WEIGHTS + 2 * t * WIDTHS)  # L cancels
+    assert sweeps.intensity(s, [t], ("projection",))[0] == pytest.approx(expected)
+    whole = evaluate.prefill(s, [2048])[0]
+    assert sweeps.intensity(s, [2048])[0] == pytest.approx(whole.intensity)
+
+
+def test_attention_bytes_naive_and_ideal_by_hand(s):
+    t = 1000.0
+    # Algorithm 0 per head: 4·T·H + 4·T² elements; 32 heads; 2 bytes
+    assert sweeps.attention_bytes(s, [t], "naive")[0] == pytest.approx(
+        32 * 2 * (4 * t * 128 + 4 * t * t))
+    # ideal: Q, O per query head and K, V per key/value head, once
+    assert sweeps.attention_bytes(s, [t], "ideal")[0] == pytest.approx(
+        128 * 2 * (2 * 32 * t + 2 * 8 * t))
+
+
+def test_tiled_traffic_falls_with_sram(s):
+    xs = [4096, 65536]
+    small, own, big = (sweeps.attention_bytes(s, xs, "tiled", m)
+                       for m in (233472 / 4, 233472, 233472 * 4))
+    assert np.all(small > own) and np.all(own > big)
+    assert np.allclose(own, sweeps.attention_bytes(s, xs, "tiled"))
+
+
+def test_t2_coefficients(s):
+    # naive: 4·n_q·b_a; tiled (FlashAttention Theorem 2's T²H²/M): 2·n_q·b_a²·H(3H + 4)/M
+    assert sweeps.attention_t2_coefficient(s, "naive") == pytest.approx(4 * 32 * 2)
+    assert sweeps.attention_t2_coefficient(s, "tiled") == pytest.approx(
+        2 * 32 * 4 * 128 * 388 / 233472)
+    assert sweeps.attention_t2_coefficient(s, "tiled", 4 * 233472) == pytest.approx(
+        2 * 32 * 4 * 128 * 388 / 233472 / 4)
+    assert sweeps.attention_t2_coefficient(s, "ideal") == 0
+
+
+def test_intensity_limits(s):
+    # naive computes all T² scores: 4T²H FLOPs over 4T²·b_a bytes → H/b_a = 64
+    assert sweeps.attention_intensity_limit(s, "naive") == pytest.approx(64)
+    # tiled: B_c = M/(4·H·b_a) = 228 rows; 2T²H FLOPs over T²(3H + 4)·b_a/(2B_c) bytes
+    assert sweeps.attention_intensity_limit(s, "tiled") == pytest.approx(
+        4 * 128 * 228 / (388 * 2))
+    # FlashAttention-2 order, B_r = H: 2·B_r/b_a = 128
+    assert sweeps.attention_intensity_limit(s, "tiled_fa2") == pytest.approx(128)
+    assert sweeps.attention_intensity_limit(s, "ideal") == float("inf")
+
+
+def test_footprint_by_hand(s):
+    used = sweeps.footprint(s, [1000, 31608])
+    assert used["kv_cache"] == pytest.approx(2 * 32 * 8 * 128 * np.array([1000, 31608]) * 2)
+    assert used["scores"] == pytest.approx(32 * np.array([1000, 31608]) ** 2 * 2)
+    assert used["weights"] == pytest.approx(2 * 8_030_261_248)
+
+
+def test_decode_intensity_by_hand(s):
+    b = np.array([1.0, 64.0, 326.0])
+    proj = sweeps.decode_intensity(s, b, 8192, ("projection",))
+    assert proj == pytest.approx(2 * b * WEIGHTS / (2 * WEIGHTS + 2 * b * WIDTHS))
+    # the critical batch puts the projections at the ridge
+    crit = evaluate.crossover_values(s)["decode_critical_batch"].value
+    at = sweeps.decode_intensity(s, [crit], 8192, ("projection",))[0]
+    assert at == pytest.approx(PEAK / BW, rel=1e-9)
+    whole = evaluate.decode(s, 8192)  # batch 1
+    assert sweeps.decode_intensity(s, [1], 8192)[0] == pytest.approx(whole.intensity)
+
+
+def test_operation_points(s):
+    points = sweeps.operation_points(s, [128, 2048])
+    groups = {(p.group, p.tokens) for p in points}
+    assert groups == {(g, t) for g in ("projection", "prefill", "attention.naive",
+                                       "attention.tiled", "attention.ideal")
+                      for t in (128, 2048)}
+    whole = {p.tokens: p for p in points if p.group == "prefill"}
+    for e in evaluate.prefill(s, [128, 2048]):
+        assert whole[e.prompt_tokens].intensity == pytest.approx(e.intensity)
+        assert whole[e.prompt_tokens].attained == pytest.approx(e.flops / e.time_s)
+    proj = next(p for p in points if p.group == "projection" and p.tokens == 2048)
+    assert proj.attained == pytest.approx(PEAK)  # compute-bound: on the flat roof
+    d = sweeps.decode_point(s, 64, 8192)
+    assert d.intensity == pytest.approx(evaluate.decode(api.setting(
+        "H100-SXM", "Llama-3-8B", batch=64), 8192).intensity)
+
+
+def test_device_without_sram_skips_tiled(tmp_path):
+    text = (FIXTURES / "good.toml").read_text()
+    start = text.index("[on_chip]")
+    path = tmp_path / "no_sram.toml"
+    path.write_text(text[:start] + text[text.index("[interconnect]"):])
+    s = api.setting(str(path), "Llama-3-8B", attention="ideal")
+    assert s.hardware.sram_per_sm is None
+    assert {p.group for p in sweeps.operation_points(s, [512])} == {
+        "projection", "prefill", "attention.naive", "attention.ideal"}
+
+
+@pytest.mark.parametrize("values", [[], [0], [-5], [float("nan")]])
+def test_bad_prompt_arrays(s, values):
+    with pytest.raises(InputError, match="^--prompt: needs a non-empty list of positive"):
+        sweeps.by_kind(s, values)
+
+
+def test_bad_context(s):
+    with pytest.raises(InputError, match="^--context: must be a positive integer"):
+        sweeps.decode_intensity(s, [1], 0)
+    with pytest.raises(InputError, match="^--batch: needs a non-empty list"):
+        sweeps.decode_intensity(s, [], 1024)
