@@ -72,8 +72,8 @@ def test_distribution_file(stand_in, capsys, tmp_path):
 def test_text_output(stand_in, capsys):
     assert cli.main([*BASE, "--prompt", "1000", "--rate", "5", "--slo", "0.05"]) == 0
     text = capsys.readouterr().out
-    assert "execution    0.1 s" in text and "queueing     0.05 s" in text
-    assert "total        0.15 s" in text
+    assert "execution    100 ms" in text and "queueing     50 ms" in text  # D = 0.1 s, R = 5/s
+    assert "total        150 ms" in text
     assert "no arrival rate meets the target 0.05 s" in text
 
 

@@ -121,16 +121,18 @@ def run(args: argparse.Namespace) -> int:
         return 0
     print(f"time to first token at {args.rate:g} requests/s ({args.hardware}, {args.model}, "
           f"{args.dtype}, prompt {prepared.prompt})")
-    print(f"  execution    {result.execution_s:.6g} s")
-    print(f"  queueing     {result.queueing_s:.6g} s")
-    print(f"  total        {result.total_s:.6g} s")
-    print(f"  utilization  {result.utilization:.4g} (steady state below "
-          f"{result.stable_rate_per_s:.6g} /s)")
+    from ..tables import si
+
+    print(f"  execution    {si(result.execution_s, 's')}")
+    print(f"  queueing     {si(result.queueing_s, 's')}")
+    print(f"  total        {si(result.total_s, 's')}")
+    print(f"  utilization  {result.utilization:.3f} (steady state below "
+          f"{result.stable_rate_per_s:.4g} requests/s)")
     if args.slo is not None:
         if result.max_rate_per_s is None:
             print(f"  no arrival rate meets the target {args.slo:g} s: execution alone takes "
-                  f"{result.execution_s:.6g} s")
+                  f"{si(result.execution_s, 's')}")
         else:
             print(f"  highest rate meeting the target {args.slo:g} s: "
-                  f"{result.max_rate_per_s:.6g} /s")
+                  f"{result.max_rate_per_s:.4g} requests/s")
     return 0
