@@ -7,6 +7,7 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from ..errors import RooflineError
 
@@ -20,8 +21,17 @@ _MODULES = {"hardware": "specs", "model": "specs", "prefill": "analyze", "crosso
             "validate": "measure"}
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a usage error as one line on stderr and exit status 2 (no usage block);
+    sub-command parsers are of the same class."""
+
+    def error(self, message: str) -> NoReturn:
+        command = self.prog.partition(" ")[2]  # "plot time" of "roofline plot time"
+        self.exit(2, f"roofline: error: {command + ': ' if command else ''}{message}\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="roofline",
         description="A symbolic roofline of LLM prefill and its contrast with decode.",
     )

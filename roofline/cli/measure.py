@@ -24,9 +24,11 @@ __all__ = ["register"]
 def register(subparsers: argparse._SubParsersAction) -> None:
     m = subparsers.add_parser(
         "measure", help="measure this machine (FLOP/s, memory bandwidth) into a hardware file",
-        description="Measure attainable FLOP/s (numpy matmul, fp32 and fp64) and memory bandwidth "
-                    "(copy and triad on arrays far larger than the last-level cache) and write a "
-                    "hardware file. A few tens of seconds; --quick takes a few seconds.")
+        description="Measure attainable FLOP/s (numpy matmul, fp32 and fp64), memory bandwidth "
+                    "(copy and triad on arrays far larger than the last-level cache) and the "
+                    "fraction of it a thin BLAS product streaming its weights reaches "
+                    "([efficiency] bandwidth), and write a hardware file. A few tens of seconds; "
+                    "--quick takes a few seconds.")
     m.add_argument("-o", "--output", metavar="FILE.toml", default="this-machine.toml",
                    help="hardware file to write (default: %(default)s)")
     m.add_argument("--quick", action="store_true", help="smaller, fewer runs (a few seconds)")
@@ -73,6 +75,10 @@ def _measure(path: Path, quick: bool, name: str) -> str | None:
     bw = doc["memory"]["bandwidth"]
     print(f"  memory bandwidth (triad): {bw['value']} (min {bw['min']}, max {bw['max']}); "
           f"{bw['note']}")
+    eff = doc.get("efficiency", {}).get("bandwidth")
+    if eff:
+        print(f"  bandwidth efficiency (GEMM weight stream / triad): {eff['value']}; "
+              f"{eff['note']}")
     reason = gpu_measure.unavailable()
     if reason is None:
         gpu_doc = gpu_measure.measure_gpu(quick)

@@ -8,8 +8,6 @@ Wiring only: the figures are drawn by :mod:`roofline.plot`.
 from __future__ import annotations
 
 import argparse
-import sys
-from typing import NoReturn
 
 from .analyze import add_setting_arguments, parse_ints
 
@@ -23,14 +21,6 @@ _HELP = {
     "phases": "intensity of prefill against T and of decode against batch, with the ridge",
     "ttft": "time to first token against arrival rate (execution and queueing)",
 }
-
-
-def _one_line_error(prog: str):
-    """argparse's error as one line on stderr and exit status 2 (no usage block)."""
-    def error(message: str) -> NoReturn:
-        print(f"roofline: error: {prog}: {message}", file=sys.stderr)
-        raise SystemExit(2)
-    return error
 
 
 def _figure_arguments(p: argparse.ArgumentParser) -> None:
@@ -53,12 +43,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("plot", help="draw one figure to a file",
                        description="Draw one figure of a device (or several) and a model to a "
                        "file: PNG, SVG or PDF by the file's extension.")
-    p.error = _one_line_error("plot")  # type: ignore[method-assign]
     kinds = p.add_subparsers(dest="kind", metavar="KIND", required=True)
     for kind in KINDS:
         k = kinds.add_parser(kind, help=_HELP[kind], description=_HELP[kind].capitalize() + ".",
                              conflict_handler="resolve")
-        k.error = _one_line_error(f"plot {kind}")  # type: ignore[method-assign]
         if kind == "ttft":
             from .ttft import add_arguments
 
