@@ -11,6 +11,9 @@ What is measured (``roofline measure``):
   element), the STREAM conventions (McCalpin, STREAM benchmark): write-allocate traffic is not
   counted. The triad is computed in chunks that fit the per-core cache, so the intermediate s·c
   never goes to memory and the kernel moves exactly its three arrays;
+- the achievable bandwidth of a BLAS product with few rows streaming a weight matrix larger than
+  the LLC (a "GEMM weight stream", :mod:`roofline.calibrate`), written as the fraction
+  ``[efficiency] bandwidth`` of the triad;
 - each kernel is run after a warm-up, repeatedly; minimum, median and maximum are kept and the
   file's value is the median (its ``min``/``max`` the slowest and fastest run).
 
@@ -392,14 +395,20 @@ class Plan:
     chunk: int  # elements per streaming chunk
     threads: int
     why: str  # how the stream size was chosen, in words
+    gemm_d_in: int = 64  # GEMM weight stream: W is gemm_d_in × gemm_d_out fp32
+    gemm_d_out: int = 256
+    gemm_repeats: int = 2
 
 
 def plan(quick: bool = False, levels: Sequence[CacheLevel] | None = None,
          available: int | None = None, n_threads: int | None = None) -> Plan:
-    """Default: 4096³ matmuls ×5, stream arrays 4× the LLC ×10; quick: 2048³ ×3, 2× LLC ×3.
+    """Default: 4096³ matmuls ×5, stream arrays 4× the LLC ×10, GEMM weight stream (W ≥ 2× the
+    LLC) ×10; quick: 2048³ ×3, 2× LLC ×3, GEMM weight stream ×3.
 
     Stream arrays are capped so the three fit in 40% of available memory.
     """
+    from .calibrate import gemm_shape
+
     levels = cache_levels() if levels is None else levels
     llc, private = last_level_cache(levels), per_core_cache(levels)
     if available is None:
@@ -415,9 +424,11 @@ def plan(quick: bool = False, levels: Sequence[CacheLevel] | None = None,
         per_array = int(0.4 * available / 3)
         why += f"; capped at 40% of available memory ({format_bytes(available)}) for three arrays"
     chunk = max(1024, (private.size // 4 if private else 2**18) // 8)
+    d_in, d_out = gemm_shape(llc.size if llc else None, available)
     return Plan(matmul_n=2048 if quick else 4096, matmul_repeats=3 if quick else 5,
                 stream_elements=max(per_array // 8, chunk), stream_repeats=3 if quick else 10,
-                chunk=chunk, threads=n_threads or cores(), why=why)
+                chunk=chunk, threads=n_threads or cores(), why=why, gemm_d_in=d_in,
+                gemm_d_out=d_out, gemm_repeats=3 if quick else 10)
 
 
 # --- formatting ------------------------------------------------------------------------------
@@ -482,6 +493,8 @@ def _toml_value(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, int):
         return str(value)
+    if isinstance(value, float) and math.isfinite(value):
+        return repr(value)
     if isinstance(value, str):
         return _toml_string(value)
     if isinstance(value, Mapping):
@@ -535,6 +548,7 @@ class Measurement:
     memory_total: int | None
     provenance: dict[str, str]
     skipped: dict[str, str] = field(default_factory=dict)  # what was not measured → why
+    gemm: dict[str, Stats] = field(default_factory=dict)  # "gemm", "gemv" → bytes/s stats
 
     def document(self, name: str = "this-machine") -> dict[str, Any]:
         """The hardware file as a nested dict (see ``hardware/README.md``)."""
@@ -580,8 +594,17 @@ class Measurement:
         if self.skipped:
             notes += " Not measured: " + "; ".join(f"{k}: {v}" for k, v in self.skipped.items())
         prov = {k: v for k, v in self.provenance.items() if k != "cpu_vendor"}
-        return {"name": name, "vendor": vendor, "kind": "cpu", "notes": notes,
-                "peak_flops": peak, "memory": memory, "on_chip": on_chip, "provenance": prov}
+        doc = {"name": name, "vendor": vendor, "kind": "cpu", "notes": notes,
+               "peak_flops": peak, "memory": memory, "on_chip": on_chip}
+        if self.gemm:
+            from .calibrate import GEMM_ROWS, Calibration
+
+            cal = Calibration(p.gemm_d_in, p.gemm_d_out, GEMM_ROWS, self.gemm["gemm"],
+                              self.gemm["gemv"], triad.median)
+            where = (f"{4 * p.gemm_d_in * p.gemm_d_out / llc.size:.3g}× the L{llc.level}"
+                     if llc else "last-level cache unknown")
+            doc["efficiency"] = {"bandwidth": cal.entry(where)}
+        return {**doc, "provenance": prov}
 
     def toml(self, name: str = "this-machine") -> str:
         return toml_document(self.document(name),
@@ -595,9 +618,12 @@ HALF_SKIPPED = ("numpy has no bfloat16 type and computes float16 products in a n
 def measure(quick: bool = False, progress_bar: bool = False, the_plan: Plan | None = None,
             dtypes: Sequence[str] = ("fp32", "fp64")) -> Measurement:
     """Run the kernels of ``the_plan`` (default: :func:`plan`) and collect the results."""
+    from .calibrate import measure_gemm_stream
+
     levels = cache_levels()
     p = the_plan or plan(quick, levels)
-    total = len(dtypes) * (p.matmul_repeats + 1) + 2 * (p.stream_repeats + 1)
+    total = (len(dtypes) * (p.matmul_repeats + 1) + 2 * (p.stream_repeats + 1)
+             + 2 * (p.gemm_repeats + 1))
     bar = Progress(total, enabled=progress_bar)
     names = {"fp32": "float32", "fp64": "float64"}
     flops: dict[str, Stats] = {}
@@ -608,7 +634,10 @@ def measure(quick: bool = False, progress_bar: bool = False, the_plan: Plan | No
         stream = {k: summarize(times).rate(work) for k, (work, times)
                   in measure_stream(p.stream_elements, p.stream_repeats, p.chunk, p.threads,
                                     bar).items()}
+        gemm = {k: summarize(times).rate(work) for k, (work, times)
+                in measure_gemm_stream(p.gemm_d_in, p.gemm_d_out, p.gemm_repeats,
+                                       progress=bar).items()}
     finally:
         bar.close()
     return Measurement(p, flops, stream, levels, memory_bytes()[0], provenance(),
-                       {"bf16, fp16": HALF_SKIPPED})
+                       {"bf16, fp16": HALF_SKIPPED}, gemm)

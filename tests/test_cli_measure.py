@@ -16,7 +16,8 @@ from roofline import validate as V
 from roofline.specs.hardware import load_hardware
 
 TINY = M.Plan(matmul_n=32, matmul_repeats=2, stream_elements=20_000, stream_repeats=2,
-              chunk=4096, threads=2, why="tiny test sizes")
+              chunk=4096, threads=2, why="tiny test sizes", gemm_d_in=64, gemm_d_out=256,
+              gemm_repeats=2)
 
 
 @pytest.fixture(autouse=True)
@@ -43,6 +44,8 @@ def test_measure_writes_a_hardware_file(tmp_path: Path, capsys: pytest.CaptureFi
     assert "100%" in err  # the progress bar ran to the end
     hw = load_hardware(path)
     assert hw.name == "box" and hw.peak("fp32") > 0 and hw.bandwidth() > 0
+    assert f"bandwidth efficiency (GEMM weight stream / triad): {hw.bandwidth_efficiency}" in out
+    assert 0 < hw.bandwidth_efficiency <= 1
 
 
 def test_measure_rejects_a_non_toml_name(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

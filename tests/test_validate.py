@@ -117,11 +117,17 @@ def test_attention_kernels_agree_with_a_loop(b_c: int, b_r: int) -> None:
     assert n_naive == 9 and n_blocked > 0
 
 
-def _synthetic(ts: list[int], a: float, b: float) -> V.Validation:
-    pts = [_pt(t, max(a, b * t), max(a, b * t) * 1.1, flops=b * t * P, nbytes=a * BETA)
+def _synthetic(ts: list[int], a: float, b: float, calibrated: bool = False) -> V.Validation:
+    """Plateau a, slope b; measured 1.1× the prediction. ``calibrated``: the file's bandwidth
+    efficiency is 1/2, so the uncalibrated prediction's plateau is a/2."""
+    pts = [V.Point(t, b * t * P, a * BETA, max(a, b * t), 0.0,
+                   Stats(*[max(a, b * t) * 1.1] * 3, 1), max(a, b * t), max(a / 2, b * t))
            for t in ts]
     return V.Validation("synthetic", "hw.toml", P, BETA, 1e-6, 8, 8, "test", pts, a / b, 1, 2,
-                        64.0, "test", {"naive": pts[:4]}, attention_note="note")
+                        64.0, "test", {"naive": pts[:4]}, attention_note="note",
+                        beta_uncalibrated=2 * BETA if calibrated else BETA,
+                        crossover_uncalibrated=a / (2 * b) if calibrated else a / b,
+                        calibration="GEMM weight stream: 1 GB/s median" if calibrated else "")
 
 
 def test_markdown_reports_targets() -> None:
@@ -134,6 +140,29 @@ def test_markdown_reports_targets() -> None:
     assert "| 1 |" in text and "### naive" in text and "![measured against predicted]" in text
     v.gpu = {"skipped": "PyTorch is not installed"}
     assert "GPU part skipped: PyTorch is not installed" in V.markdown(v)
+    assert not v.calibrated and "uncalibrated" not in text  # efficiency 1: one prediction
+
+
+def test_calibrated_comparison_known_answer() -> None:
+    # T = 1…512, knee at 100; the uncalibrated plateau a/2 meets b·T at T = 50. Errors against
+    # measured = 1.1 × calibrated: calibrated 1 − 1/1.1 everywhere; uncalibrated 1 − 1/2.2 for
+    # T = 1…32 (six points), |0.64/1.1 − 1| at T = 64, 1 − 1/1.1 for T = 128…512 (three):
+    # the median of ten is the mean of the 5th and 6th smallest, both 1 − 1/2.2.
+    v = _synthetic([2**i for i in range(10)], 1e-3, 1e-5, calibrated=True)
+    assert v.calibrated
+    assert v.mae == pytest.approx(1 - 1 / 1.1)
+    assert v.mae_uncalibrated == pytest.approx(1 - 1 / 2.2)
+    text = V.markdown(v)
+    assert ("**9.1%** (target ≤ 25%: met); uncalibrated (beta_hbm = memory.bandwidth): "
+            "54.5%.") in text
+    assert ("beta_hbm (calibrated) = memory.bandwidth 2 GB/s × efficiency.bandwidth 0.5 = "
+            "**1 GB/s**; ridge 1.0 FLOP/byte (uncalibrated: 0.5)") in text
+    assert "**T = 100.0** (uncalibrated: T = 50.0)." in text
+    assert "bandwidth calibration (hardware file's note): GEMM weight stream: 1 GB/s" in text
+    assert "| uncalibrated predicted | measured/uncalibrated |" in text
+    assert "| 1.10 | 500 µs | 2.20 |" in text  # T = 1: predicted 1 ms, uncalibrated 0.5 ms
+    assert "T = 1: numpy's one-row product takes BLAS's matrix–vector (GEMV) path" in text
+    assert "(measured/predicted 1.10 here)" in text
 
 
 class _Hw(SimpleNamespace):
@@ -141,24 +170,36 @@ class _Hw(SimpleNamespace):
         return self.flops[dtype]
 
     def bandwidth(self) -> float:
-        return self.beta
+        return self.memory_bandwidth * self.bandwidth_efficiency
 
 
 def test_validate_tiny_end_to_end(tmp_path: Path) -> None:
-    hw = _Hw(name="fake", path="fake.toml", flops={"fp32": 1e10}, beta=1e9, sram_per_sm=4096)
+    hw = _Hw(name="fake", path="fake.toml", flops={"fp32": 1e10}, memory_bandwidth=4e9,
+             bandwidth_efficiency=0.25, sram_per_sm=4096,
+             quantity_notes={"efficiency.bandwidth": "GEMM weight stream: 1 GB/s"})
     v = V.validate(hw, tokens=[1, 2, 4, 8], width=64, attn_tokens=[8, 20], repeats=2,
                    budget_s=0.05)
     assert [p.T for p in v.projection] == [1, 2, 4, 8]
     assert all(p.predicted > 0 and p.measured.median > 0 for p in v.projection)
     # the prediction is the exact model plus the measured overhead term
-    f, q, t = V.predict_projection(4, 64, 64, 1e10, 1e9, v.t_call)
+    f, q, t = V.predict_projection(4, 64, 64, 1e10, 1e9, v.t_call)  # calibrated β = 4e9 · 0.25
     assert v.projection[2].predicted == pytest.approx(t)
+    # by hand: Q = 4·64·64 + 4·4·128 = 18432 bytes; F = 2·4·64·64 = 32768 FLOPs (3.3 µs at 1e10)
+    assert (f, q) == (32768.0, 18432.0)
+    assert v.projection[2].uncalibrated == pytest.approx(v.t_call + 18432 / 4e9)
+    assert v.calibrated and v.beta == 1e9 and v.beta_uncalibrated == 4e9
+    # intensity 2·T·64²/(4·64² + 8·64·T) = ridge: T = 16384·ridge/(8192 − 512·ridge), ridge =
+    # 1e10/1e9 = 10 calibrated, 1e10/4e9 = 2.5 uncalibrated
+    assert v.crossover == pytest.approx(163840 / 3072)
+    assert v.crossover_uncalibrated == pytest.approx(40960 / 6912)
+    assert v.attention["naive"][0].uncalibrated < v.attention["naive"][0].predicted
     assert set(v.attention) == {"naive", "blocked"} and v.m_sram == 4096
     assert v.attention["blocked"][1].overhead > v.attention["naive"][1].overhead
     paths = V.write_report(v, tmp_path / "out")
     assert [p.name for p in paths] == ["validation.md", "validation.png"]
     assert paths[1].stat().st_size > 10_000
     assert "# Validation on fake" in paths[0].read_text()
+    assert "uncalibrated predicted" in paths[0].read_text()
 
 
 def test_plots_show_the_data() -> None:
@@ -179,3 +220,11 @@ def test_plots_show_the_data() -> None:
     assert "naive: predicted max(F/P, Q/β) + overhead" in [ln.get_label() for ln in ax2.get_lines()]
     fig = PV.figure(v)
     assert "synthetic" in fig.get_suptitle()
+    assert "uncalibrated prediction (β = memory.bandwidth)" not in lines  # efficiency 1
+    cal = _synthetic([2**i for i in range(10)], 1e-3, 1e-5, calibrated=True)
+    ax3 = PV.plot_projection(cal, Figure().subplots())
+    thin = {ln.get_label(): ln for ln in ax3.get_lines()}[
+        "uncalibrated prediction (β = memory.bandwidth)"]
+    assert list(thin.get_ydata()) == [max(5e-4, 1e-5 * p.T) for p in cal.projection]
+    assert "uncalibrated 55%" in ax3.get_title()
+    assert "β = 1 GB/s = 2 GB/s × 0.50 calibrated" in PV.figure(cal).get_suptitle()

@@ -131,7 +131,8 @@ def run_validate(args: argparse.Namespace) -> int:
     for path in write_report(result, out):
         print(f"wrote {path}")
     knee = result.knee_measured
-    print(f"projection: median absolute error {result.mae:.1%}; measured knee T = "
-          f"{knee.knee:.1f}" if knee else "projection: no knee fitted", end="")
+    print(f"projection: median absolute error {result.mae:.1%}", end="")
+    print(f" (uncalibrated {result.mae_uncalibrated:.1%})" if result.calibrated else "", end="")
+    print(f"; measured knee T = {knee.knee:.1f}" if knee else "; no knee fitted", end="")
     print(f"; predicted crossover T = {result.crossover:.1f}" if result.crossover else "")
     return 0

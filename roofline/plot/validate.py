@@ -39,9 +39,13 @@ def _series(ax: Axes, points: Sequence[Point], label: str, color: str) -> None:
 
 def plot_projection(v: Validation, ax: Axes | None = None) -> Axes:
     """Projection time per call against T: measured (median, min–max bars), the roofline
-    prediction, its no-overlap bound, the predicted crossover and the measured knee."""
+    prediction (calibrated β when the file has one; the uncalibrated one as a thin grey line),
+    its no-overlap bound, the predicted crossover and the measured knee."""
     ax = _axes(ax)
     _series(ax, v.projection, "projection", "C0")
+    if v.calibrated:
+        ax.plot([p.T for p in v.projection], [p.uncalibrated for p in v.projection], "-",
+                color="C7", lw=0.8, label="uncalibrated prediction (β = memory.bandwidth)")
     ax.plot([p.T for p in v.projection], [p.no_overlap for p in v.projection], ":", color="C0",
             alpha=0.7, label="no-overlap bound F/P + Q/β")
     if v.crossover:
@@ -54,7 +58,10 @@ def plot_projection(v: Validation, ax: Axes | None = None) -> Axes:
     ax.set_yscale("log")
     ax.set_xlabel("prompt tokens T (rows of X)")
     ax.set_ylabel("time per call (s)")
-    ax.set_title(f"projection {v.d_in}×{v.d_out} fp32 (error {v.mae:.0%})", fontsize=10)
+    error = f"median error {v.mae:.0%}"
+    if v.calibrated:
+        error += f"; uncalibrated {v.mae_uncalibrated:.0%}"
+    ax.set_title(f"projection {v.d_in}×{v.d_out} {v.dtype} ({error})", fontsize=10)
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(fontsize=7, loc="upper left")
     return ax
@@ -86,6 +93,10 @@ def figure(v: Validation, **kwargs: Any) -> Figure:
         plot_attention(v, right)
     else:
         right.set_visible(False)
-    fig.suptitle(f"{v.machine}: measured vs predicted (P = {v.p_peak / 1e9:.0f} GFLOP/s fp32, "
-                 f"β = {v.beta / 1e9:.1f} GB/s)", fontsize=11)
+    beta = f"β = {v.beta / 1e9:.3g} GB/s"
+    if v.calibrated and v.beta_uncalibrated:
+        beta += (f" = {v.beta_uncalibrated / 1e9:.3g} GB/s × {v.beta / v.beta_uncalibrated:.2f}"
+                 " calibrated")
+    fig.suptitle(f"{v.machine}: measured vs predicted (P = {v.p_peak / 1e9:.0f} GFLOP/s "
+                 f"{v.dtype}, {beta})", fontsize=11)
     return fig
