@@ -14,6 +14,7 @@ from sympy import Expr
 from . import evaluate
 from .derive.bounds import total_time
 from .derive.transformer import total_bytes, total_flops
+from .errors import InputError
 from .evaluate import CrossoverValue, DecodeResult, PrefillPoint, Setting
 from .specs.hardware import Hardware, load_hardware
 from .specs.model import ModelShape, load_model
@@ -76,7 +77,7 @@ class PrefillTable:
 
     def _decode_line(self) -> str:
         d = self.decode
-        return (f"Decode step at context {d.context_tokens}, batch {d.batch}: "
+        return (f"Decode step at context {d.context_tokens:,}, batch {d.batch}: "
                 f"{si(d.time_s, 's')}, {d.intensity:.3g} FLOP/byte ({d.bound}-bound); "
                 f"KV cache {si(d.kv_cache_bytes, 'B')}")
 
@@ -92,6 +93,8 @@ def prefill(hardware: str | Hardware, model: str | ModelShape, prompts: Sequence
             context: int | None = None, **options: Any) -> PrefillTable:
     """Prefill time, FLOPs, bytes, intensity and bound at each prompt length, with the decode
     step at ``context`` cached tokens (default: the longest prompt) beside it."""
+    if context is not None and context <= 0:
+        raise InputError("--context", "must be a positive integer", context)
     s = setting(hardware, model, **options)
     points = evaluate.prefill(s, prompts)
     longest = max(p.prompt_tokens for p in points)

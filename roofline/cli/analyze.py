@@ -9,7 +9,7 @@ import warnings
 
 from ..errors import InputError
 
-__all__ = ["register", "add_setting_arguments", "parse_ints", "setting_from"]
+__all__ = ["register", "add_setting_arguments", "parse_ints"]
 
 
 def parse_ints(text: str, option: str) -> list[int]:
@@ -41,15 +41,6 @@ def add_setting_arguments(p: argparse.ArgumentParser, hardware: str | None = Non
     p.add_argument("--batch", default="1", help="sequences in the batch (default 1)")
 
 
-def setting_from(args: argparse.Namespace, hardware: str | None = None):
-    from ..api import setting
-
-    (batch,) = parse_ints(args.batch, "--batch")
-    return setting(hardware or args.hardware, args.model, dtype=args.dtype,
-                   weight_dtype=args.weight_dtype, kv_dtype=args.kv_dtype,
-                   attention=args.attention, batch=batch)
-
-
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("prefill", help="prefill time, FLOPs, bytes and bound per prompt length",
                        description="Prefill of a model on a device at each prompt length, with "
@@ -68,36 +59,30 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.set_defaults(run=run_crossover)
 
 
-def _warn_lines(caught: list[warnings.WarningMessage]) -> None:
-    for w in caught:
-        print(f"roofline: warning: {w.message}", file=sys.stderr)
+def _options(args: argparse.Namespace) -> dict:
+    """The setting's keyword options from the shared command-line arguments."""
+    (batch,) = parse_ints(args.batch, "--batch")
+    return {"dtype": args.dtype, "weight_dtype": args.weight_dtype, "kv_dtype": args.kv_dtype,
+            "attention": args.attention, "batch": batch}
 
 
 def run_prefill(args: argparse.Namespace) -> int:
-    from ..api import PrefillTable
-    from .. import evaluate
+    from ..api import prefill
+    from ..tables import render, si
 
     prompts = parse_ints(args.prompt, "--prompt")
-    s = setting_from(args)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        points = evaluate.prefill(s, prompts)
-        if max(prompts) > s.model.max_position:
-            warnings.warn(f"--prompt: {max(prompts)} tokens is beyond {s.model.name}'s context "
-                          f"of {s.model.max_position} tokens")
-    _warn_lines(caught)
-    if args.context is not None and args.context <= 0:
-        raise InputError("--context", "must be a positive integer", args.context)
-    table = PrefillTable(s, points, evaluate.decode(s, args.context or max(prompts)))
+        table = prefill(args.hardware, args.model, prompts, context=args.context,
+                        **_options(args))
+    for w in caught:
+        print(f"roofline: warning: {w.message}", file=sys.stderr)
     if args.json:
         print(json.dumps(table.as_dict(), indent=2, sort_keys=True))
         return 0
     print(table)
-    print("\nPer operation at the longest prompt (all layers):")
-    longest = table.points[-1] if table.points[-1].prompt_tokens == max(prompts) else \
-        max(table.points, key=lambda p: p.prompt_tokens)
-    from ..tables import render, si
-
+    longest = max(table.points, key=lambda p: p.prompt_tokens)
+    print(f"\nPer operation at T = {longest.prompt_tokens} (all layers):")
     rows = [[o.name, o.kind, si(o.time_s, "s"), si(o.flops), si(o.bytes, "B"),
              f"{o.intensity:.4g}", o.bound] for o in longest.operations]
     print(render(["operation", "kind", "time", "FLOPs", "bytes", "FLOP/byte", "bound"], rows,
@@ -108,12 +93,10 @@ def run_prefill(args: argparse.Namespace) -> int:
 def run_crossover(args: argparse.Namespace) -> int:
     from ..api import crossovers
 
-    s = setting_from(args)
-    table = crossovers(s.hardware, s.model, dtype=s.dtype, weight_dtype=s.weight_dtype,
-                       kv_dtype=s.kv_dtype, attention=s.attention, batch=s.batch)
+    table = crossovers(args.hardware, args.model, **_options(args))
     if args.json:
         print(json.dumps(table.as_dict(), indent=2, sort_keys=True))
         return 0
     print(table)
-    print("\nClosed forms: roofline derive crossover  (or --json here)")
+    print("\nClosed forms: --json here, or `roofline derive crossover` for the catalogue's.")
     return 0
