@@ -128,7 +128,9 @@ class CrossoverTable:
     def rows(self) -> tuple[list[str], list[list[str]]]:
         rows = []
         for name, v in self.values.items():
-            value = f"{v.value:,.0f} {v.unit}" if v.exists else "never" if v.evaluated else "–"
+            digits = 1 if v.exists and v.value < 1000 else 0  # a crossover is not an integer
+            value = (f"{v.value:,.{digits}f} {v.unit}" if v.exists
+                     else "never" if v.evaluated else "–")
             approx = "" if v.simplified is None or v.value is None else \
                 f"{v.simplified:,.0f} ({v.simplified / v.value - 1:+.1%})"
             rows.append([name, value, approx, v.reason])

@@ -116,7 +116,7 @@ def attention_t2_coefficient(setting: Setting, mode: str, sram: float | None = N
     """c in bytes ≈ c·T² as T → ∞ for one layer (ceilings relaxed): naive 4·B·n_q·b_a (Θ(T²));
     tiled 2·B·n_q·b_a²·H·(3H + 4)/M_sram (FlashAttention Theorem 2: Θ(T²H²/M))."""
     expr = attention.hbm_bytes(mode, smooth=True).xreplace(_attention_values(setting, sram))
-    return float(limit(expr / T**2, T, oo))
+    return float(limit(attention.long_prompts(expr) / T**2, T, oo))
 
 
 def attention_intensity_limit(setting: Setting, mode: str, sram: float | None = None) -> float:
@@ -124,7 +124,7 @@ def attention_intensity_limit(setting: Setting, mode: str, sram: float | None = 
     size sets on tiled attention (``inf`` for ideal, whose intensity grows with T)."""
     vals = _attention_values(setting, sram)
     expr = (attention.mode_flops(mode) / attention.hbm_bytes(mode, smooth=True)).xreplace(vals)
-    return float(limit(expr, T, oo))
+    return float(limit(attention.long_prompts(expr), T, oo))
 
 
 def footprint(setting: Setting, tokens: np.ndarray | Sequence[int]) -> dict[str, np.ndarray]:

@@ -72,7 +72,8 @@ def test_theorem_2_orders_as_limits():
     naive = attention.naive_bytes().subs({B: 1, n_q: 1})
     assert limit(naive / (T * H + T**2), T, oo) == 4 * b_a
     m = Symbol("m", positive=True)  # SRAM in elements
-    tiled = attention.tiled_bytes(causal=False, smooth=True).subs({B: 1, n_q: 1, M_sram: m * b_a})
+    tiled = attention.long_prompts(attention.tiled_bytes(causal=False, smooth=True))
+    tiled = tiled.subs({B: 1, n_q: 1, M_sram: m * b_a})
     per_t = limit(tiled / (T**2 * H**2 / m), T, oo)
     assert per_t.is_finite and per_t.is_positive
     assert limit(per_t, H, oo) == 12 * b_a  # 3H re-read elements × 4H/M blocks
@@ -102,7 +103,8 @@ def test_tiny_sram_makes_tiling_worse_and_where_they_cross():
     tiny = {**v, M_sram: 4 * 64 * 2}  # B_c = 1: Q and O re-read once per key
     assert attention.tiled_bytes(False).subs(tiny) > attention.naive_bytes().subs(tiny)
     # the smooth form crosses the naive traffic at one SRAM size, solved by SymPy
-    gap = (attention.tiled_bytes(False, smooth=True) - attention.naive_bytes()).subs(v)
+    gap = attention.long_prompts(attention.tiled_bytes(False, smooth=True)
+                                 - attention.naive_bytes()).subs(v)
     (m_star,) = solve(gap, M_sram)
     # the exact (ceiling) form changes sign across it
     below = {**v, M_sram: float(m_star) * 0.8}
@@ -130,3 +132,12 @@ def test_tiled_traffic_never_below_ideal(t, h, group, kv, sram, causal):
     assert attention.tiled_bytes(causal).subs(v) >= ideal
     assert attention.tiled_fa2_bytes(causal).subs(v) >= ideal
     assert attention.naive_bytes().subs(v) >= ideal
+
+
+def test_relaxed_block_counts_never_drop_below_one():
+    # a huge SRAM (TPU VMEM): one block of K, V covers the whole prompt, as ⌈T/B_c⌉ = 1 says
+    v = _v(B=1, n_q=1, T=1000, H=128, b_a=2, M_sram=128 * 2**20)
+    for causal in (False, True):
+        exact = attention.tiled_bytes(causal).subs(v)
+        relaxed = attention.tiled_bytes(causal, smooth=True).subs(v)
+        assert relaxed == exact == 2 * (3 * 1000 * 128 + 2 * 1000 + 1000 * (3 * 128 + 4))

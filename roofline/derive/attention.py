@@ -17,19 +17,25 @@ Modes:
 - ``ideal``: Q, K, V read once and O written once: the lower bound of any exact algorithm.
 
 Causal masking: the fused modes count the T(T+1)/2 query–key pairs on or below the diagonal
-(FlashAttention-2 §4.1: "with causal mask, we divide this number by 2") and skip key blocks above
-the diagonal; ``naive`` computes and stores the full T×T matrix and masks it.
-Every element moved (including ℓ, m and the logsumexp) is counted at b_a bytes.
+(FlashAttention-2 §4.1: "with causal mask, we divide this number by 2") and skip the work above
+the diagonal at the granularity of a row (``tiled``: a query row is not re-read for a key block
+wholly above it) or of a key row (``tiled_fa2``: a row block reads the keys up to its last row);
+real kernels skip whole tiles, so they move up to one tile more per block on the diagonal (a few
+per cent at realistic T). ``naive`` computes and stores the full T×T matrix and masks it.
+GQA: ``naive`` and both tiled modes read K and V once per *query* head (each head's kernel
+program loads its key/value head; sharing through a cache is not counted); ``ideal`` reads them
+once per key/value head. Every element moved (including ℓ, m and the logsumexp) is counted at
+b_a bytes.
 """
 
 from __future__ import annotations
 
-from sympy import Expr, Min, ceiling
+from sympy import Expr, Integer, Max, Min, ceiling
 
 from ..symbols import B, H, M_sram, T, b_a, n_kv, n_q
 from .entry import Entry
 
-__all__ = ["MODES", "flops", "naive_bytes", "score_bytes", "tiled_bytes", "tiled_fa2_bytes",
+__all__ = ["MODES", "long_prompts", "flops", "naive_bytes", "score_bytes", "tiled_bytes", "tiled_fa2_bytes",
            "ideal_bytes", "hbm_bytes", "block_sizes", "entries"]
 
 MODES = ("naive", "tiled", "tiled_fa2", "ideal")
@@ -83,11 +89,24 @@ def score_bytes(queries: Expr = T, keys: Expr | None = None) -> Expr:
 def block_sizes(smooth: bool = False) -> tuple[Expr, Expr]:
     """(B_c, B_r) = (⌈M/(4d)⌉, min(⌈M/(4d)⌉, d)) with M = M_sram/b_a elements, d = H.
 
-    ``smooth`` drops the ceiling (a continuous relaxation, for solving crossovers in closed form).
+    ``smooth`` drops the ceiling (a continuous relaxation, for solving crossovers in closed form)
+    and keeps at least one row: B_c = max(1, M/(4d)).
     """
     ratio = M_sram / (4 * H * b_a)
-    b_c = ratio if smooth else ceiling(ratio)
+    b_c = Max(1, ratio) if smooth else ceiling(ratio)
     return b_c, Min(b_c, H)
+
+
+def _blocks(rows: Expr, block: Expr, smooth: bool) -> Expr:
+    """⌈rows/block⌉, or its relaxation max(1, rows/block): at least one block."""
+    return Max(1, rows / block) if smooth else ceiling(rows / block)
+
+
+def long_prompts(expr: Expr) -> Expr:
+    """A relaxed (smooth) expression in its long-prompt regime: every max(1, x) block count or
+    block size taken as x (T ≥ B_c and M_sram ≥ 4·H·b_a), for limits and leading terms."""
+    return expr.replace(lambda e: isinstance(e, Max) and Integer(1) in e.args,
+                        lambda e: next(a for a in e.args if a != 1))
 
 
 def tiled_bytes(causal: bool = True, smooth: bool = False) -> Expr:
@@ -99,7 +118,7 @@ def tiled_bytes(causal: bool = True, smooth: bool = False) -> Expr:
     Theorem 2: Θ(T²H²/M) HBM accesses.
     """
     b_c, _ = block_sizes(smooth)
-    t_c = T / b_c if smooth else ceiling(T / b_c)
+    t_c = _blocks(T, b_c, smooth)
     rows = T * t_c - b_c * t_c * (t_c - 1) / 2 if causal else T * t_c
     per_head = 2 * T * H + (T * H + 2 * T) + rows * (3 * H + 4)
     return B * n_q * b_a * per_head
@@ -111,10 +130,11 @@ def tiled_fa2_bytes(causal: bool = True, smooth: bool = False) -> Expr:
 
     Visited key rows: T·T_r, or causally Σ_i min((i+1)·B_r, T) = T + B_r·T_r(T_r − 1)/2.
     With B_r = min(⌈M/(4d)⌉, d) the re-reads stop falling once M ≥ 4·d² elements
-    (M_sram ≥ 4·H²·b_a bytes): beyond it the traffic is ≈ 2·T²·(H/B_r) = 2·T² per head.
+    (M_sram ≥ 4·H²·b_a bytes): beyond it the non-causal traffic is ≈ 2·T²·(H/B_r) = 2·T² per
+    head (T² causally).
     """
     _, b_r = block_sizes(smooth)
-    t_r = T / b_r if smooth else ceiling(T / b_r)
+    t_r = _blocks(T, b_r, smooth)
     keys = T + b_r * t_r * (t_r - 1) / 2 if causal else T * t_r
     per_head = 2 * T * H + T + 2 * H * keys
     return B * n_q * b_a * per_head

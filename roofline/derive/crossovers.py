@@ -23,7 +23,7 @@ from functools import cache, cached_property
 from sympy import (Dummy, Expr, Integer, Max, Min, Poly, Pow, Rational, Symbol, cancel, expand,
                    factor, factor_terms, nan, oo, solve, zoo)
 
-from ..symbols import B, C_mem, P_peak, T, b_a
+from ..symbols import B, C_mem, M_sram, P_peak, T, b_a, beta_hbm
 from . import attention
 from .bounds import op_time, ridge
 from .decode import decode_operations, kv_cache_bytes
@@ -35,6 +35,13 @@ __all__ = ["Crossover", "Branch", "crossovers", "entries", "quadratic_root"]
 
 FA1 = "FlashAttention (arXiv 2205.14135)"
 BOOK = "scaling-book 'All About Rooflines' and 'All About Transformers'"
+_ATTENTION_SOURCE = {
+    "naive": f"{FA1} Algorithm 0 and Theorem 2: Θ(TH + T²) traffic caps the intensity at H/b_a",
+    "tiled": f"{FA1} Algorithm 1 and Theorem 2: Θ(T²H²/M) traffic caps it at about 4·B_c/(3·b_a)",
+    "tiled_fa2": "FlashAttention-2 (arXiv 2307.08691) loop order: K, V re-read per row block "
+                 "caps the intensity at about 2·B_r/b_a",
+    "ideal": "scaling-book 'All About Transformers': ideal attention intensity S·T/(S+T)",
+}
 
 
 @dataclass(frozen=True)
@@ -171,23 +178,31 @@ def _attention(arch: Architecture, mode: str) -> list[Operation]:
     return [op for op in prefill_operations(arch, mode, smooth=True) if op.kind == "attention"]
 
 
-def _moe_main(ops_expr: Expr) -> tuple[tuple[Expr, Expr], ...]:
-    """Main branch choices: every expert receives a token; the SRAM-limited B_r < H."""
-    out = []
-    for atom in ops_expr.atoms(Min):
-        if any(a.has(B) for a in atom.args):  # Min(n_e, rows·n_a): every expert is read
-            out.append((atom, next(a for a in atom.args if not a.has(B))))
-        else:  # Min(H, B_c): the FlashAttention block cap
-            out.append((atom, min(atom.args, key=lambda a: len(str(a)))))
-    return tuple(out)
+def _main_choice(atom: Expr, memory_bound: bool = False) -> Expr:
+    """The argument of a Max/Min that the main (catalogue) branch takes: the regime of long
+    prompts on a real device. max(1, x) block counts → x (at least one block); min(n_e, rows·n_a)
+    → n_e (every expert receives a token); min(H, B_c) → B_c (the SRAM limits the row block);
+    a roofline time max(F/P, Q/β) → F/P (compute-bound), or Q/β where ``memory_bound``."""
+    args = atom.args
+    numbers = [a for a in args if a.is_number]
+    if numbers:
+        return next(a for a in args if not a.is_number)
+    if isinstance(atom, Min):
+        fixed = [a for a in args if not a.has(B) and not a.has(M_sram)]
+        if len(fixed) < len(args) and any(a.has(B) for a in args):
+            return fixed[0]  # min(n_e, rows·n_a)
+        return next((a for a in args if a.has(M_sram)), args[0])  # min(H, B_c)
+    bound = beta_hbm if memory_bound else P_peak
+    return next((a for a in args if a.has(bound)), args[0])
 
 
 def _cross(name, meaning, unit, source, unknown, grows, other, kind, regime=(),
-           wide_form=False) -> Crossover:
-    main = _moe_main(grows - other)
-    for atom in (grows - other).atoms(Max):  # time balances: the main branch is compute-bound
-        flops_arg = next((a for a in atom.args if a.has(P_peak)), atom.args[0])
-        main += ((atom, flops_arg),)
+           wide_form=False, memory_bound: tuple[Expr, ...] = ()) -> Crossover:
+    """A crossover whose main branch takes :func:`_main_choice` for every Max/Min, the
+    time maxima inside the expressions of ``memory_bound`` at their memory roof."""
+    atoms = (grows - other).atoms(Max, Min)
+    slow = {a for e in memory_bound for a in e.atoms(Max)}
+    main = tuple((a, _main_choice(a, a in slow)) for a in atoms)
     return Crossover(name, meaning, unit, source, unknown, grows, other, kind, regime, main,
                      wide_form)
 
@@ -221,16 +236,21 @@ def crossovers(arch: Architecture = Architecture()) -> dict[str, Crossover]:
         ("one layer; causal attention; all projections (QKV, O, MLP)",)))
     for mode in attention.MODES:
         attn = _attention(arch, mode)
+        attn_time = _sum_time(attn)
+        # the catalogue shows attention memory-bound where its intensity is capped (naive, tiled)
+        slow = (attn_time,) if mode != "ideal" else ()
         out.append(_cross(
             f"attention_dominates_time_tokens.{mode}",
             f"prompt length at which {mode} attention's roofline time equals the projections'",
             "tokens", f"{BOOK} (roofline time max(F/P, Q/β)); {FA1}", T,
-            _sum_time(attn), _sum_time(proj), "balance",
-            ("one layer; each class as one operation at its own roof",)))
+            attn_time, _sum_time(proj), "balance",
+            ("one layer; each class as one operation at its own roof",
+             "main branch: projections compute-bound; attention "
+             + ("memory-bound" if slow else "compute-bound")), memory_bound=slow))
         out.append(_cross(
             f"attention_compute_bound_tokens.{mode}",
             f"prompt length at which {mode} attention reaches the ridge intensity", "tokens",
-            f"{FA1} Theorem 2 (naive Θ(TH + T²) traffic caps its intensity at H/b_a)", T,
+            _ATTENTION_SOURCE[mode], T,
             total_flops(attn), i_r * total_bytes(attn), "intensity", (f"attention: {mode}",)))
     weights = weight_bytes(arch)
     out.append(_cross(

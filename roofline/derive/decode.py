@@ -32,12 +32,11 @@ def kv_cache_bytes(tokens: Expr = T) -> Expr:
 
 
 def attention_step() -> Operation:
-    """One layer's decode attention: each of the B new queries attends to T_ctx cached keys.
-
-    FLOPs 4·B·n_q·H·T_ctx; bytes: Q read and O written (b_a), the cache read and the new K, V
-    written (b_kv).
+    """One layer's decode attention: each of the B new queries attends to the T_ctx cached keys
+    and its own: FLOPs 4·B·n_q·H·(T_ctx + 1); bytes: Q read and O written (b_a), the cache read
+    and the new K, V written (b_kv): 2·B·n_kv·H·(T_ctx + 1)·b_kv.
     """
-    flops = attention.flops(queries=1, keys=T_ctx, causal=False)
+    flops = attention.flops(queries=1, keys=T_ctx + 1, causal=False)
     cache = 2 * B * n_kv * H * (T_ctx + 1) * b_kv
     return Operation("attention.decode", "attention", flops, 2 * B * n_q * H * b_a + cache)
 
