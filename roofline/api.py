@@ -13,7 +13,7 @@ from sympy import Expr
 
 from . import evaluate
 from .derive.bounds import total_time
-from .derive.transformer import total_bytes, total_flops
+from .derive.transformer import total_bytes, total_flops, weight_bytes
 from .errors import InputError
 from .evaluate import CrossoverValue, DecodeResult, PrefillPoint, Setting
 from .specs.hardware import Hardware, load_hardware
@@ -25,11 +25,27 @@ __all__ = ["setting", "prefill", "crossovers", "PrefillTable", "CrossoverTable"]
 
 def setting(hardware: str | Hardware, model: str | ModelShape, *, dtype: str = "bf16",
             weight_dtype: str | None = None, kv_dtype: str | None = None,
-            attention: str = "tiled", batch: int = 1) -> Setting:
-    """A :class:`Setting` from names or paths (``"H100-SXM"``, ``"my/device.toml"``) or specs."""
+            attention: str | None = None, batch: int = 1) -> Setting:
+    """A :class:`Setting` from names or paths (``"H100-SXM"``, ``"my/device.toml"``) or specs.
+
+    ``attention=None`` is ``tiled`` on a device whose file gives its SRAM per SM, else ``ideal``
+    (with a warning). A model whose weights do not fit in the device's memory is a warning.
+    """
     hw = hardware if isinstance(hardware, Hardware) else load_hardware(hardware)
     mo = model if isinstance(model, ModelShape) else load_model(model)
-    return Setting(hw, mo, dtype, weight_dtype, kv_dtype, attention, batch)
+    if attention is None:
+        attention = "tiled" if hw.sram_per_sm is not None else "ideal"
+        if hw.sram_per_sm is None:
+            warnings.warn(f"{hw.name} gives no on-chip SRAM per SM, which tiled attention needs: "
+                          "using ideal attention (pass --attention to choose)", stacklevel=2)
+    s = Setting(hw, mo, dtype, weight_dtype, kv_dtype, attention, batch)
+    weights = float(weight_bytes(mo.architecture).xreplace(s.values()))
+    if weights > hw.memory_capacity:
+        warnings.warn(f"{mo.name}'s weights ({weights / 1e9:.4g} GB in "
+                      f"{s.precision['weights']}) do not fit in {hw.name}'s memory "
+                      f"({hw.memory_capacity / 1e9:.4g} GB): the model assumes they do",
+                      stacklevel=2)
+    return s
 
 
 @dataclass(frozen=True)
@@ -89,12 +105,14 @@ class PrefillTable:
                           self._decode_line()])
 
 
-def prefill(hardware: str | Hardware, model: str | ModelShape, prompts: Sequence[int], *,
+def prefill(hardware: str | Hardware, model: str | ModelShape, prompts: int | Sequence[int], *,
             context: int | None = None, **options: Any) -> PrefillTable:
     """Prefill time, FLOPs, bytes, intensity and bound at each prompt length, with the decode
     step at ``context`` cached tokens (default: the longest prompt) beside it."""
     if context is not None and context <= 0:
         raise InputError("--context", "must be a positive integer", context)
+    if isinstance(prompts, int):
+        prompts = [prompts]
     s = setting(hardware, model, **options)
     points = evaluate.prefill(s, prompts)
     longest = max(p.prompt_tokens for p in points)
@@ -158,8 +176,16 @@ class CrossoverTable:
 
 
 def crossovers(hardware: str | Hardware, model: str | ModelShape, **options: Any) -> CrossoverTable:
-    """Every ``crossover.*`` of the catalogue evaluated for a device and model."""
+    """Every ``crossover.*`` of the catalogue evaluated for a device and model; with
+    ``attention=MODE``, only the crossovers of that attention mode (and those of none)."""
+    mode = options.get("attention")
+    if mode is None:  # every mode is listed: no attention mode needs choosing
+        options = {**options, "attention": "ideal"}
     s = setting(hardware, model, **options)
-    return CrossoverTable(s, evaluate.crossover_values(s))
+    values = evaluate.crossover_values(s)
+    if mode is not None:
+        values = {n: v for n, v in values.items()
+                  if n.rpartition(".")[2] == mode or "." not in n}
+    return CrossoverTable(s, values)
 
 

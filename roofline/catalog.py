@@ -49,13 +49,17 @@ def get(name: str) -> Entry:
     try:
         return catalogue()[name]
     except KeyError:
-        raise UnknownNameError("derivation", name, catalogue()) from None
+        raise UnknownNameError("derivation", name, catalogue(), "roofline derive") from None
 
 
 def select(requested: Iterable[str]) -> list[Entry]:
-    """Entries by name, or by a dotted prefix (``attention`` selects ``attention.*``)."""
+    """Entries by exact name, or else by a dotted prefix (``attention`` selects
+    ``attention.*``)."""
     out: list[Entry] = []
     for name in requested:
-        matches = [e for n, e in catalogue().items() if n == name or n.startswith(name + ".")]
+        if name in catalogue():
+            out.append(catalogue()[name])
+            continue
+        matches = [e for n, e in catalogue().items() if n.startswith(name + ".")]
         out.extend(matches or [get(name)])
     return out

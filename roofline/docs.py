@@ -467,8 +467,7 @@ def _crossover_example(c: Crossover, example: _Example) -> list[str]:
         return ["", f"{head} {_md(v.reason)}."]
     text = f"{head} **{c.unknown}\\* = {_md(_quantity(v.value, v.unit))}**"
     if v.ends_at is not None:
-        text += (f"; the equality holds again at {_md(_quantity(v.ends_at, v.unit))}, where the "
-                 "regime ends")
+        text += f"; {_md(v.reason)} (the equality holds again there, and the regime ends)"
     branch = c.branches[0]
     if str(v.expr) == sstr(branch.root) and example.setting.model.architecture == Architecture():
         vals = example.setting.values(batch=c.unknown is not B)

@@ -33,13 +33,17 @@ class SpecError(RooflineError):
 class UnknownNameError(RooflineError):
     """A name that is not in a catalogue; the message lists the close (or all) valid names."""
 
-    def __init__(self, kind: str, name: str, valid: Iterable[str]) -> None:
+    def __init__(self, kind: str, name: str, valid: Iterable[str], listing: str = "") -> None:
         valid = sorted(valid)
         close = difflib.get_close_matches(name, valid, n=5, cutoff=0.5)
-        listed = close if close else valid
-        label = "close matches" if close else "valid names"
         self.kind, self.name, self.valid = kind, name, valid
-        super().__init__(f"unknown {kind} {name!r}; {label}: {', '.join(listed)}")
+        if close:
+            options = f"close matches: {', '.join(close)}"
+        elif len(valid) > 20 and listing:
+            options = f"no close match among {len(valid)} names; `{listing}` lists them"
+        else:
+            options = f"valid names: {', '.join(valid)}"
+        super().__init__(f"unknown {kind} {name!r}; {options}")
 
 
 class InputError(RooflineError):

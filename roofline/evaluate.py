@@ -19,7 +19,7 @@ from .derive.bounds import op_time
 from .derive.decode import decode_operations, kv_cache_bytes
 from .derive.transformer import Operation, prefill_operations
 from .errors import InputError
-from .specs.dtypes import bytes_per_element
+from .specs.dtypes import STORAGE_DTYPES, bytes_per_element
 from .specs.hardware import Hardware
 from .specs.model import ModelShape
 from .symbols import B, C_mem, M_sram, P_peak, T, T_ctx, b_a, b_kv, b_w, beta_hbm
@@ -49,9 +49,10 @@ class Setting:
         if not (isinstance(self.batch, int) and self.batch >= 1):
             raise InputError("--batch", "must be a positive integer", self.batch)
         self.hardware.peak(self.dtype)  # a data type the device lacks is an error
-        for dtype in (self.weight_dtype, self.kv_dtype):
-            if dtype is not None:
-                bytes_per_element(dtype)
+        for option, dtype in (("--weight-dtype", self.weight_dtype),
+                              ("--kv-dtype", self.kv_dtype)):
+            if dtype is not None and dtype not in STORAGE_DTYPES:
+                raise InputError(option, f"must be one of {', '.join(STORAGE_DTYPES)}", dtype)
 
     @property
     def precision(self) -> dict[str, str]:
@@ -82,9 +83,9 @@ class Setting:
     def operations(self) -> list[Operation]:
         """The prefill's operations for this model and attention mode, numbers substituted."""
         if self.attention.startswith("tiled") and self.hardware.sram_per_sm is None:
-            raise InputError("--attention", f"{self.attention} needs the on-chip SRAM per SM, "
-                             f"which {self.hardware.path} does not give; use naive or ideal",
-                             self.attention)
+            raise InputError("--attention", f"{self.attention} attention needs the on-chip SRAM "
+                             f"per SM, which {self.hardware.name} does not give "
+                             "(on_chip.sram_per_sm); use naive or ideal", self.attention)
         vals = self.values()
         return [Operation(op.name, op.kind, op.flops.subs(vals), op.bytes.subs(vals),
                           op.count.subs(vals))
@@ -238,7 +239,7 @@ def _evaluate(name: str, c: dict, vals: dict[str, float], setting: Setting) -> C
                      main["latex"])
     found.sort(key=lambda item: item[0])
     (first, branch), ends = found[0], (found[1][0] if len(found) > 1 else None)
-    note = "" if ends is None else f"holds again at {ends:,.0f} {c['unit']}: the regime ends there"
+    note = "" if ends is None else _ends_note(c, ends)
     approx = c["simplified"] if branch is main else None
     return value(first, c["unit"], True, note, branch["root"], branch["latex"], ends,
                  simplified=_real(approx["expr"], vals) if approx else None,
@@ -251,6 +252,13 @@ def _real(text: str, vals: dict[str, float]) -> float | None:
     except (ValueError, ZeroDivisionError):  # a negative square root: no real value
         return None
     return v if v > 0 else None
+
+
+def _ends_note(c: dict, ends: float) -> str:
+    """Where the regime that the crossover opens closes again (the second root)."""
+    if c["kind"] == "intensity":
+        return f"memory-bound again from {ends:,.0f} {c['unit']}"
+    return f"the two sides are equal again at {ends:,.0f} {c['unit']}"
 
 
 def _holds(branch: dict, vals: dict[str, float], x: str, r: float) -> bool:

@@ -81,7 +81,6 @@ def measure_gpu(quick: bool = False) -> dict[str, Any]:
                        "source": f"roofline measure: torch.matmul {n}^3 {dtype} on "
                                  f"{props.name}, median of {s.runs} (CUDA events)",
                        "min": format_rate(s.min, "FLOP/s"), "max": format_rate(s.max, "FLOP/s")}
-        del a, b
     l2 = int(getattr(props, "L2_cache_size", 0) or 0)
     free, total = torch.cuda.mem_get_info()
     elements = max(4 * l2, 2**28) // 4
@@ -90,7 +89,6 @@ def measure_gpu(quick: bool = False) -> dict[str, Any]:
     copy = summarize(_time_cuda(lambda: a.copy_(b), repeats)).rate(8.0 * elements)
     triad = summarize(_time_cuda(lambda: torch.add(b, c, alpha=3.0, out=a), repeats)
                       ).rate(12.0 * elements)
-    del a, b, c
     on_chip: dict[str, Any] = {"sm_count": {"value": int(props.multi_processor_count),
                                             "source": "torch.cuda.get_device_properties"}}
     sram = _sram_per_sm(props)
@@ -158,7 +156,6 @@ def validate_gpu(hw: Any, quick: bool = False, tokens: Sequence[int] | None = No
         stats = summarize(_time_cuda(lambda: torch.matmul(xt, w), repeats))
         f, q, pred = predict_projection(t, d, d, p_peak, beta, 0.0, elem=2)
         points.append(Point(t, f, q, pred, 0.0, stats, f / p_peak + q / beta))
-    del w, x
     m_sram = float(hw.sram_per_sm or _sram_per_sm(props) or 0)
     if not m_sram:
         raise RuntimeError("shared memory per SM unknown: FlashAttention's M cannot be set")
@@ -174,7 +171,6 @@ def validate_gpu(hw: Any, quick: bool = False, tokens: Sequence[int] | None = No
             f, qb, pred = predict_attention(mode, t, heads, head_dim, m_sram, p_peak, beta,
                                             elem=2)
             attention[mode].append(Point(t, f, qb, pred, 0.0, stats, f / p_peak + qb / beta))
-        del q, k, v, mask
     torch.cuda.empty_cache()
     note = (f"{heads} heads of dimension {head_dim}, one sequence, bf16. `naive`: matmul, "
             "softmax, matmul (scores materialised); `sdpa`: scaled_dot_product_attention("

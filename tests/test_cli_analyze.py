@@ -58,7 +58,8 @@ def test_prefill_beyond_context_warns(capsys):
     (["--batch", "-3"], "--batch: each value must be a positive integer (got '-3')"),
     (["--dtype", "fp64"], "--dtype: H100-SXM has no fp64"),
     (["--attention", "flash"], "--attention: must be one of naive, tiled, tiled_fa2, ideal"),
-    (["--weight-dtype", "int3"], "unknown data type 'int3'"),
+    (["--weight-dtype", "int3"], "--weight-dtype: must be one of fp64, fp32, tf32, bf16"),
+    (["--prompt", "128,,256"], "--prompt: has an empty value between commas (got '128,,256')"),
 ])
 def test_prefill_bad_options(capsys, argv, message):
     code, out, err = run(capsys, "prefill", "--hardware", "H100-SXM", "--model", "Llama-3-8B",
@@ -76,3 +77,27 @@ def test_crossover_json(capsys):
     assert parse_expr(proj["expr"], local_dict=local_dict()).free_symbols
     naive = d["crossovers"]["attention_compute_bound_tokens.naive"]
     assert naive["exists"] is False and naive["value"] is None and "never" in naive["reason"]
+
+
+def test_warnings_name_what_does_not_fit(capsys):
+    code, out, err = run(capsys, "prefill", "--hardware", "TPU-v4", "--model", "Mixtral-8x7B",
+                         "--prompt", "128")
+    assert code == 0 and out
+    lines = err.strip().splitlines()
+    assert "roofline: warning: TPU-v4 gives no on-chip SRAM per SM" in lines[0]
+    assert lines[1] == ("roofline: warning: Mixtral-8x7B's weights (93.41 GB in bf16) do not fit "
+                        "in TPU-v4's memory (34.36 GB): the model assumes they do")
+
+
+def test_crossover_attention_option_selects_one_mode(capsys):
+    code, out, _ = run(capsys, "crossover", "--hardware", "H100-SXM", "--model", "Llama-3-8B",
+                       "--attention", "naive", "--json")
+    names = set(json.loads(out)["crossovers"])
+    assert "prefill_compute_bound_tokens.naive" in names
+    assert "decode_critical_batch" in names
+    assert not any(n.endswith((".tiled", ".ideal", ".tiled_fa2")) for n in names)
+
+
+def test_no_command_prints_the_overview(capsys):
+    code, out, _ = run(capsys)
+    assert code == 0 and "report" in out and "crossover" in out

@@ -25,7 +25,7 @@ def test_sweep_agrees_with_exact_substitution(prompts):
 @pytest.mark.parametrize("model", ["Mixtral-8x7B", "OPT-13B", "Qwen2.5-7B"])
 @pytest.mark.parametrize("mode", ["naive", "tiled_fa2", "ideal"])
 def test_sweep_agrees_for_other_architectures_and_modes(model, mode):
-    s = setting("A100-80GB-SXM", model, attention=mode, batch=3)
+    s = setting("MI300X", model, attention=mode, batch=3)
     prompts = [1, 7, 100, 1000, 5000]
     assert prefill_time(s, prompts) == pytest.approx([p.time_s for p in prefill(s, prompts)],
                                                      rel=1e-12)
@@ -82,5 +82,5 @@ def test_bad_settings_name_the_option():
         setting("L4", "Llama-3-8B", dtype="fp64")
     with pytest.raises(InputError, match="--prompt: a prompt length must be a positive"):
         prefill(setting("H100-SXM", "Llama-3-8B"), [128, -1])
-    with pytest.raises(InputError, match="tiled needs the on-chip SRAM"):
-        prefill(setting("TPU-v4", "Llama-3-8B"), [128])
+    with pytest.raises(InputError, match="tiled attention needs the on-chip SRAM per SM, which TPU-v4"):
+        prefill(setting("TPU-v4", "Llama-3-8B", attention="tiled"), [128])

@@ -170,6 +170,7 @@ def test_list_of_a_directory(tmp_path: Path) -> None:
 # --- bad input: one fixture each -----------------------------------------------------------
 BAD = [
     ("invalid_toml", "", "is not valid TOML", None),
+    ("not_utf8", "", "is not UTF-8 text (byte 0)", None),
     ("missing_key", "vendor", "missing required key", None),
     ("missing_capacity", "memory.capacity", "missing required key", None),
     ("missing_source", "on_chip.l2: source", "missing required key", None),

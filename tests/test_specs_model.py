@@ -183,6 +183,7 @@ def test_list_of_a_directory(tmp_path: Path) -> None:
 # --- bad input: one fixture each -----------------------------------------------------------
 BAD = [
     ("invalid_json", "", "is not valid JSON", None),
+    ("not_utf8", "", "is not UTF-8 text (byte 0)", None),
     ("not_an_object", "", "must hold a JSON object", "list"),
     ("missing_key", "intermediate_size", "missing required key", None),
     ("unsupported_type", "model_type",

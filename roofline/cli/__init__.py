@@ -7,6 +7,7 @@ import argparse
 import importlib
 import os
 import sys
+import warnings
 from collections.abc import Sequence
 from typing import NoReturn
 
@@ -36,19 +37,38 @@ def _parser() -> argparse.ArgumentParser:
         prog="roofline",
         description="A symbolic roofline of LLM prefill and its contrast with decode.",
     )
+    parser.add_argument("--version", action="version", version=f"roofline {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for module in dict.fromkeys(_MODULES.get(name, name) for name in _COMMANDS):
         importlib.import_module(f"roofline.cli.{module}").register(sub)
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
     try:
-        return int(args.run(args) or 0)
-    except RooflineError as err:
-        print(f"roofline: error: {err}", file=sys.stderr)
-        return 2
+        return version("roofline")
+    except PackageNotFoundError:  # a source checkout that was never installed
+        return "(not installed)"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if not argv:  # a newcomer typing `roofline`: the overview, not an error
+        _parser().print_help()
+        return 0
+    args = _parser().parse_args(argv)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UserWarning)
+        try:
+            code = int(args.run(args) or 0)
+        except RooflineError as err:
+            print(f"roofline: error: {err}", file=sys.stderr)
+            code = 2
+    for w in caught:  # after the output, one line each
+        print(f"roofline: warning: {w.message}", file=sys.stderr)
+    return code
 
 
 def console() -> None:

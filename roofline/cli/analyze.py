@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
-import warnings
 
 from ..errors import InputError
 
@@ -14,9 +12,11 @@ __all__ = ["register", "add_setting_arguments", "parse_ints"]
 
 def parse_ints(text: str, option: str) -> list[int]:
     """``"128,2048,32768"`` → [128, 2048, 32768]; anything else is an InputError."""
-    parts = [p.strip() for p in text.split(",") if p.strip()]
-    if not parts:
-        raise InputError(option, "needs at least one value, e.g. 128,2048,32768", text)
+    parts = [p.strip() for p in text.split(",")]
+    if not any(parts):
+        raise InputError(option, "needs at least one value, e.g. 128,2048,8192", text)
+    if not all(parts):
+        raise InputError(option, "has an empty value between commas", text)
     out = []
     for p in parts:
         if not p.isdigit() or int(p) <= 0:
@@ -36,8 +36,9 @@ def add_setting_arguments(p: argparse.ArgumentParser, hardware: str | None = Non
                    "default for weights, activations and KV cache")
     p.add_argument("--weight-dtype", help="weights' data type (e.g. int4, fp8)")
     p.add_argument("--kv-dtype", help="KV cache's data type")
-    p.add_argument("--attention", default="tiled",
-                   help="naive | tiled | tiled_fa2 | ideal (default tiled)")
+    p.add_argument("--attention", default=None,
+                   help="naive | tiled | tiled_fa2 | ideal (default: tiled, or ideal on a device "
+                   "whose file gives no SRAM per SM)")
     p.add_argument("--batch", default="1", help="sequences in the batch (default 1)")
 
 
@@ -46,7 +47,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="Prefill of a model on a device at each prompt length, with "
                        "the per-operation breakdown, the decode step and the KV cache beside it.")
     add_setting_arguments(p)
-    p.add_argument("--prompt", default="128,2048,32768", help="prompt lengths, comma-separated")
+    p.add_argument("--prompt", default="128,2048,8192",
+                   help="prompt lengths, comma-separated (default 128,2048,8192)")
     p.add_argument("--context", type=int, help="decode context (default: the longest prompt)")
     p.add_argument("--json", action="store_true", help="JSON instead of a table")
     p.set_defaults(run=run_prefill)
@@ -71,12 +73,7 @@ def run_prefill(args: argparse.Namespace) -> int:
     from ..tables import render, si
 
     prompts = parse_ints(args.prompt, "--prompt")
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        table = prefill(args.hardware, args.model, prompts, context=args.context,
-                        **_options(args))
-    for w in caught:
-        print(f"roofline: warning: {w.message}", file=sys.stderr)
+    table = prefill(args.hardware, args.model, prompts, context=args.context, **_options(args))
     if args.json:
         print(json.dumps(table.as_dict(), indent=2, sort_keys=True))
         return 0

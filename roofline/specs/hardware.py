@@ -17,7 +17,7 @@ from types import MappingProxyType
 from typing import Any
 
 from ..errors import InputError, SpecError, UnknownNameError
-from ._shipped import shipped_files
+from ._shipped import read_text, shipped_files
 from .dtypes import COMPUTE_DTYPES
 from .units import check_number, parse_quantity
 
@@ -104,10 +104,7 @@ class Hardware:
 def read_hardware(path: str | Path) -> Hardware:
     """Parse and validate one hardware file."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as err:
-        raise SpecError(str(path), f"cannot read the file: {err.strerror}") from None
+    text = read_text(path)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:

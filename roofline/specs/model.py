@@ -38,7 +38,7 @@ from sympy import Symbol
 from ..derive.transformer import Architecture, parameter_count
 from ..errors import SpecError, UnknownNameError
 from ..symbols import D, F, H, L, T_pos, V, n_a, n_e, n_kv, n_q
-from ._shipped import shipped_files
+from ._shipped import read_text, shipped_files
 
 __all__ = ["ModelShape", "SUPPORTED_MODEL_TYPES", "load_model", "list_models", "read_model"]
 
@@ -134,10 +134,7 @@ class ModelShape:
 def read_model(path: str | Path, name: str | None = None) -> ModelShape:
     """Parse and validate one ``config.json``; the name is the file's stem unless given."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as err:
-        raise SpecError(str(path), f"cannot read the file: {err.strerror}") from None
+    text = read_text(path)
     try:
         config = json.loads(text)
     except json.JSONDecodeError as err:
