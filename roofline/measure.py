@@ -37,10 +37,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .errors import InputError, SpecError
+
 __all__ = ["Stats", "CacheLevel", "Plan", "Measurement", "summarize", "time_call",
            "cache_levels", "last_level_cache", "load_average", "per_core_cache", "memory_bytes", "provenance",
            "plan", "measure", "measure_matmul", "measure_stream", "format_rate", "format_bytes",
-           "toml_document", "write_atomic", "Progress"]
+           "toml_document", "write_atomic", "Progress", "check_output_file",
+           "check_output_folder", "check_name", "hardware_check"]
 
 SYSFS_CACHE = Path("/sys/devices/system/cpu/cpu0/cache")
 
@@ -294,11 +297,19 @@ def provenance() -> dict[str, str]:
 
 # --- progress --------------------------------------------------------------------------------
 class Progress:
-    """A text progress bar on stderr: ``[#####.....]  50%  triad 3/7``. No dependency."""
+    """A text progress bar on stderr: ``[#####.....]  50%  triad 3/7``. No dependency.
 
-    def __init__(self, total: int, enabled: bool = True, width: int = 30, stream: Any = None):
-        self.total, self.done, self.enabled, self.width = max(total, 1), 0, enabled, width
+    Drawn only on a terminal (``tty``: default ``stream.isatty()``); redirected to a file or a
+    pipe it writes nothing, so a log does not get one very long line of carriage returns."""
+
+    def __init__(self, total: int, enabled: bool = True, width: int = 30, stream: Any = None,
+                 tty: bool | None = None):
+        self.total, self.done, self.width = max(total, 1), 0, width
         self.stream = stream if stream is not None else sys.stderr
+        if tty is None:
+            isatty = getattr(self.stream, "isatty", None)
+            tty = bool(isatty and isatty())
+        self.enabled = enabled and tty
         self._lock = threading.Lock()
 
     def step(self, label: str = "", n: int = 1) -> None:
@@ -522,18 +533,109 @@ def _bare(key: str) -> str:
     return key
 
 
-def write_atomic(path: str | Path, text: str) -> Path:
-    """Write ``text`` to ``path`` through a temporary file in the same folder, then rename."""
+def write_atomic(path: str | Path, text: str,
+                 check: Callable[[Path], Any] | None = None) -> Path:
+    """Write ``text`` to ``path`` through a temporary file in the same folder, then rename.
+
+    ``check(tmp)``, if given, reads the temporary file before the rename; whatever it raises
+    propagates and nothing is renamed (the temporary file is removed)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         tmp.write_text(text, encoding="utf-8")
+        if check is not None:
+            check(tmp)
         os.replace(tmp, path)
     finally:
         if tmp.exists():
             tmp.unlink()
     return path
+
+
+# --- checks made before any measuring ----------------------------------------------------------
+def _writable_folder(folder: Path, option: str, target: Path) -> None:
+    """``folder`` exists and is writable, or the nearest existing folder above it is."""
+    existing = folder
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise InputError(option, f"cannot write there: {existing} is a file, not a folder",
+                         str(target))
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise InputError(option, f"cannot write there: the folder {existing} is not writable",
+                         str(target))
+
+
+def check_output_file(path: str | Path, option: str = "-o",
+                      suffix: str | None = ".toml") -> Path:
+    """Refuse, before any work, a file target that could not be written: a wrong suffix, a
+    folder, a file under a file, an unwritable folder. Returns ``path`` as a Path."""
+    path = Path(path)
+    if suffix is not None and path.suffix != suffix:
+        raise InputError(option, f"must name a {suffix} file", str(path))
+    if path.is_dir():
+        raise InputError(option, "is a folder; give a file name", str(path))
+    _writable_folder(path.parent, option, path)
+    return path
+
+
+def check_output_folder(path: str | Path, files: Iterable[str], option: str = "-o") -> Path:
+    """Refuse, before any work, a folder target that could not hold ``files``: a file in its
+    place, a file above it, an unwritable folder, one of ``files`` already a folder."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise InputError(option, "must be a folder, not a file", str(path))
+    _writable_folder(path, option, path)
+    for name in files:
+        if (path / name).is_dir():
+            raise InputError(option, f"cannot write {name}: {path / name} is a folder",
+                             str(path))
+    return path
+
+
+def _probe_document(name: str) -> dict[str, Any]:
+    """The smallest hardware file the reader accepts, with ``name`` as its name."""
+    def entry(value: str) -> dict[str, str]:
+        return {"value": value, "source": "probe"}
+
+    return {"name": name, "vendor": "probe", "kind": "cpu",
+            "peak_flops": {"fp32": entry("1 GFLOP/s")},
+            "memory": {"bandwidth": entry("1 GB/s"), "capacity": entry("1 GiB")}}
+
+
+def check_name(name: str, option: str = "--name") -> None:
+    """Refuse a device name the hardware reader would refuse, by reading a file that has it."""
+    import tempfile
+
+    from .specs.hardware import read_hardware
+
+    try:
+        encoded = toml_document(_probe_document(name)).encode("utf-8")
+    except UnicodeEncodeError:
+        raise InputError(option, "must be UTF-8 text", name) from None
+    with tempfile.TemporaryDirectory() as folder:
+        probe = Path(folder, "probe.toml")
+        probe.write_bytes(encoded)
+        try:
+            read_hardware(probe)
+        except SpecError as err:
+            raise InputError(option, err.rule, name) from None
+
+
+def hardware_check(final: str | Path) -> Callable[[Path], None]:
+    """A ``check`` for :func:`write_atomic`: the temporary file must load as a hardware file;
+    an error names ``final`` (the file that was not written) rather than the temporary one."""
+    from .specs.hardware import read_hardware
+
+    def check(tmp: Path) -> None:
+        try:
+            read_hardware(tmp)
+        except SpecError as err:
+            where = err.where.replace(str(tmp), str(final))
+            raise SpecError(where, f"{err.rule}; nothing was written", err.value) from None
+
+    return check
 
 
 # --- the measurement -------------------------------------------------------------------------

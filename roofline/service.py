@@ -109,8 +109,12 @@ def read_distribution(path: str | Path) -> Distribution:
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        raise InputError("--prompt-dist", "cannot read the file", f"{path}: {err}") from None
+    except OSError as err:
+        raise InputError("--prompt-dist", f"cannot read the file: {err.strerror or err}",
+                         str(path)) from None
+    except UnicodeDecodeError as err:
+        raise InputError("--prompt-dist", f"is not UTF-8 text (byte {err.start})",
+                         str(path)) from None
     lengths, weights = [], []
     for number, line in enumerate(text.splitlines(), start=1):
         content = line.split("#", 1)[0].strip()

@@ -26,7 +26,10 @@ The error of a prediction is |predicted/measured − 1|; the projection's summar
 over T. The knee of a time-vs-T curve is found by fitting a roofline-shaped hinge
 t(T) = max(a, b·T) in log–log space (least squares over every split of the sorted points into a
 flat part and a slope-one part, at least two points each): the knee is T = a/b, where the flat
-memory-bound plateau meets the compute-bound line. The predicted crossover
+memory-bound plateau meets the compute-bound line. The fit uses the points the model covers,
+T ≥ 2 (``KNEE_MIN_T``): at T = 1 numpy takes BLAS's matrix–vector (GEMV) path, which reads W
+without packing it and runs several times faster than the thin GEMM the model describes, so it
+would drag the plateau down and the knee with it. The predicted crossover
 ``projection_compute_bound_tokens`` is SymPy's solution of intensity(T) = P_peak/beta_hbm for one
 projection (solved here: ``roofline.derive.crossovers`` holds the layer-level crossover).
 """
@@ -34,7 +37,7 @@ projection (solved here: ``roofline.derive.crossovers`` holds the layer-level cr
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,6 +51,7 @@ __all__ = ["Point", "Validation", "Knee", "projection_width", "predict_projectio
            "run_attention", "validate", "markdown"]
 
 FP32 = 4  # bytes per fp32 element
+KNEE_MIN_T = 2  # the knee is fitted on T ≥ 2: T = 1 takes BLAS's GEMV path, off the model
 
 
 @dataclass(frozen=True)
@@ -110,6 +114,7 @@ class Validation:
     beta_uncalibrated: float | None = None  # bytes/s: memory.bandwidth without the efficiency
     crossover_uncalibrated: float | None = None  # the crossover at beta_uncalibrated
     calibration: str = ""  # the hardware file's efficiency.bandwidth note, if any
+    peak_source: str = ""  # the hardware file's source of P_peak (it names the matmul shape)
 
     @property
     def calibrated(self) -> bool:
@@ -126,12 +131,21 @@ class Validation:
         return median_abs_error([_uncalibrated(p) for p in self.projection])
 
     @property
+    def knee_points(self) -> list[Point]:
+        """The projection points the knee is fitted on: T ≥ ``KNEE_MIN_T``."""
+        return [p for p in self.projection if p.T >= KNEE_MIN_T]
+
+    @property
     def knee_measured(self) -> Knee | None:
-        return fit_knee([p.T for p in self.projection], [p.measured.median for p in self.projection])
+        """The hinge fit of the measured medians over :attr:`knee_points`."""
+        pts = self.knee_points
+        return fit_knee([p.T for p in pts], [p.measured.median for p in pts])
 
     @property
     def knee_predicted(self) -> Knee | None:
-        return fit_knee([p.T for p in self.projection], [p.predicted for p in self.projection])
+        """The same fit on the predicted times (a check of the method)."""
+        pts = self.knee_points
+        return fit_knee([p.T for p in pts], [p.predicted for p in pts])
 
 
 # --- predictions (exact SymPy, numbers substituted once) ---------------------------------------
@@ -458,7 +472,8 @@ def validate(hw: Any, quick: bool = False, progress_bar: bool = False,
                       attention_note=attention_note(heads, head_dim, m_sram, m_source),
                       load=(load_before, load_average()), beta_uncalibrated=beta0,
                       crossover_uncalibrated=projection_crossover(d, d, p_peak, beta0),
-                      calibration=hw.quantity_notes.get("efficiency.bandwidth", ""))
+                      calibration=hw.quantity_notes.get("efficiency.bandwidth", ""),
+                      peak_source=getattr(hw, "sources", {}).get("peak_flops.fp32", ""))
 
 
 # --- the report ------------------------------------------------------------------------------
@@ -563,9 +578,9 @@ def markdown(v: Validation, figure: str | None = "validation.png", level: int = 
         + (f"; uncalibrated (beta_hbm = memory.bandwidth): {v.mae_uncalibrated:.1%}."
            if v.calibrated else "."),
         *_crossover_lines(v),
-        (f"- Measured knee (hinge fit t = max(a, b·T) in log–log; plateau {_s(km.plateau)}, "
-         f"{_s(km.slope)} per token): **T = {km.knee:.1f}**") if km else
-        "- Measured knee: no fit (fewer than four points)",
+        (f"- Measured knee (hinge fit t = max(a, b·T) in log–log on {_knee_domain(v)}; plateau "
+         f"{_s(km.plateau)}, {_s(km.slope)} per token): **T = {km.knee:.1f}**") if km else
+        f"- Measured knee: no fit (fewer than four points with T ≥ {KNEE_MIN_T})",
     ]
     if knee_ratio is not None:
         lines.append(f"- Knee / crossover = {knee_ratio:.2f} (target within a factor of 2: "
@@ -624,25 +639,58 @@ def _why(v: Validation) -> list[str]:
                if "GEMV" in v.calibration else "")
             + ". The model keeps one "
             "bandwidth for every T and does not special-case it: T = 1 is predicted slower "
-            "than it runs" + (f" (measured/predicted {one.ratio:.2f} here)." if one else "."))
-    return [first, gemv, *_WHY]
+            "than it runs" + (f" (measured/predicted {one.ratio:.2f} here)" if one else "")
+            + f"; the measured knee is therefore fitted on T ≥ {KNEE_MIN_T} only.")
+    return [first, gemv, _around_crossover, _large_t(v), _attention_why, _cache_why]
 
 
-_WHY = [
+def _knee_domain(v: Validation) -> str:
+    """Which points the knee was fitted on, and why T = 1 is left out (if it was measured)."""
+    pts = v.knee_points
+    where = f"T = {pts[0].T}…{pts[-1].T}" if pts else f"T ≥ {KNEE_MIN_T}"
+    if len(pts) == len(v.projection):
+        return where
+    return (f"{where}; T = 1 is left out: it takes the matrix–vector (GEMV) path, which the "
+            "model does not cover")
+
+
+def _peak_shape(source: str) -> str | None:
+    """``'2048³'`` from a source such as ``roofline measure: numpy matmul 2048^3 fp32, …``.
+
+    >>> _peak_shape("roofline measure: numpy matmul 2048^3 fp32, median of 3"), _peak_shape("x")
+    ('2048³', None)
+    """
+    import re
+
+    found = re.search(r"matmul (\d+)\^3", source)
+    return f"{found.group(1)}³" if found else None
+
+
+def _large_t(v: Validation) -> str:
+    """The compute-bound miss, quoting the shape P_peak was measured on."""
+    shape = _peak_shape(v.peak_source)
+    rate = (f"the rate of a square {shape} product (the hardware file's source: "
+            f"\"{v.peak_source}\")" if shape else
+            f"the hardware file's {v.dtype} peak"
+            + (f" (its source: \"{v.peak_source}\")" if v.peak_source else ""))
+    return (f"- Large T (compute-bound): P_peak is {rate}; a T×d by d×d product with T ≪ d "
+            "packs and blocks differently and may run below it.")
+
+
+_around_crossover = (
     "- Around the crossover: the roofline's max(F/P, Q/β) assumes perfect overlap of compute and "
-    "traffic; a real kernel is slower there (up to the sum F/P + Q/β, a factor ≤ 2).",
-    "- Large T (compute-bound): P_peak is the rate of a square 4096³ product; a T×d by d×d product "
-    "with T ≪ d packs and blocks differently and may run below it.",
+    "traffic; a real kernel is slower there (up to the sum F/P + Q/β, a factor ≤ 2).")
+_attention_why = (
     "- Attention: numpy's element-wise passes (scale, mask, max, exp, sum, divide) run on one "
     "core and cost more than their traffic (exp is not free, and the FLOP count leaves softmax "
     "out, as the FlashAttention-2 paper does); the naive schedule makes about ten passes over "
     "the T×T scores where Algorithm 0 counts four; the blocked form adds Python loop overhead "
     "(the t_call term counts it) and small, less efficient matrix products. Its β is the "
     "hardware file's one bandwidth (calibrated on a BLAS weight stream when the file has "
-    "`efficiency.bandwidth`), not a rate measured on element-wise passes.",
+    "`efficiency.bandwidth`), not a rate measured on element-wise passes.")
+_cache_why = (
     "- Cache: the machine's last-level cache is shared with other tenants on a virtual machine; "
-    "the weights are sized ≥ 2× its size so that they stream from memory.",
-]
+    "the weights are sized ≥ 2× its size so that they stream from memory.")
 
 
 def write_report(v: Validation, directory: str | Path) -> list[Path]:

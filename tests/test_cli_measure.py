@@ -41,7 +41,7 @@ def test_measure_writes_a_hardware_file(tmp_path: Path, capsys: pytest.CaptureFi
     status, out, err = _run(capsys, "measure", "-o", str(path), "--name", "box")
     assert status == 0 and f"wrote {path}" in out and "fp32:" in out
     assert "GPU part skipped: no GPU in the tests" in err
-    assert "100%" in err  # the progress bar ran to the end
+    assert "%" not in err and "\r" not in err  # stderr is not a terminal: no progress bar
     hw = load_hardware(path)
     assert hw.name == "box" and hw.peak("fp32") > 0 and hw.bandwidth() > 0
     assert f"bandwidth efficiency (GEMM weight stream / triad): {hw.bandwidth_efficiency}" in out
@@ -52,6 +52,84 @@ def test_measure_rejects_a_non_toml_name(tmp_path: Path, capsys: pytest.CaptureF
     status, _, err = _run(capsys, "measure", "-o", str(tmp_path / "me.txt"))
     assert status == 2
     assert err.strip() == f"roofline: error: -o: must name a .toml file (got '{tmp_path / 'me.txt'}')"
+
+
+@pytest.fixture
+def no_measuring(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bad target must be refused before any measuring starts."""
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("measured although the target was bad")
+
+    monkeypatch.setattr(M, "measure", refuse)
+    monkeypatch.setattr(V, "validate", refuse)
+
+
+def _refused(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    status, out, err = _run(capsys, *argv)
+    assert status == 2 and out == "" and err.count("\n") == 1
+    return err
+
+
+def test_measure_under_a_file_fails_before_measuring(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], no_measuring: None) -> None:
+    a_file = tmp_path / "afile"
+    a_file.write_text("x")
+    target = a_file / "x.toml"
+    err = _refused(capsys, "measure", "--quick", "-o", str(target))
+    assert err == (f"roofline: error: -o: cannot write there: {a_file} is a file, not a folder "
+                   f"(got '{target}')\n")
+    assert [p.name for p in tmp_path.iterdir()] == ["afile"] and a_file.read_text() == "x"
+
+
+def test_measure_into_a_folder_named_like_a_file(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], no_measuring: None) -> None:
+    (tmp_path / "d.toml").mkdir()
+    err = _refused(capsys, "measure", "-o", str(tmp_path / "d.toml"))
+    assert err.startswith("roofline: error: -o: is a folder; give a file name")
+    (tmp_path / "x-gpu.toml").mkdir()
+    err = _refused(capsys, "measure", "-o", str(tmp_path / "x.toml"))
+    assert f"-o: cannot write {tmp_path / 'x-gpu.toml'}: it is a folder" in err
+
+
+@pytest.mark.parametrize("name, rule", [("", "must be a non-empty string"),
+                                        (" ", "must be a non-empty string")])
+def test_measure_refuses_a_name_the_reader_refuses(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], no_measuring: None, name: str,
+        rule: str) -> None:
+    err = _refused(capsys, "measure", "--name", name, "-o", str(tmp_path / "n.toml"))
+    assert err == f"roofline: error: --name: {rule} (got {name!r})\n"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_measure_never_writes_a_file_the_reader_refuses(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    # a measurement whose document the reader refuses (here: an unknown kind) is not written
+    real = M.Measurement.toml
+    monkeypatch.setattr(M.Measurement, "toml",
+                        lambda self, name: real(self, name).replace('kind = "cpu"', 'kind = "x"'))
+    target = tmp_path / "me.toml"
+    err = _refused(capsys, "measure", "-o", str(target))
+    assert err.startswith(f"roofline: error: {target}: kind: must be one of ")
+    assert err.endswith("; nothing was written (got 'x')\n")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_validate_refuses_a_bad_folder_before_work(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], no_measuring: None) -> None:
+    a_file = tmp_path / "afile"
+    a_file.write_text("x")
+    err = _refused(capsys, "validate", "--quick", "-o", str(a_file / "v"))
+    assert err == (f"roofline: error: -o: cannot write there: {a_file} is a file, not a folder "
+                   f"(got '{a_file / 'v'}')\n")
+    (tmp_path / "v" / "validation.png").mkdir(parents=True)
+    err = _refused(capsys, "validate", "-o", str(tmp_path / "v"))
+    assert err == (f"roofline: error: -o: cannot write validation.png: "
+                   f"{tmp_path / 'v' / 'validation.png'} is a folder (got '{tmp_path / 'v'}')\n")
+    (tmp_path / "w" / "hardware.toml").mkdir(parents=True)  # where the measured file would go
+    err = _refused(capsys, "validate", "-o", str(tmp_path / "w"))
+    assert "-o: cannot write hardware.toml: " in err
+    assert {p.name for p in tmp_path.iterdir()} == {"afile", "v", "w"}  # nothing new written
+    assert [p.name for p in (tmp_path / "w").iterdir()] == ["hardware.toml"]
 
 
 def test_validate_measures_first(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

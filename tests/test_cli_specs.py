@@ -52,6 +52,10 @@ def test_hardware_show_text(capsys: pytest.CaptureFixture[str]) -> None:
     assert str(REPO / "hardware" / "H100-SXM.toml") in out
     assert re.search(r"^memory\.bandwidth\s+3\.35 TB/s", out, re.M)
     assert re.search(r"^on_chip\.sram_per_sm\s+233\.5 kB \(228 KiB\)", out, re.M)
+    # 80e9 bytes / 2**30 = 74.506 GiB: the largest binary prefix that fits, 3 digits
+    assert re.search(r"^memory\.capacity\s+80 GB \(74\.5 GiB\)\s", out, re.M)
+    # 50e6 bytes / 2**20 = 47.68 MiB
+    assert re.search(r"^on_chip\.l2\s+50 MB \(47\.7 MiB\)$", out, re.M)
     assert "bf16 295.3" in out
     assert "sources:" in out and "datasheet" in out
 
@@ -78,6 +82,38 @@ def test_hardware_show_a_users_file(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert (data["flops_efficiency"], data["bandwidth_efficiency"]) == (0.7, 0.8)
     status, out, _ = _run(capsys, "hardware", "show", str(path))
     assert "provenance:" in out and "fixture CPU" in out
+
+
+def test_hardware_show_wraps_long_notes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    words = " ".join(f"word{i:03d}" for i in range(60))  # 60 words of 7: 60 × 8 − 1 = 479
+    text = (FIXTURES / "hardware" / "good.toml").read_text().replace(
+        'source = "fixture", min = "0.9 TB/s"', f'source = "fixture", note = "{words}", '
+        'min = "0.9 TB/s"')
+    path = tmp_path / "long.toml"
+    path.write_text(text)
+    status, out, _ = _run(capsys, "hardware", "show", str(path))
+    assert status == 0
+    table = out.split("\n\n")[0].splitlines()[2:]  # after the header and its rule
+    assert max(len(line) for line in table) < 120
+    start = next(i for i, line in enumerate(table) if line.startswith("memory.bandwidth "))
+    column = table[start].index("word000")
+    # a 64-character line holds 8 words of 7 (8·8 − 1 = 63): 60 words take 8 lines
+    lines = table[start:start + 8]
+    assert all(line[:column].strip() == "" for line in lines[1:])
+    assert " ".join(line[column:] for line in lines) == words  # every word, in order
+    assert all(len(line[column:]) == 63 for line in lines[:7]) and len(lines[7][column:]) == 31
+    assert not table[start + 8].startswith(" ")  # the next quantity follows
+    status, out, _ = _run(capsys, "hardware", "show", str(path), "--json")
+    assert json.loads(out)["quantity_notes"]["memory.bandwidth"] == words  # in full
+
+
+def test_show_help_names_the_right_units(capsys: pytest.CaptureFixture[str]) -> None:
+    for command, wanted, unwanted in (("hardware", "SI base units", "integers"),
+                                      ("model", "the shape's fields", "FLOP/s")):
+        with pytest.raises(SystemExit):
+            cli.main([command, "show", "--help"])
+        out = " ".join(capsys.readouterr().out.split())
+        assert wanted in out and unwanted not in out
 
 
 def test_model_list(capsys: pytest.CaptureFixture[str]) -> None:

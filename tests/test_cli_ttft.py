@@ -77,6 +77,108 @@ def test_text_output(stand_in, capsys):
     assert "no arrival rate meets the target 0.05 s" in text
 
 
+def _first_line(capsys, argv) -> str:
+    assert cli.main(argv) == 0
+    return capsys.readouterr().out.splitlines()[0]
+
+
+@pytest.mark.parametrize("extra, rate, config", [
+    ([], "5", "5 requests/s (H100-SXM, m, bf16; prompt 1000 tokens; one device, no parallelism)"),
+    (["--parallel", "inter"], "5",
+     "5 requests/s (H100-SXM, m, bf16; prompt 1000 tokens; two-way inter-op (pipeline) "
+     "parallelism)"),
+    (["--parallel", "intra", "--speedup", "1.6"], "5",
+     "5 requests/s (H100-SXM, m, bf16; prompt 1000 tokens; two-way intra-op parallelism, "
+     "speedup K = 1.6)"),
+    (["--replicas", "2"], "5",
+     "5 requests/s (H100-SXM, m, bf16; prompt 1000 tokens; one device, no parallelism; "
+     "2 replicas, 2.5 requests/s each)"),
+    ([], "1", "1 request/s (H100-SXM, m, bf16; prompt 1000 tokens; one device, no parallelism)"),
+])
+def test_first_line_names_the_configuration(stand_in, capsys, extra, rate, config):
+    line = _first_line(capsys, [*BASE, "--prompt", "1000", "--rate", rate, *extra])
+    assert line == f"time to first token at {config}"
+
+
+def test_first_line_of_a_distribution_says_execution_is_a_mean(stand_in, capsys, tmp_path):
+    path = tmp_path / "d.txt"
+    path.write_text("500\n2500\n")
+    assert cli.main([*BASE, "--prompt-dist", str(path), "--rate", "1", "--slo", "1"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == (f"time to first token at 1 request/s (H100-SXM, m, bf16; prompt lengths "
+                        f"from {path}: execution is the mean over them; one device, no "
+                        "parallelism)")
+    assert lines[1] == "  execution    150 ms (mean over the prompt lengths)"  # (0.05 + 0.25)/2
+    # E[t] = 0.15 s: steady state below 1/0.15 = 6.667 requests/s
+    assert lines[4] == "  utilization  0.150 (steady state below 6.667 requests/s)"
+
+
+def test_rate_of_one_is_singular(monkeypatch, capsys):
+    # prefill time 0.5 s: steady state below 1/0.5 = 2 requests/s; mean TTFT at rate R is
+    # 0.5 + R·0.25/(2(1 − 0.5R)), which is 0.75 s at R = 1: the SLO 0.75 s is met up to 1 /s
+    monkeypatch.setattr(ttft_cli, "_prefill_times",
+                        lambda args, lengths: np.full(len(lengths), 0.5))
+    assert cli.main([*BASE, "--prompt", "10", "--rate", "0.5", "--slo", "0.75"]) == 0
+    out = capsys.readouterr().out
+    assert "(steady state below 2 requests/s)" in out
+    assert "highest rate meeting the target 0.75 s: 1 request/s" in out
+
+
+def test_missing_distribution_file(stand_in, capsys, tmp_path):
+    path = tmp_path / "none.txt"
+    err = _error(capsys, [*BASE, "--prompt-dist", str(path), "--rate", "1"])
+    assert err == (f"roofline: error: --prompt-dist: cannot read the file: No such file or "
+                   f"directory (got '{path}')\n")
+
+
+def _warnings(capsys, argv) -> tuple[str, list[str]]:
+    assert cli.main(argv) == 0
+    out, err = capsys.readouterr()
+    return out, [line for line in err.splitlines() if line.startswith("roofline: warning: ")]
+
+
+def test_prompt_beyond_the_context_warns_like_prefill(capsys):
+    out, warned = _warnings(capsys, ["ttft", "--hardware", "H100-SXM", "--model", "Llama-3-8B",
+                                     "--prompt", "100000", "--rate", "0.01"])
+    assert warned == ["roofline: warning: --prompt: 100000 tokens is beyond Llama-3-8B's "
+                      "context of 8192 tokens"]
+    assert out.startswith("time to first token at 0.01 requests/s (H100-SXM, Llama-3-8B, bf16, "
+                          "tiled attention; prompt 100000 tokens;")
+
+
+def test_distribution_beyond_the_context_warns(capsys, tmp_path):
+    path = tmp_path / "d.txt"
+    path.write_text("512\n9000\n")
+    _, warned = _warnings(capsys, ["ttft", "--hardware", "H100-SXM", "--model", "Llama-3-8B",
+                                   "--prompt-dist", str(path), "--rate", "0.01"])
+    assert warned == [f"roofline: warning: --prompt-dist: 9000 tokens (the longest in {path}) "
+                      "is beyond Llama-3-8B's context of 8192 tokens"]
+
+
+def test_no_warning_within_the_context(capsys):
+    _, warned = _warnings(capsys, ["ttft", "--hardware", "H100-SXM", "--model", "Llama-3-8B",
+                                   "--prompt", "8192", "--rate", "1"])
+    assert warned == []
+
+
+def test_default_attention_and_setting_warnings(capsys):
+    # TPU-v4 gives no SRAM per SM: ideal attention, with the api's warning
+    out = _json(capsys, ["ttft", "--hardware", "TPU-v4", "--model", "Llama-3-8B", "--prompt",
+                         "128", "--rate", "1", "--json"])
+    assert out["attention"] == "ideal"
+    _, warned = _warnings(capsys, ["ttft", "--hardware", "TPU-v4", "--model", "Llama-3-8B",
+                                   "--prompt", "128", "--rate", "1"])
+    assert len(warned) == 1 and "TPU-v4 gives no on-chip SRAM per SM" in warned[0]
+    # Llama-3-8B's bf16 weights, 2 × 8,030,261,248 bytes = 16.06 GB, exceed TPU-v5e's 16 GB
+    _, warned = _warnings(capsys, ["ttft", "--hardware", "TPU-v5e", "--model", "Llama-3-8B",
+                                   "--prompt", "128", "--rate", "0.01"])
+    assert len(warned) == 1 and "Llama-3-8B's weights (16.06 GB in bf16) do not fit" in warned[0]
+    # an explicit mode is kept
+    out = _json(capsys, ["ttft", "--hardware", "H100-SXM", "--model", "Llama-3-8B", "--prompt",
+                         "128", "--rate", "1", "--attention", "naive", "--json"])
+    assert out["attention"] == "naive"
+
+
 def _error(capsys, argv) -> str:
     assert cli.main(argv) == 2
     err = capsys.readouterr().err

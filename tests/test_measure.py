@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import math
+import os
 import tomllib
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from roofline import measure as M
+from roofline.errors import InputError, SpecError
 from roofline.specs.hardware import load_hardware
 
 TINY = M.Plan(matmul_n=32, matmul_repeats=2, stream_elements=20_000, stream_repeats=2,
@@ -147,9 +149,107 @@ def test_write_atomic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert [p.name for p in target.parent.iterdir()] == ["hw.toml"]  # no temporary left
 
 
+def test_write_atomic_check_runs_before_the_rename(tmp_path: Path) -> None:
+    target = tmp_path / "hw.toml"
+    target.write_text("old\n")
+    seen: list[str] = []
+
+    def refuse(tmp: Path) -> None:
+        seen.append(tmp.read_text())
+        raise ValueError("refused")
+
+    with pytest.raises(ValueError, match="refused"):
+        M.write_atomic(target, "new\n", check=refuse)
+    assert seen == ["new\n"]  # the check read the text about to be renamed
+    assert target.read_text() == "old\n" and [p.name for p in tmp_path.iterdir()] == ["hw.toml"]
+
+
+def test_hardware_check_refuses_what_the_reader_refuses(tmp_path: Path) -> None:
+    doc = _measurement(20e9, 8e9).document("ok")
+    target = tmp_path / "n.toml"
+    good = M.write_atomic(target, M.toml_document(doc), M.hardware_check(target))
+    assert load_hardware(good).name == "ok"
+    target.unlink()
+    doc["name"] = ""
+    with pytest.raises(SpecError) as info:
+        M.write_atomic(target, M.toml_document(doc), M.hardware_check(target))
+    # the message names the file that was not written, not the temporary one
+    assert str(info.value) == f"{target}: name: must be a non-empty string; nothing was written (got '')"
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("name, rule", [("", "must be a non-empty string"),
+                                        ("   ", "must be a non-empty string"),
+                                        ("\udcff", "must be UTF-8 text")])
+def test_check_name_refuses(name: str, rule: str) -> None:
+    with pytest.raises(InputError) as info:
+        M.check_name(name)
+    assert str(info.value) == f"--name: {rule} (got {name!r})"
+
+
+def test_check_name_accepts_any_printable_text() -> None:
+    for name in ("this-machine", 'quote " and \\ backslash', "Zürich box #1"):
+        M.check_name(name)  # no error
+
+
+def test_check_output_file(tmp_path: Path) -> None:
+    a_file = tmp_path / "afile"
+    a_file.write_text("x")
+    for target in (a_file / "x.toml", a_file / "sub" / "x.toml"):
+        with pytest.raises(InputError) as info:
+            M.check_output_file(target)
+        assert str(info.value) == (f"-o: cannot write there: {a_file} is a file, not a folder "
+                                   f"(got '{target}')")
+    with pytest.raises(InputError, match=r"^-o: must name a \.toml file"):
+        M.check_output_file(tmp_path / "x.json")
+    (tmp_path / "d.toml").mkdir()
+    with pytest.raises(InputError, match=r"^-o: is a folder; give a file name"):
+        M.check_output_file(tmp_path / "d.toml")
+    assert M.check_output_file(tmp_path / "new" / "deeper" / "x.toml").name == "x.toml"
+    assert not (tmp_path / "new").exists()  # a check creates nothing
+
+
+def test_check_output_folder(tmp_path: Path) -> None:
+    a_file = tmp_path / "afile"
+    a_file.write_text("x")
+    with pytest.raises(InputError, match=r"^-o: must be a folder, not a file"):
+        M.check_output_folder(a_file, [])
+    with pytest.raises(InputError) as info:
+        M.check_output_folder(a_file / "v", [])
+    assert str(info.value) == (f"-o: cannot write there: {a_file} is a file, not a folder "
+                               f"(got '{a_file / 'v'}')")
+    (tmp_path / "v" / "validation.md").mkdir(parents=True)
+    with pytest.raises(InputError) as info:
+        M.check_output_folder(tmp_path / "v", ["validation.md"])
+    assert str(info.value) == (f"-o: cannot write validation.md: "
+                               f"{tmp_path / 'v' / 'validation.md'} is a folder "
+                               f"(got '{tmp_path / 'v'}')")
+    assert M.check_output_folder(tmp_path / "w", ["validation.md"]) == tmp_path / "w"
+
+
+def test_check_output_folder_not_writable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(M.os, "access", lambda path, mode: False)  # as a read-only folder says
+    with pytest.raises(InputError) as info:
+        M.check_output_file(tmp_path / "x.toml")
+    assert str(info.value) == (f"-o: cannot write there: the folder {tmp_path} is not writable "
+                               f"(got '{tmp_path / 'x.toml'}')")
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root may write anywhere")
+def test_check_output_unwritable_folder(tmp_path: Path) -> None:
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        with pytest.raises(InputError, match="is not writable"):
+            M.check_output_file(locked / "x.toml")
+    finally:
+        locked.chmod(0o700)
+
+
 def test_progress_bar() -> None:
     out = io.StringIO()
-    bar = M.Progress(4, stream=out, width=8)
+    bar = M.Progress(4, stream=out, width=8, tty=True)
     bar.step("one")
     bar.step("two", n=3)
     bar.close()
@@ -157,8 +257,26 @@ def test_progress_bar() -> None:
     assert "[##......]  25%  one" in text and "[########] 100%  two" in text
     assert text.endswith("\n")
     silent = io.StringIO()
-    M.Progress(2, enabled=False, stream=silent).step("x")
+    M.Progress(2, enabled=False, stream=silent, tty=True).step("x")
     assert silent.getvalue() == ""
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_bar_only_on_a_terminal() -> None:
+    redirected = io.StringIO()  # a file or a pipe: isatty() is False
+    bar = M.Progress(2, stream=redirected)
+    bar.step("x", n=2)
+    bar.close()
+    assert redirected.getvalue() == "" and not bar.enabled
+    terminal = _Terminal()
+    bar = M.Progress(2, stream=terminal, width=4)
+    bar.step("x", n=2)
+    bar.close()
+    assert terminal.getvalue() == "\r[####] 100%  x" + " " * 39 + "\n"
 
 
 def test_kernels_tiny() -> None:

@@ -197,8 +197,22 @@ def test_malformed_distribution_line(tmp_path, line):
 
 
 def test_missing_distribution_file(tmp_path):
-    with pytest.raises(InputError, match=r"^--prompt-dist: cannot read the file"):
-        service.read_distribution(tmp_path / "absent.txt")
+    path = tmp_path / "absent.txt"
+    with pytest.raises(InputError) as info:
+        service.read_distribution(path)
+    assert str(info.value) == (f"--prompt-dist: cannot read the file: No such file or directory "
+                               f"(got '{path}')")  # no Python errno text
+    with pytest.raises(InputError) as info:
+        service.read_distribution(tmp_path)
+    assert str(info.value) == f"--prompt-dist: cannot read the file: Is a directory (got '{tmp_path}')"
+
+
+def test_distribution_file_not_utf8(tmp_path):
+    path = tmp_path / "bin.txt"
+    path.write_bytes(b"128\n\xff\xfe\n")
+    with pytest.raises(InputError) as info:
+        service.read_distribution(path)
+    assert str(info.value) == f"--prompt-dist: is not UTF-8 text (byte 4) (got '{path}')"
 
 
 def test_distribution_of_validates():

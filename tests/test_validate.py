@@ -143,6 +143,45 @@ def test_markdown_reports_targets() -> None:
     assert not v.calibrated and "uncalibrated" not in text  # efficiency 1: one prediction
 
 
+def _reviewed(ts: list[int], times: list[float], source: str = "") -> V.Validation:
+    """A validation whose measured medians are ``times`` (the predictions do not matter here)."""
+    pts = [V.Point(t, 1.0, 1.0, y, 0.0, Stats(y, y, y, 1), y) for t, y in zip(ts, times)]
+    return V.Validation("box", "hw.toml", P, BETA, 1e-6, 8, 8, "test", pts, 72.4, 1, 2, 64.0,
+                        "test", peak_source=source)
+
+
+def test_measured_knee_leaves_out_t_equal_one() -> None:
+    # A --quick run reviewed by hand: T = 1 (numpy's GEMV path) runs 3× faster than the plateau.
+    ts, times = [1, 4, 16, 64, 256, 1024], [0.0351, 0.108, 0.114, 0.179, 0.463, 1.65]
+    v = _reviewed(ts, times, "roofline measure: numpy matmul 2048^3 fp32, median of 3")
+    assert [p.T for p in v.knee_points] == [4, 16, 64, 256, 1024]
+    # the best split is three flat points and two sloped ones: the plateau is the geometric mean
+    # of 108, 114 and 179 ms, the slope that of 463/256 and 1650/1024 ms per token
+    plateau = (0.108 * 0.114 * 0.179) ** (1 / 3)
+    slope = (0.463 / 256 * 1.65 / 1024) ** (1 / 2)
+    knee = v.knee_measured
+    assert knee.plateau == pytest.approx(plateau) and knee.knee == pytest.approx(plateau / slope)
+    assert knee.knee == pytest.approx(76.2, abs=0.1)  # against 37.6 with T = 1 in the fit
+    assert V.fit_knee(ts, times).knee == pytest.approx(37.6, abs=0.1)
+    text = V.markdown(v)
+    assert ("hinge fit t = max(a, b·T) in log–log on T = 4…1024; T = 1 is left out: it takes "
+            "the matrix–vector (GEMV) path, which the model does not cover; plateau 130 ms") in text
+    assert "Knee / crossover = 1.05 (target within a factor of 2: met)." in text
+    assert "the measured knee is therefore fitted on T ≥ 2 only." in text
+    # the compute-bound paragraph quotes the shape P_peak was measured on
+    assert ("P_peak is the rate of a square 2048³ product (the hardware file's source: "
+            "\"roofline measure: numpy matmul 2048^3 fp32, median of 3\")") in text
+    assert "4096³" not in text
+
+
+def test_peak_sentence_without_a_matmul_source() -> None:
+    text = V.markdown(_reviewed([2, 4, 8, 16], [1.0, 1.0, 2.0, 4.0], "vendor datasheet"))
+    assert "P_peak is the hardware file's fp32 peak (its source: \"vendor datasheet\")" in text
+    assert "on T = 2…16; plateau" in text  # no T = 1 measured: nothing left out
+    few = V.markdown(_reviewed([1, 2, 4, 8], [1.0, 1.0, 2.0, 4.0]))
+    assert "- Measured knee: no fit (fewer than four points with T ≥ 2)" in few
+
+
 def test_calibrated_comparison_known_answer() -> None:
     # T = 1…512, knee at 100; the uncalibrated plateau a/2 meets b·T at T = 50. Errors against
     # measured = 1.1 × calibrated: calibrated 1 − 1/1.1 everywhere; uncalibrated 1 − 1/2.2 for
@@ -199,6 +238,7 @@ def test_validate_tiny_end_to_end(tmp_path: Path) -> None:
     assert [p.name for p in paths] == ["validation.md", "validation.png"]
     assert paths[1].stat().st_size > 10_000
     assert "# Validation on fake" in paths[0].read_text()
+    assert "P_peak is the hardware file's fp32 peak;" in paths[0].read_text()  # no source given
     assert "uncalibrated predicted" in paths[0].read_text()
 
 

@@ -8,6 +8,13 @@ model. Without ``--hardware`` it first runs ``measure`` (``--quick`` → the qui
 keeps that file as ``DIR/hardware.toml``, so the comparison always uses numbers measured on this
 machine at the time. Writes ``DIR/validation.md`` and ``DIR/validation.png`` (default DIR:
 ``validation/``).
+
+Both check what they will write before measuring anything: a target that cannot be written (a
+file where a folder must be, an unwritable folder, a folder where a file must be) or a ``--name``
+the hardware reader refuses is one line and exit status 2, with nothing measured or written. A
+measured hardware file is read back with the project's reader before its atomic rename, so
+``measure`` never leaves a file that ``--hardware`` would refuse. The progress bar is drawn only
+when stderr is a terminal.
 """
 
 from __future__ import annotations
@@ -50,24 +57,40 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     v.set_defaults(run=run_validate)
 
 
-def _check_toml_path(path: Path, option: str) -> None:
-    if path.suffix != ".toml":
-        raise InputError(option, "must name a .toml file", str(path))
-    if path.is_dir():
-        raise InputError(option, "is a folder; give a file name", str(path))
-
-
 def _gpu_file(path: Path) -> Path:
     return path.with_name(f"{path.stem}-gpu.toml")
 
 
-def _measure(path: Path, quick: bool, name: str) -> str | None:
-    """Measure, write ``path`` (and the GPU file); returns the GPU skip reason, if any."""
+def _check_measure_target(path: Path, option: str = "-o") -> None:
+    """Before measuring: ``path`` and its GPU file can be written."""
+    from ..measure import check_output_file
+
+    check_output_file(path, option)
+    if _gpu_file(path).is_dir():
+        raise InputError(option, f"cannot write {_gpu_file(path)}: it is a folder", str(path))
+
+
+def _write(path: Path, text: str, option: str, check=None) -> None:
+    """:func:`roofline.measure.write_atomic`, with an operating-system error as one line."""
+    from ..measure import write_atomic
+
+    try:
+        write_atomic(path, text, check)
+    except OSError as err:
+        raise InputError(option, f"cannot write the file: {err.strerror or err}",
+                         str(path)) from None
+
+
+def _measure(path: Path, quick: bool, name: str, option: str = "-o") -> str | None:
+    """Measure, write ``path`` (and the GPU file); returns the GPU skip reason, if any.
+
+    The text is read back with the hardware reader before the rename: a file ``--hardware``
+    would refuse is never written."""
     from .. import gpu_measure
-    from ..measure import measure, toml_document, write_atomic
+    from ..measure import hardware_check, measure, toml_document
 
     result = measure(quick=quick, progress_bar=True)
-    write_atomic(path, result.toml(name))
+    _write(path, result.toml(name), option, hardware_check(path))
     doc = result.document(name)
     print(f"wrote {path}")
     for dtype, entry in doc["peak_flops"].items():
@@ -82,31 +105,37 @@ def _measure(path: Path, quick: bool, name: str) -> str | None:
     reason = gpu_measure.unavailable()
     if reason is None:
         gpu_doc = gpu_measure.measure_gpu(quick)
-        write_atomic(_gpu_file(path), toml_document(gpu_doc, "Written by `roofline measure`"))
-        print(f"wrote {_gpu_file(path)}")
+        gpu_path = _gpu_file(path)
+        _write(gpu_path, toml_document(gpu_doc, "Written by `roofline measure`"), option,
+               hardware_check(gpu_path))
+        print(f"wrote {gpu_path}")
     else:
         print(f"GPU part skipped: {reason}", file=sys.stderr)
     return reason
 
 
 def run_measure(args: argparse.Namespace) -> int:
+    from ..measure import check_name
+
     path = Path(args.output)
-    _check_toml_path(path, "-o")
+    _check_measure_target(path)  # before any measuring: nothing is lost to a bad target
+    check_name(args.name)
     _measure(path, args.quick, args.name)
     return 0
 
 
 def run_validate(args: argparse.Namespace) -> int:
     from .. import gpu_measure
+    from ..measure import check_output_folder
     from ..specs.hardware import load_hardware
-    from ..validate import validate, write_report
+    from ..validate import KNEE_MIN_T, validate, write_report
 
-    out = Path(args.output)
-    if out.exists() and not out.is_dir():
-        raise InputError("-o", "must be a folder, not a file", str(out))
+    report = ["validation.md", "validation.png", "validation-gpu.png", "hardware-gpu.toml"]
+    if args.hardware is None:
+        report.append("hardware.toml")
+    out = check_output_folder(args.output, report)  # before any work
     if args.hardware is None:
         hw_path = out / "hardware.toml"
-        out.mkdir(parents=True, exist_ok=True)
         _measure(hw_path, args.quick, "this-machine")
     else:
         hw_path = Path(args.hardware)
@@ -119,20 +148,27 @@ def run_validate(args: argparse.Namespace) -> int:
     if reason is None:
         gpu_path = _gpu_file(hw_path)
         if not gpu_path.exists():
-            from ..measure import toml_document, write_atomic
+            from ..measure import hardware_check, toml_document
 
             gpu_path = out / "hardware-gpu.toml"
-            write_atomic(gpu_path, toml_document(gpu_measure.measure_gpu(quick=True)))
+            _write(gpu_path, toml_document(gpu_measure.measure_gpu(quick=True)), "-o",
+                   hardware_check(gpu_path))
         result.gpu = {"validation": gpu_measure.validate_gpu(load_hardware(gpu_path), args.quick)}
     else:
         result.gpu = {"skipped": reason}
         if args.hardware is not None:  # otherwise measure said so already
             print(f"GPU part skipped: {reason}", file=sys.stderr)
-    for path in write_report(result, out):
+    try:
+        written = write_report(result, out)
+    except OSError as err:
+        raise InputError("-o", f"cannot write the report: {err.strerror or err}",
+                         str(out)) from None
+    for path in written:
         print(f"wrote {path}")
     knee = result.knee_measured
     print(f"projection: median absolute error {result.mae:.1%}", end="")
     print(f" (uncalibrated {result.mae_uncalibrated:.1%})" if result.calibrated else "", end="")
-    print(f"; measured knee T = {knee.knee:.1f}" if knee else "; no knee fitted", end="")
+    print(f"; measured knee T = {knee.knee:.1f} (fitted on T ≥ {KNEE_MIN_T})" if knee
+          else "; no knee fitted", end="")
     print(f"; predicted crossover T = {result.crossover:.1f}" if result.crossover else "")
     return 0

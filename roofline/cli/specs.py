@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -31,7 +30,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         show.add_argument("name", metavar="NAME|PATH",
                           help=f"a shipped name, or a path to a {suffix} file")
         show.add_argument("--json", action="store_true",
-                          help="print JSON (SI base units: FLOP/s, bytes/s, bytes)")
+                          help="print JSON (SI base units: FLOP/s, bytes/s, bytes)"
+                          if command == "hardware" else
+                          "print JSON (the shape's fields, as integers and names)")
         show.set_defaults(run=run_show)
 
 
@@ -84,7 +85,7 @@ def _hardware_show(args: argparse.Namespace) -> int:
             shown += f" ({_binary(value)})"
         note = _note(hw, key) if key in hw.sources else "default: the pure roofline"
         rows.append((key, shown, note))
-    _print_table(rows)
+    _print_table(_wrapped(rows, 2))
     ridges = [f"{d} {hw.ridge(d):.1f}" for d in hw.peak_flops]
     print(f"\nridge intensity (FLOP/byte): {', '.join(ridges)}")
     if hw.notes:
@@ -103,6 +104,33 @@ def _hardware_show(args: argparse.Namespace) -> int:
 
 def _note(hw: Any, key: str) -> str:
     return hw.quantity_notes.get(key, "")
+
+
+_NOTE_WIDTH = 64  # characters of a table cell before it wraps (--json keeps the full text)
+
+
+def _wrapped(rows: Sequence[Sequence[str]], column: int,
+             width: int = _NOTE_WIDTH) -> list[tuple[str, ...]]:
+    """``rows`` with the cells of ``column`` wrapped at ``width``: the rest of a long cell goes
+    on continuation rows, blank elsewhere. A number stays on the line of its unit.
+
+    >>> _wrapped([("a", "one two three")], 1, width=8)
+    [('a', 'one two'), ('', 'three')]
+    >>> _wrapped([("a", "W is 1 GiB")], 1, width=6)
+    [('a', 'W is'), ('', '1 GiB')]
+    """
+    import re
+    import textwrap
+
+    out: list[tuple[str, ...]] = []
+    for row in rows:
+        kept = re.sub(r"(?<=\d) (?=\S)", "\u00a0", row[column])  # "1 GiB" is one word
+        lines = [line.replace("\u00a0", " ")
+                 for line in textwrap.wrap(kept, width, break_on_hyphens=False)] or [""]
+        out.append(tuple(row[:column]) + (lines[0],) + tuple(row[column + 1:]))
+        blank = ("",) * len(row)
+        out += [blank[:column] + (line,) + blank[column + 1:] for line in lines[1:]]
+    return out
 
 
 # --- models --------------------------------------------------------------------------------
@@ -181,8 +209,13 @@ def _si(value: float, unit: str) -> str:
 
 
 def _binary(value: float) -> str:
-    """``233472`` → ``"228 KiB"``; ``""`` where no binary prefix gives a short number."""
+    """The largest binary prefix that fits, 3 significant digits; ``""`` below 1 KiB.
+
+    >>> _binary(233472), _binary(80e9), _binary(50 * 2**20), _binary(1000), _binary(1023 * 2**30)
+    ('228 KiB', '74.5 GiB', '50 MiB', '', '1023 GiB')
+    """
     for factor, prefix in _BINARY:
-        if value >= factor and math.isclose(value / factor, round(value / factor, 2)):
-            return f"{value / factor:g} {prefix}B"
+        if value >= factor:
+            q = value / factor
+            return f"{q:.3g} {prefix}B" if q < 100 else f"{q:.0f} {prefix}B"
     return ""

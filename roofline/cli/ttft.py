@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from ..errors import InputError
 
-__all__ = ["register", "add_arguments", "Inputs", "prepare", "run"]
+__all__ = ["register", "add_arguments", "Inputs", "prepare", "describe", "run"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -33,8 +33,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--replicas", type=int, default=1, metavar="N",
                         help="equal prefill replicas sharing the arrivals (default 1)")
     parser.add_argument("--dtype", default="bf16", help="compute data type (default bf16)")
-    parser.add_argument("--attention", default="tiled",
-                        help="attention mode: naive, tiled, tiled_fa2, ideal (default tiled)")
+    parser.add_argument("--attention", default=None,
+                        help="attention mode: naive, tiled, tiled_fa2, ideal (default: tiled "
+                             "where the hardware file gives its SRAM per SM, else ideal)")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -60,14 +61,58 @@ class Inputs:
 
 
 def _prefill_times(args: argparse.Namespace, lengths):
-    """Roofline prefill time of each prompt length (seconds, numpy array)."""
-    from ..evaluate import Setting, prefill_time
-    from ..specs.hardware import load_hardware
-    from ..specs.model import load_model
+    """Roofline prefill time of each prompt length (seconds, numpy array).
 
-    setting = Setting(hardware=load_hardware(args.hardware), model=load_model(args.model),
-                      dtype=args.dtype, attention=args.attention, batch=1)
+    The setting comes from :func:`roofline.api.setting`, so its warnings (no SRAM per SM for
+    tiled attention, weights larger than the device memory) reach ``ttft`` as they reach
+    ``prefill``; a prompt beyond the model's context is a warning too. The attention mode it
+    chose is written back to ``args.attention``."""
+    import warnings
+
+    from ..api import setting as make_setting
+    from ..evaluate import prefill_time
+
+    setting = make_setting(args.hardware, args.model, dtype=args.dtype,
+                           attention=args.attention, batch=1)
+    args.attention = setting.attention
+    longest, context = int(max(lengths)), setting.model.max_position
+    if longest > context:
+        what = (f"--prompt: {longest} tokens" if args.prompt_dist is None else
+                f"--prompt-dist: {longest} tokens (the longest in {args.prompt_dist})")
+        warnings.warn(f"{what} is beyond {setting.model.name}'s context of {context} tokens",
+                      stacklevel=2)
     return prefill_time(setting, lengths)
+
+
+def _per_s(rate: float, spec: str = "g") -> str:
+    """``1 request/s``, ``30 requests/s``.
+
+    >>> _per_s(1), _per_s(30), _per_s(8.333333, ".4g")
+    ('1 request/s', '30 requests/s', '8.333 requests/s')
+    """
+    shown = format(rate, spec)
+    return f"{shown} request{'' if shown == '1' else 's'}/s"
+
+
+def describe(args: argparse.Namespace, rate: float | None = None) -> str:
+    """The configuration in words: prompt, parallelism, replicas (for the first output line).
+
+    >>> ns = argparse.Namespace(prompt=2048, prompt_dist=None, parallel="intra", speedup=1.6,
+    ...                         replicas=2)
+    >>> describe(ns, 30)
+    'prompt 2048 tokens; two-way intra-op parallelism, speedup K = 1.6; 2 replicas, 15 requests/s each'
+    """
+    prompt = (f"prompt {args.prompt} tokens" if args.prompt_dist is None else
+              f"prompt lengths from {args.prompt_dist}: execution is the mean over them")
+    parallel = {"inter": "two-way inter-op (pipeline) parallelism",
+                "intra": f"two-way intra-op parallelism, speedup K = {args.speedup:g}"
+                if args.speedup is not None else "two-way intra-op parallelism",
+                None: "one device, no parallelism"}[args.parallel]
+    parts = [prompt, parallel]
+    if args.replicas > 1:
+        each = f", {_per_s(rate / args.replicas, '.4g')} each" if rate is not None else ""
+        parts.append(f"{args.replicas} replicas{each}")
+    return "; ".join(parts)
 
 
 def prepare(args: argparse.Namespace) -> Inputs:
@@ -119,20 +164,22 @@ def run(args: argparse.Namespace) -> int:
                "stable_rate_per_s": result.stable_rate_per_s}
         print(json.dumps(out, indent=2, sort_keys=True))
         return 0
-    print(f"time to first token at {args.rate:g} requests/s ({args.hardware}, {args.model}, "
-          f"{args.dtype}, prompt {prepared.prompt})")
+    attention = f", {args.attention} attention" if args.attention else ""
+    print(f"time to first token at {_per_s(args.rate)} ({args.hardware}, {args.model}, "
+          f"{args.dtype}{attention}; {describe(args, args.rate)})")
     from ..tables import si
 
-    print(f"  execution    {si(result.execution_s, 's')}")
+    mean = " (mean over the prompt lengths)" if args.prompt_dist is not None else ""
+    print(f"  execution    {si(result.execution_s, 's')}{mean}")
     print(f"  queueing     {si(result.queueing_s, 's')}")
     print(f"  total        {si(result.total_s, 's')}")
     print(f"  utilization  {result.utilization:.3f} (steady state below "
-          f"{result.stable_rate_per_s:.4g} requests/s)")
+          f"{_per_s(result.stable_rate_per_s, '.4g')})")
     if args.slo is not None:
         if result.max_rate_per_s is None:
             print(f"  no arrival rate meets the target {args.slo:g} s: execution alone takes "
                   f"{si(result.execution_s, 's')}")
         else:
             print(f"  highest rate meeting the target {args.slo:g} s: "
-                  f"{result.max_rate_per_s:.4g} requests/s")
+                  f"{_per_s(result.max_rate_per_s, '.4g')}")
     return 0
