@@ -23,6 +23,7 @@ from . import evaluate
 from .api import CrossoverTable, PrefillTable, setting
 from .errors import InputError
 from .evaluate import CrossoverValue, Setting
+from .plot._common import binary_size, grouped
 from .symbols import latex
 from .tables import render, si
 
@@ -44,8 +45,9 @@ FIGURES = {
                 "steps, at their intensity and attained FLOP/s; the dotted line is the "
                 "intensity that tiled attention tends to with this SRAM per SM.",
     "time": "Prefill time against prompt length, in total and per operation class (solid: "
-            "compute-bound, dashed: memory-bound); every crossover of the catalogue is a "
-            "numbered vertical line, listed with its value.",
+            "compute-bound, dashed: memory-bound); each crossover of the report's attention "
+            "mode, and each one that holds for every mode, is a numbered vertical line, listed "
+            "with its value; the other modes' values are listed without a line.",
     "attention": "Attention's HBM traffic for one layer against T: naive Θ(T²), tiled "
                  "Θ(T²H²/M) at several SRAM sizes, ideal Θ(T); and the memory that naive "
                  "attention's score matrix (or the KV cache) needs beside the weights.",
@@ -112,7 +114,8 @@ def _prefill(table: PrefillTable, caught: Sequence[str]) -> list[str]:
     d = table.decode
     out = ["## Prefill at a few prompt lengths", "", render(*table.rows(), markdown=True), "",
            f"Decode step at context {d.context_tokens:,}, batch {d.batch}: {si(d.time_s, 's')}, "
-           f"{d.intensity:.3g} FLOP/byte ({d.bound}-bound); KV cache "
+           f"{grouped(d.intensity) if d.intensity >= 1000 else f'{d.intensity:.3g}'} FLOP/byte "
+           f"({d.bound}-bound); KV cache "
            f"{si(d.kv_cache_bytes, 'B')}.", ""]
     out += [f"*Note:* {w}." for w in caught]
     return out + ([""] if caught else [])
@@ -120,10 +123,10 @@ def _prefill(table: PrefillTable, caught: Sequence[str]) -> list[str]:
 
 def _device(s: Setting) -> list[str]:
     hw, mo = s.hardware, s.model
-    sram = f"{hw.sram_per_sm / 1024:,.0f} KiB" if hw.sram_per_sm else "not given"
+    sram = binary_size(hw.sram_per_sm) if hw.sram_per_sm else "not given"
     rows = [["peak compute", f"{si(hw.peak(s.dtype), 'FLOP/s')} ({s.dtype})"],
             ["memory bandwidth β", si(hw.bandwidth(), "B/s")],
-            ["ridge P/β", f"{s.ridge:.4g} FLOP/byte"],
+            ["ridge P/β", f"{grouped(s.ridge)} FLOP/byte"],
             ["device memory", si(hw.memory_capacity, "B")],
             ["on-chip SRAM per SM", sram],
             ["model", f"{mo.name}: {mo.parameters:,} parameters, D = {mo.hidden_size}, "
@@ -150,7 +153,7 @@ def markdown(s: Setting, prefill: PrefillTable, crossovers: CrossoverTable,
 
 def _summary_text(s: Setting, prefill: PrefillTable,
                   values: dict[str, CrossoverValue]) -> str:
-    parts = [f"Ridge {s.ridge:.4g} FLOP/byte."]
+    parts = [f"Ridge {grouped(s.ridge)} FLOP/byte."]
     v = values.get(f"prefill_compute_bound_tokens.{s.attention}")
     if v is not None and v.exists:
         again = f", memory-bound again from T = {v.ends_at:,.0f}" if v.ends_at else ""
@@ -163,8 +166,39 @@ def _summary_text(s: Setting, prefill: PrefillTable,
     v = values.get("decode_critical_batch")
     crit = f"; its projections reach the ridge at batch {v.value:,.0f}" if v and v.exists else ""
     parts.append(f"A decode step at batch {d.batch} (context {d.context_tokens:,}) has "
-                 f"{d.intensity:.3g} FLOP/byte ({d.bound}-bound){crit}.")
+                 f"{grouped(d.intensity) if d.intensity >= 1000 else f'{d.intensity:.3g}'} "
+                 f"FLOP/byte ({d.bound}-bound){crit}.")
     return " ".join(parts)
+
+
+def _check_folder(out: Path, names: Sequence[str]) -> None:
+    """``out`` can hold the report: a folder (or a path whose nearest existing part is one),
+    and none of ``names`` in it a folder or anything else than a regular file."""
+    if out.exists() and not out.is_dir():
+        raise InputError("-o", "must be a folder, not a file", str(out))
+    parent = out.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        raise InputError("-o", f"{parent} is a file, not a folder", str(out))
+    for name in names:
+        target = out / name
+        if target.exists() and not target.is_file():
+            what = "a folder" if target.is_dir() else "not a regular file"
+            raise InputError("-o", f"{target} is {what}; the report writes a file there",
+                             str(out))
+
+
+def _cleanup(tmp: Path | None, made: Sequence[Path]) -> None:
+    """Remove the temporary folder, then the folders that were made (deepest first), where
+    they are still empty."""
+    if tmp is not None:
+        shutil.rmtree(tmp, ignore_errors=True)
+    for p in made:
+        try:
+            p.rmdir()
+        except OSError:
+            break
 
 
 def build(hardware: str = DEFAULT["hardware"], model: str = DEFAULT["model"],
@@ -181,8 +215,8 @@ def build(hardware: str = DEFAULT["hardware"], model: str = DEFAULT["model"],
     from .plot._common import crossovers as cached_crossovers
 
     out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise InputError("-o", "must be a folder, not a file", str(out))
+    names = [f"{kind}.png" for kind in figures] + ["report.md"]
+    _check_folder(out, names)  # before any work: a clash fails at once, nothing written
     s = setting(hardware, model, dtype=dtype, **options)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -194,22 +228,30 @@ def build(hardware: str = DEFAULT["hardware"], model: str = DEFAULT["model"],
     context = min(longest, s.model.max_position)
     table = PrefillTable(s, points, evaluate.decode(s, context))
     crossings = CrossoverTable(s, cached_crossovers(s))
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
+    made = _style._make_folder(out.parent, "-o")
+    tmp = None
     try:
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
         written = {}
         for kind in figures:
             fig = plot.figure(kind, [s], prompts=FIGURE_PROMPTS, batches=BATCHES)
-            written[kind] = _style.savefig(fig, tmp / f"{kind}.png")
+            written[kind] = _style.savefig(fig, tmp / f"{kind}.png", option=None)
         text = markdown(s, table, crossings, list(written), notes)
         (tmp / "report.md").write_text(text, encoding="utf-8")
+        _check_folder(out, names)  # again: nothing is replaced unless every target can be
         out.mkdir(parents=True, exist_ok=True)
         final = {kind: out / path.name for kind, path in written.items()}
         for kind, path in written.items():
             os.replace(path, final[kind])
         os.replace(tmp / "report.md", out / "report.md")  # last: it never links a missing file
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    except OSError as err:
+        _cleanup(tmp, made)
+        raise InputError("-o", f"cannot write the report: {err.strerror or err}",
+                         str(out)) from None
+    except BaseException:
+        _cleanup(tmp, made)
+        raise
+    _cleanup(tmp, [])
     summary = "\n".join([
         f"Report: {out / 'report.md'}",
         f"  {s.model.name} on {s.hardware.name} ({s.dtype}, {s.attention} attention)",

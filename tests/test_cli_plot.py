@@ -106,3 +106,59 @@ def test_argument_errors_are_one_line(capsys, argv, message):
     assert info.value.code == 2
     err = capsys.readouterr().err
     assert err == message + "\n"
+
+
+def test_plot_output_is_a_folder(capsys, tmp_path):
+    folder = tmp_path / "x2.png"
+    folder.mkdir()
+    status, out, err = _run(capsys, "plot", "time", *BASE, "-o", str(folder))
+    assert status == 2 and out == ""
+    assert err == f"roofline: error: -o: is a folder; name a file in it (got '{folder}')\n"
+    assert list(folder.iterdir()) == [] and sorted(tmp_path.iterdir()) == [folder]
+
+
+def test_plot_creates_a_missing_folder(capsys, tmp_path):
+    path = tmp_path / "figs" / "sub" / "p.png"
+    status, out, err = _run(capsys, "plot", "phases", *BASE, "--prompt", "512", "-o", str(path))
+    assert status == 0 and err == "" and path.read_bytes()[:8] == PNG
+    assert list(path.parent.iterdir()) == [path]
+
+
+@pytest.mark.parametrize("clash", ["time.png", "report.md"])
+def test_report_target_is_a_folder(capsys, tmp_path, clash):
+    out_dir = tmp_path / "clash"
+    (out_dir / clash).mkdir(parents=True)
+    (out_dir / "roofline.png").write_bytes(b"old")
+    status, out, err = _run(capsys, "report", "-o", str(out_dir))
+    assert status == 2 and out == ""
+    assert err == (f"roofline: error: -o: {out_dir / clash} is a folder; the report writes a "
+                   f"file there (got '{out_dir}')\n")
+    # nothing written or replaced
+    assert sorted(p.name for p in out_dir.iterdir()) == sorted([clash, "roofline.png"])
+    assert (out_dir / "roofline.png").read_bytes() == b"old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["clash"]
+
+
+def test_report_on_a_device_without_sram(capsys, tmp_path, monkeypatch):
+    # TPU-v4 gives no SRAM per SM: the default attention is ideal, with a warning (review M9)
+    from matplotlib.figure import Figure
+
+    from roofline import plot
+
+    monkeypatch.setattr(plot, "figure", lambda *a, **k: Figure(figsize=(1, 1)))  # fast
+    status, out, err = _run(capsys, "report", "--hardware", "TPU-v4", "-o", str(tmp_path / "r"))
+    assert status == 0
+    assert "Llama-3-8B on TPU-v4 (bf16, ideal attention)" in out
+    assert "roofline: warning: TPU-v4 gives no on-chip SRAM per SM" in err
+    assert (tmp_path / "r" / "report.md").is_file()
+
+
+@pytest.mark.parametrize("kind, text", [
+    ("attention", "Attention's HBM traffic against prompt length T (naive, tiled, ideal)"),
+    ("phases", "Intensity of prefill against prompt length T and of decode against batch B"),
+])
+def test_help_keeps_capitals(capsys, kind, text):
+    with pytest.raises(SystemExit) as info:
+        cli.main(["plot", kind, "--help"])
+    assert info.value.code == 0
+    assert text in " ".join(capsys.readouterr().out.split())

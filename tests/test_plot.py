@@ -14,7 +14,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from roofline import api, evaluate, plot  # noqa: E402
+from roofline import api, evaluate, plot, sweeps  # noqa: E402
 from roofline.errors import InputError  # noqa: E402
 from roofline.plot import _style  # noqa: E402
 
@@ -121,11 +121,26 @@ def test_time_lines_and_crossovers(s):
     value = values["prefill_compute_bound_tokens.tiled"].value
     assert any(f"prefill compute-bound (tiled): {value:,.0f}" in t for t in labels)
     assert any("decode critical batch" in t and "sequences" in t for t in labels)
-    assert any(t.startswith("never:") for t in labels)  # naive attention never reaches the ridge
+    assert any(t.startswith("never:") for t in labels)  # tiled attention never reaches the ridge
+    # second root: the wording of the crossover table, no nested parentheses
+    ends_at = values["prefill_compute_bound_tokens.tiled"].ends_at
+    assert any(t.endswith(f"(tiled): {value:,.0f}; memory-bound again from {ends_at:,.0f} (2′)")
+               for t in labels)
+    # only the plotted mode (tiled) and the mode-free crossovers get a line; the other modes
+    # are listed without one
+    gids = {str(a.get_gid()) for a in ax.findobj()}
+    for mode in ("naive", "tiled_fa2", "ideal"):
+        assert not [g for g in gids if g.startswith("crossover:") and g.endswith(f".{mode}")]
+    naive = values["prefill_compute_bound_tokens.naive"]
+    listed = " ".join(t.strip() for t in labels)
+    assert "other attention modes, no line drawn: prefill compute-bound: naive " \
+           f"{naive.value:,.0f} to {naive.ends_at:,.0f}" in listed
     # the numbered tags at the top of the lines never overlap one another
     r = _renderer(fig)
     boxes = [t.get_window_extent(r) for t in ax.texts if str(t.get_gid()).startswith("tag:")]
-    assert len(boxes) >= 13
+    # projection 326, prefill (tiled) 426 and its end, attention dominates (tiled), naive
+    # scores, attention equals projection FLOPs, KV cache
+    assert len(boxes) == 7
     for i, a in enumerate(boxes):
         assert not any(a.overlaps(b) for b in boxes[i + 1:])
     assert ax.get_xlabel() == "prompt length T (tokens)" and "(s)" in ax.get_ylabel()
@@ -204,8 +219,41 @@ def test_output_checks(tmp_path):
     with pytest.raises(InputError, match=r"^-o: the file's extension names the format; "
                                          r"matplotlib writes .*png.* \(got '.*x\.xyz'\)"):
         _style.check_output(tmp_path / "x.xyz")
-    with pytest.raises(InputError, match="^-o: the folder does not exist"):
-        _style.check_output(tmp_path / "missing" / "x.png")
+    folder = tmp_path / "x.png"
+    folder.mkdir()
+    with pytest.raises(InputError,
+                       match=f"^-o: is a folder; name a file in it \\(got '{folder}'\\)"):
+        _style.check_output(folder)
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    with pytest.raises(InputError, match=f"^-o: {afile} is a file, not a folder "):
+        _style.check_output(afile / "sub" / "x.png")
+    # a missing folder is fine: savefig creates it
+    assert _style.check_output(tmp_path / "missing" / "x.png") == tmp_path / "missing" / "x.png"
+
+
+def test_save_creates_the_folder_and_cleans_up(s, tmp_path):
+    fig = plot.phases_figure(s, prompts=(512,))
+    path = plot.save(fig, tmp_path / "new" / "deeper" / "p.png")
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert sorted(p.name for p in path.parent.iterdir()) == ["p.png"]  # no temporary left
+
+    class Broken:
+        def savefig(self, *args, **kwargs):
+            raise RuntimeError("drawing failed")
+
+    with pytest.raises(RuntimeError, match="drawing failed"):
+        plot.save(Broken(), tmp_path / "other" / "q.png")
+    assert not (tmp_path / "other").exists()  # the folder it made is gone again
+
+    class Unwritable:
+        def savefig(self, *args, **kwargs):
+            raise PermissionError(13, "Permission denied")
+
+    with pytest.raises(InputError, match="^-o: cannot write the file: Permission denied "
+                                         f"\\(got '{tmp_path / 'r.png'}'\\)"):
+        plot.save(Unwritable(), tmp_path / "r.png")
+    assert not list(tmp_path.glob(".r-*"))
 
 
 def test_unknown_kind(s):
@@ -220,3 +268,115 @@ def test_import_roofline_does_not_import_matplotlib():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "False"
+
+
+@pytest.fixture(scope="module")
+def mi300x():
+    return api.setting("MI300X", "Llama-3-8B")
+
+
+def _overlaps(boxes) -> bool:
+    return any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
+
+
+def test_roofline_two_devices_readable_by_device(s, mi300x):
+    fig = plot.roofline_figure([s, mi300x], prompts=(128, 2048), batches=(1, 64), context=8192)
+    ax = fig.axes[0]
+    colors = {}
+    for name in ("H100-SXM", "MI300X"):
+        memory = _by_gid(ax, f"memory:{name}").get_color()
+        # every point of a device in the colour of its ceilings; operations told by markers
+        points = [a for a in ax.lines if str(a.get_gid()).startswith(f"point:{name}:")]
+        assert {p.get_color() for p in points} == {memory}
+        assert _by_gid(ax, f"sram:{name}").get_color() == memory
+        colors[name] = memory
+        markers = {str(p.get_gid()).split(":")[2]: p.get_marker() for p in points}
+        assert len(set(markers.values())) == len(markers)  # one marker per operation class
+    assert colors["H100-SXM"] != colors["MI300X"]
+    # SRAM ceilings: legend entries differ by device and value; 64 KiB on MI300X
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    cap = sweeps.attention_intensity_limit(mi300x, "tiled")
+    assert f"MI300X: tiled attention's SRAM ceiling: {cap:,.0f} FLOP/byte\n" \
+           "(T → ∞, 64 KiB SRAM per SM)" in labels
+    texts = {t.get_text(): t for t in ax.texts}
+    assert texts[f"SRAM ceiling {cap:,.0f}"].get_color() == colors["MI300X"]
+    # int8 counts operations: 1978.9 TOP/s on H100-SXM, beside fp8's FLOP/s
+    assert "H100-SXM: fp8: 1.98 PFLOP/s, int8: 1.98 POP/s" in texts
+    # one "B = " label per batch (the decode stars of both devices share an intensity)
+    assert sorted(t for t in texts if t.startswith("B = ")) == ["B = 1", "B = 64"]
+    # no two labels on the axes overlap
+    r = _renderer(fig)
+    assert not _overlaps([t.get_window_extent(r) for t in ax.texts])
+    _legend_clear_of_data(fig)
+
+
+def test_phases_two_devices_attention_per_device(s, mi300x):
+    fig = plot.phases_figure([s, mi300x], prompts=(2048,), batches=(1,), context=8192)
+    left = fig.axes[0]
+    x, y = _xy(_by_gid(left, "prefill:attention:MI300X"))
+    # against the exact evaluation: attention's FLOPs over its bytes at two lengths
+    for t in (1024, 16384):
+        (p,) = evaluate.prefill(mi300x, [t])
+        ops = [o for o in p.operations if o.kind == "attention"]
+        want = sum(o.flops for o in ops) / sum(o.bytes for o in ops)
+        assert np.interp(np.log(t), np.log(x), y) == pytest.approx(want, rel=2e-2)
+    own = {name: _by_gid(left, f"prefill:{name}").get_color() for name in ("H100-SXM", "MI300X")}
+    assert own["H100-SXM"] != own["MI300X"]
+    assert _by_gid(left, "prefill:attention:MI300X").get_color() == own["MI300X"]
+    assert _by_gid(left, "prefill:attention").get_color() == own["H100-SXM"]
+    # the projections do not depend on the device: one grey line, no device's colour
+    assert _by_gid(left, "prefill:projection").get_color() not in own.values()
+    for name, color in own.items():
+        assert _by_gid(left, f"ridge:{name}").get_color() == color
+        marker = _by_gid(left, f"crossover:{name}:projection_compute_bound_tokens")
+        assert marker.get_markeredgecolor() == color and marker.get_marker() == "s"
+    _legend_clear_of_data(fig)
+
+
+def test_attention_two_devices(s, mi300x):
+    fig = plot.attention_figure([s, mi300x])
+    left, right = fig.axes[:2]
+    x, y = _xy(_by_gid(left, "traffic:tiled:MI300X"))
+    assert y == pytest.approx(sweeps.attention_bytes(mi300x, x, "tiled"))
+    caps = {_by_gid(right, f"capacity:{n}").get_color() for n in ("H100-SXM", "MI300X")}
+    assert len(caps) == 2
+    for gid in ("footprint:scores", "footprint:kv_cache"):
+        assert _by_gid(right, gid).get_color() not in caps
+    assert _by_gid(left, "traffic:tiled:MI300X").get_color() not in (
+        _by_gid(left, "traffic:naive").get_color(), _by_gid(left, "traffic:ideal").get_color())
+    labels = [t.get_text() for t in left.get_legend().get_texts()]
+    assert "MI300X: tiled (FlashAttention), SRAM 64 KiB/SM" in labels
+    assert "ideal (Q, K, V read once, O written once): Θ(T)" in labels
+    assert not any("  " in t for t in labels)
+
+
+def test_sizes_and_intensities_formatted():
+    with pytest.warns(UserWarning, match="do not fit in TPU-v5e's memory"):  # 16.06 > 16 GB
+        tpu = api.setting("TPU-v5e", "Llama-3-8B", attention="tiled")  # 128 MiB VMEM "per SM"
+    ax = plot.plot_roofline(tpu, prompts=(2048,))
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    cap = sweeps.attention_intensity_limit(tpu, "tiled")
+    assert cap > 1000
+    assert f"tiled attention's SRAM ceiling: {cap:,.0f} FLOP/byte\n" \
+           "(T → ∞, 128 MiB SRAM per SM)" in labels
+    assert ax.get_xlim()[1] > cap  # the ceiling is on the axes
+    texts = [t.get_text() for t in ax.texts]
+    assert any(t.startswith("int8: ") and t.endswith(" TOP/s") for t in texts)
+    assert any(t.startswith("ridge ") and t.endswith(" OP/byte") for t in texts)
+    plt.close("all")
+    fig = plot.attention_figure(tpu)
+    left = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert "tiled (FlashAttention), SRAM 128 MiB/SM (TPU-v5e)" in left
+    assert "tiled (FlashAttention), SRAM 32 MiB/SM" in left
+
+
+def test_label_helpers():
+    from roofline.plot._common import binary_size, grouped, work_unit
+    from roofline.plot.roofline import ceiling_label
+
+    assert binary_size(233_472) == "228 KiB" and binary_size(134_217_728) == "128 MiB"
+    assert binary_size(80 * 2**30) == "80 GiB" and binary_size(1536) == "1.5 KiB"
+    assert grouped(86_480.4) == "86,480" and grouped(295.33) == "295.3"
+    assert work_unit("int8") == "OP" and work_unit("fp8, int8") == "FLOP"
+    assert ceiling_label("int8", 393e12) == "int8: 393 TOP/s"
+    assert ceiling_label("bf16, fp16", 989.4e12) == "bf16, fp16: 989 TFLOP/s"

@@ -46,7 +46,7 @@ def test_stacked_execution_and_queueing(ax):
 def test_intra_against_inter(ax):
     plot_ttft(0.1, parallel="intra", speedup=1.5, compare=True, ax=ax)
     labels = [line.get_label() for line in ax.lines]
-    assert "total, inter-op" in labels and "total, intra-op (K = 1.5)" in labels
+    assert "total, inter-op" in labels and "total, intra-op, K = 1.5" in labels
     (cross,) = [line for line in ax.lines if line.get_label().startswith("inter-op wins")]
     # Eq. 2 = Eq. 3 at that rate
     r = cross.get_xdata()[0]
@@ -58,3 +58,34 @@ def test_intra_against_inter(ax):
 def test_compare_needs_a_speedup(ax):
     with pytest.raises(InputError, match="^--speedup: comparing intra-op with inter-op needs"):
         plot_ttft(0.1, compare=True, ax=ax)
+
+
+def test_compare_marks_both_configurations(ax):
+    # D = 0.1 s, K = 1.6, target 0.2 s: inter-op (Eq. 2) and intra-op (Eq. 3) by hand
+    plot_ttft(0.1, parallel="intra", speedup=1.6, slo=0.2, compare=True, prompt="2048", ax=ax)
+    marks = {line.get_label(): line for line in ax.lines
+             if line.get_label().startswith("highest rate")}
+    assert sorted(marks) == sorted([
+        next(k for k in marks if k.startswith("highest rate meeting it, inter-op: ")),
+        next(k for k in marks if k.startswith("highest rate meeting it, intra-op, K = 1.6: "))])
+    for label, mark in marks.items():
+        r = mark.get_xdata()[0]
+        assert mark.get_ydata()[0] == pytest.approx(0.2)
+        if "inter-op" in label:
+            assert 0.1 + r * 0.01 / (4 * (2 - r * 0.1)) == pytest.approx(0.2)
+        else:
+            d = 0.1 / 1.6
+            assert d + r * d * d / (2 * (1 - r * d)) == pytest.approx(0.2)
+        assert label.endswith(f"{r:.3g} requests/s")
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "execution, intra-op, K = 1.6" in labels and "queueing, intra-op, K = 1.6" in labels
+    assert not any("((" in t or "))" in t for t in labels)
+    assert ax.get_title().endswith("prompt 2048 tokens")
+
+
+def test_rate_wording():
+    from roofline.plot.ttft import per_second
+
+    assert per_second(1.0) == "1 request/s"
+    assert per_second(49.01) == "49 requests/s"
+    assert per_second(0.5) == "0.5 requests/s"

@@ -91,3 +91,68 @@ def test_unknown_names(tmp_path):
     with pytest.raises(InputError, match="^--dtype: H100-SXM has no fp4"):
         report.build(dtype="fp4", out=tmp_path / "r")
     assert not (tmp_path / "r").exists()
+
+
+@pytest.fixture
+def fast(monkeypatch):
+    """Figures drawn as tiny blank ones: these tests are about files, not drawings."""
+    from matplotlib.figure import Figure
+
+    from roofline import plot
+
+    monkeypatch.setattr(plot, "figure", lambda *a, **k: Figure(figsize=(1, 1)))
+
+
+def test_report_creates_missing_folders(tmp_path, fast):
+    built = report.build(out=tmp_path / "a" / "b", figures=("time",))
+    assert sorted(p.name for p in built.directory.iterdir()) == ["report.md", "time.png"]
+    assert sorted(p.name for p in (tmp_path / "a").iterdir()) == ["b"]
+
+
+def test_parent_is_a_file(tmp_path, fast):
+    (tmp_path / "afile").write_text("x")
+    with pytest.raises(InputError, match=f"^-o: {tmp_path / 'afile'} is a file, not a folder"):
+        report.build(out=tmp_path / "afile" / "r", figures=("time",))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]
+
+
+def test_clash_made_while_drawing_replaces_nothing(tmp_path, monkeypatch):
+    from matplotlib.figure import Figure
+
+    from roofline import plot
+
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "time.png").write_bytes(b"old")
+
+    def drawing(kind, *args, **kwargs):
+        (out / "report.md").mkdir(exist_ok=True)  # appears after the first check
+        return Figure(figsize=(1, 1))
+
+    monkeypatch.setattr(plot, "figure", drawing)
+    with pytest.raises(InputError, match=f"^-o: {out / 'report.md'} is a folder; the report "
+                                         "writes a file there"):
+        report.build(out=out, figures=("time",))
+    assert (out / "time.png").read_bytes() == b"old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # no temporary folder left
+
+
+def test_os_error_is_an_input_error(tmp_path, fast, monkeypatch):
+    import os
+
+    def refuse(src, dst):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(os, "replace", refuse)
+    with pytest.raises(InputError, match="^-o: cannot write the report: Permission denied "
+                                         f"\\(got '{tmp_path / 'new' / 'r'}'\\)"):
+        report.build(out=tmp_path / "new" / "r", figures=("time",))
+    assert list(tmp_path.iterdir()) == []  # the folders it made are gone again
+
+
+def test_sizes_in_binary_prefixes(tmp_path, fast):
+    with pytest.warns(UserWarning, match="do not fit"):
+        built = report.build(hardware="TPU-v5e", out=tmp_path / "r", figures=("time",),
+                             attention="tiled")
+    text = built.markdown.read_text()
+    assert "| on-chip SRAM per SM | 128 MiB |" in text

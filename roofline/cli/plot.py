@@ -17,8 +17,10 @@ KINDS = ("roofline", "time", "attention", "phases", "ttft")
 _HELP = {
     "roofline": "the roofline: ceilings per data type, a prefill's operations and decode steps",
     "time": "prefill time against prompt length, per operation class, with every crossover",
-    "attention": "attention's HBM traffic against T (naive, tiled, ideal) and the footprint",
-    "phases": "intensity of prefill against T and of decode against batch, with the ridge",
+    "attention": "attention's HBM traffic against prompt length T (naive, tiled, ideal) and "
+                 "the memory footprint",
+    "phases": "intensity of prefill against prompt length T and of decode against batch B, "
+              "with the ridge",
     "ttft": "time to first token against arrival rate (execution and queueing)",
 }
 
@@ -36,7 +38,8 @@ def _figure_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--context", type=int,
                    help="the decode step's cached tokens (default: the longest prompt)")
     p.add_argument("-o", "--output", required=True, metavar="FILE",
-                   help="output file; its extension names the format (png, svg, pdf, ...)")
+                   help="output file; its extension names the format (png, svg, pdf, ...); a "
+                        "missing folder is created")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -45,7 +48,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "file: PNG, SVG or PDF by the file's extension.")
     kinds = p.add_subparsers(dest="kind", metavar="KIND", required=True)
     for kind in KINDS:
-        k = kinds.add_parser(kind, help=_HELP[kind], description=_HELP[kind].capitalize() + ".",
+        text = _HELP[kind]
+        k = kinds.add_parser(kind, help=text, description=text[0].upper() + text[1:] + ".",
                              conflict_handler="resolve")
         if kind == "ttft":
             from .ttft import add_arguments
@@ -54,7 +58,8 @@ def register(sub: argparse._SubParsersAction) -> None:
             k.add_argument("--compare", action="store_true",
                            help="add two-way inter-op against intra-op (needs --speedup)")
             k.add_argument("-o", "--output", required=True, metavar="FILE",
-                           help="output file; its extension names the format")
+                           help="output file; its extension names the format; a missing folder "
+                                "is created")
         else:
             _figure_arguments(k)
         k.set_defaults(run=run)

@@ -21,10 +21,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help=f"model name or config.json path (default {DEFAULT['model']})")
     p.add_argument("--dtype", default=DEFAULT["dtype"],
                    help=f"compute data type (default {DEFAULT['dtype']})")
-    p.add_argument("--attention", default="tiled",
-                   help="naive | tiled | tiled_fa2 | ideal (default tiled)")
+    p.add_argument("--attention", default=None,
+                   help="naive | tiled | tiled_fa2 | ideal (default: tiled, or ideal on a device "
+                   "whose file gives no SRAM per SM)")
     p.add_argument("-o", "--output", default="report", metavar="DIR",
-                   help="output folder (default report/)")
+                   help="output folder, created if missing (default report/)")
     p.set_defaults(run=run)
 
 

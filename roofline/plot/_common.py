@@ -12,7 +12,49 @@ from ..evaluate import CrossoverValue, Setting, crossover_values
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
 
-__all__ = ["as_list", "title", "side_legend", "device_label", "crossovers"]
+__all__ = ["as_list", "title", "side_legend", "device_label", "crossovers", "binary_size",
+           "per_byte", "work_unit", "grouped"]
+
+_BINARY = ((2**40, "TiB"), (2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB"))
+
+
+def binary_size(nbytes: float) -> str:
+    """A size in bytes with the largest binary prefix that leaves at least 1.
+
+    >>> binary_size(233_472), binary_size(128 * 2**20), binary_size(58_368), binary_size(512)
+    ('228 KiB', '128 MiB', '57 KiB', '512 B')
+    """
+    for factor, prefix in _BINARY:
+        if nbytes >= factor:
+            v = nbytes / factor
+            text = f"{round(v):,}" if abs(v - round(v)) < 5e-3 * v else f"{v:.3g}"
+            return f"{text} {prefix}"
+    return f"{nbytes:g} B"
+
+
+def grouped(x: float) -> str:
+    """A large number with thousands separators, a small one with 4 significant digits.
+
+    >>> grouped(86_480.3), grouped(295.33), grouped(1.25)
+    ('86,480', '295.3', '1.25')
+    """
+    return f"{x:,.0f}" if abs(x) >= 1000 else f"{x:.4g}"
+
+
+def work_unit(dtypes: str | Sequence[str]) -> str:
+    """'OP' when every data type is an integer one (int8: operations, not floating-point
+    operations), else 'FLOP'.
+
+    >>> work_unit("int8"), work_unit(["fp8", "int8"]), work_unit("bf16, fp16")
+    ('OP', 'FLOP', 'FLOP')
+    """
+    names = [d.strip() for d in dtypes.split(",")] if isinstance(dtypes, str) else list(dtypes)
+    return "OP" if names and all(d.startswith("int") for d in names) else "FLOP"
+
+
+def per_byte(x: float, dtypes: str | Sequence[str] = "") -> str:
+    """An intensity for a label: '86,480 FLOP/byte' (integer types: OP/byte)."""
+    return f"{x:,.0f} {work_unit(dtypes) if dtypes else 'FLOP'}/byte"
 
 
 def as_list(settings: Setting | Sequence[Setting]) -> list[Setting]:
@@ -28,7 +70,8 @@ def device_label(s: Setting) -> str:
 
 
 def title(what: str, settings: list[Setting], attention: bool = True) -> str:
-    """'<what>: <model> on <devices> (<dtype>, <mode> attention)'."""
+    """'<what>: <model> on <devices> (<dtype>, <mode> attention)'; a device in another mode
+    (one without SRAM size) named after it: '(bf16, tiled attention; ideal on TPU-v4)'."""
     first = settings[0]
     devices = ", ".join(dict.fromkeys(s.hardware.name for s in settings))
     models = ", ".join(dict.fromkeys(s.model.name for s in settings))
@@ -37,7 +80,9 @@ def title(what: str, settings: list[Setting], attention: bool = True) -> str:
     if first.precision["weights"] != first.dtype:
         parts.append(f"{first.precision['weights']} weights")
     if attention:
-        parts.append(f"{first.attention} attention")
+        others = {s.hardware.name: s.attention for s in settings if s.attention != first.attention}
+        parts.append(f"{first.attention} attention"
+                     + "".join(f"; {mode} on {name}" for name, mode in others.items()))
     if first.batch != 1:
         parts.append(f"batch {first.batch}")
     return f"{what}: {models} on {devices} ({', '.join(parts)})"

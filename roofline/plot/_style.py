@@ -21,7 +21,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
 __all__ = ["RC", "SIZE", "WIDE", "KIND", "MODE", "DEVICE", "LABEL", "style", "figure", "axes",
-           "formats", "check_output", "savefig", "tokens_label", "headless"]
+           "formats", "check_output", "savefig", "tokens_label", "headless", "device_color"]
 
 SIZE = (7.5, 4.8)  # inches: one figure of a paper's full width
 WIDE = (11.0, 4.8)  # two panels, or one panel with a side legend
@@ -43,8 +43,18 @@ LABEL = {"projection": "projections", "attention": "attention",
          "decode": "decode step"}
 # Colour of each attention mode (roofline.derive.attention.MODES).
 MODE = {"naive": "#d62728", "tiled": "#9467bd", "tiled_fa2": "#e377c2", "ideal": "#17becf"}
-# Colours of devices overlaid on one figure, in the order given.
-DEVICE = ("#000000", "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd")
+# Colours of devices overlaid on one figure, in the order given: none of them is a colour of
+# an attention mode or of the footprint curves, so a device's lines never read as an operation.
+DEVICE = ("#000000", "#ff7f0e", "#2ca02c", "#8c564b", "#bcbd22", "#1f77b4")
+# Marker of each operation class when several devices colour the points.
+MARKER = {"projection": "s", "attention.naive": "v", "attention.tiled": "D",
+          "attention.tiled_fa2": "d", "attention.ideal": "^", "prefill": "o", "decode": "*"}
+
+
+def device_color(i: int) -> str:
+    """The colour of the i-th device overlaid (the palette repeats past six)."""
+    return DEVICE[i % len(DEVICE)]
+
 
 _METADATA = {"svg": {"Date": None}, "pdf": {"CreationDate": None, "ModDate": None},
              "png": {"Software": None}}
@@ -90,33 +100,72 @@ def formats() -> dict[str, str]:
 
 
 def check_output(path: str | Path, option: str = "-o") -> Path:
-    """The output path, if matplotlib can write its extension and its folder exists."""
+    """The output path, if matplotlib can write its extension and it can be a file: not a
+    folder, and under no file. A missing folder is created when the figure is written (as
+    ``roofline report -o`` and ``roofline measure -o`` do)."""
     path = Path(path)
     ext = path.suffix.lower().lstrip(".")
     valid = formats()
     if ext not in valid:
         raise InputError(option, "the file's extension names the format; matplotlib writes "
                          f"{', '.join(sorted(valid))}", str(path))
-    if not path.parent.is_dir():
-        raise InputError(option, "the folder does not exist", str(path.parent))
+    if path.is_dir():
+        raise InputError(option, "is a folder; name a file in it", str(path))
+    parent = path.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        raise InputError(option, f"{parent} is a file, not a folder", str(path))
     return path
 
 
-def savefig(fig: Figure, path: str | Path) -> Path:
+def _make_folder(folder: Path, option: str) -> list[Path]:
+    """Create ``folder`` and its missing parents; the ones created, deepest first."""
+    made = []
+    for p in (folder, *folder.parents):
+        if p.exists():
+            break
+        made.append(p)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise InputError(option, f"cannot create the folder: {err.strerror}",
+                         str(folder)) from None
+    return made
+
+
+def savefig(fig: Figure, path: str | Path, option: str | None = "-o") -> Path:
     """Write ``fig`` in the format of the extension, with fixed metadata (no dates, a fixed SVG
     hash salt) so that the same figure gives the same bytes; written to a temporary file in the
-    same folder and moved into place, so a failure leaves no half-written file."""
-    path = check_output(path)
+    same folder (created if missing) and moved into place, so a failure leaves no half-written
+    file and no new folder. An OSError is an InputError of ``option`` (None: left as it is,
+    for a caller that words its own)."""
+    wrap = option is not None
+    option = option or "-o"
+    path = check_output(path, option)
     ext = path.suffix.lower().lstrip(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}-", suffix=path.suffix, dir=path.parent)
-    os.close(fd)
+    made = _make_folder(path.parent, option)
+    tmp = None
     try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}-", suffix=path.suffix, dir=path.parent)
+        os.close(fd)
         with style():
             fig.savefig(tmp, format=ext, metadata=_METADATA.get(ext))
         os.chmod(tmp, 0o644)  # mkstemp's 0600 would hide the figure from other readers
+        if path.is_dir():  # made a folder since the check
+            raise InputError(option, "is a folder; name a file in it", str(path))
         os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+    except BaseException as err:
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
+        for p in made:
+            try:
+                p.rmdir()
+            except OSError:
+                break
+        if isinstance(err, OSError) and wrap:
+            raise InputError(option, f"cannot write the file: {err.strerror or err}",
+                             str(path)) from None
         raise
     return path
 

@@ -14,7 +14,7 @@ from .. import sweeps
 from ..evaluate import Setting
 from ..tables import si
 from . import _style
-from ._common import as_list, crossovers, title
+from ._common import as_list, binary_size, crossovers, title
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
@@ -28,7 +28,8 @@ _DASHES = {0.25: (0, (1, 1)), 1.0: "-", 4.0: (0, (5, 2))}
 
 
 def _kib(nbytes: float) -> str:
-    return f"{nbytes / 1024:,.0f} KiB"
+    """A size for a label, with the largest binary prefix: '228 KiB', '128 MiB'."""
+    return binary_size(nbytes)
 
 
 def _below(ax: Axes) -> None:
@@ -38,9 +39,9 @@ def _below(ax: Axes) -> None:
 
 def plot_traffic(settings: Setting | Sequence[Setting], tokens: np.ndarray | None = None,
                  srams: Sequence[float] | None = None, ax: Axes | None = None) -> Axes:
-    """One layer's attention HBM bytes against T: naive, tiled (the first device at ``srams``
-    bytes per SM, default ¼×, 1× and 4× its own; other devices at their own), tiled_fa2 and
-    ideal, with the c·T² asymptotes of naive and of tiled at the device's SRAM."""
+    """One layer's attention HBM bytes against T: naive, tiled (one device: at ``srams`` bytes
+    per SM, default ¼×, 1× and 4× its own; several: each at its own, in its colour), tiled_fa2
+    and ideal (one device), with the c·T² asymptotes of naive and (one device) of tiled."""
     ax = _style.axes(ax)
     group = as_list(settings)
     first = group[0]
@@ -52,7 +53,8 @@ def plot_traffic(settings: Setting | Sequence[Setting], tokens: np.ndarray | Non
     ax.plot(xs, c * xs**2, color="#000000", lw=0.8, ls=(0, (1, 1.5)), gid="asymptote:naive",
             label=f"naive's asymptote {c:.4g}·T² bytes: Θ(T²)")
     m = first.hardware.sram_per_sm
-    if m is not None:
+    several = len(group) > 1
+    if m is not None and not several:
         sizes = [k * m for k in _SRAM_SCALES] if srams is None else list(srams)
         for size in sizes:
             scale = size / m
@@ -71,14 +73,15 @@ def plot_traffic(settings: Setting | Sequence[Setting], tokens: np.ndarray | Non
         ax.plot(xs, sweeps.attention_bytes(first, xs, "tiled_fa2"), gid="traffic:tiled_fa2",
                 color=_style.MODE["tiled_fa2"],
                 lw=1.3, label=f"tiled, FlashAttention-2 order, SRAM {_kib(m)}/SM")
-    for i, s in enumerate(group[1:], start=1):
-        if s.hardware.sram_per_sm is not None:
-            ax.plot(xs, sweeps.attention_bytes(s, xs, "tiled"), color=_style.DEVICE[i], lw=1.3,
-                    gid=f"traffic:tiled:{s.hardware.name}",
-                    label=f"tiled, SRAM {_kib(s.hardware.sram_per_sm)}/SM ({s.hardware.name})")
+    for i, s in enumerate(group):  # several devices: tiled at each one's SRAM, in its colour
+        if several and s.hardware.sram_per_sm is not None:
+            ax.plot(xs, sweeps.attention_bytes(s, xs, "tiled"), color=_style.device_color(i),
+                    lw=1.6, gid=f"traffic:tiled:{s.hardware.name}",
+                    label=f"{s.hardware.name}: tiled (FlashAttention), SRAM "
+                          f"{_kib(s.hardware.sram_per_sm)}/SM")
     ax.plot(xs, sweeps.attention_bytes(first, xs, "ideal"), color=_style.MODE["ideal"], lw=2,
             gid="traffic:ideal",
-            label="ideal (Q, K, V read once, O written once)  (Θ(T))")
+            label="ideal (Q, K, V read once, O written once): Θ(T)")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlim(xs[0], xs[-1])
@@ -107,7 +110,7 @@ def plot_footprint(settings: Setting | Sequence[Setting], tokens: np.ndarray | N
             label=f"weights ({si(used['weights'][0], 'B')})")
     several = len(group) > 1
     for i, s in enumerate(group):
-        color = _style.DEVICE[i]
+        color = _style.device_color(i)
         cap = s.hardware.memory_capacity
         ax.axhline(cap, color=color, lw=1.2, ls="-.", gid=f"capacity:{s.hardware.name}",
                    label=f"device memory{f' of {s.hardware.name}' if several else ''}: "

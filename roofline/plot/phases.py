@@ -13,7 +13,7 @@ import numpy as np
 from .. import sweeps
 from ..evaluate import Setting
 from . import _style
-from ._common import as_list, crossovers, title
+from ._common import as_list, crossovers, per_byte, title
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
@@ -25,17 +25,21 @@ PROMPTS = np.geomspace(16, 2**17, 141)
 BATCHES = np.geomspace(1, 4096, 121)
 
 
+_SHARED = "#777777"  # curves that do not depend on the device, when several are overlaid
+
+
 def _ridges(ax: Axes, group: list[Setting]) -> None:
     several = len(group) > 1
     for i, s in enumerate(group):
         who = f"{s.hardware.name} " if several else ""
-        ax.axhline(s.ridge, color=_style.DEVICE[i] if several else "#444444", lw=1.2, ls="-.",
-                   gid=f"ridge:{s.hardware.name}",
-                   label=f"{who}ridge P/β = {s.ridge:.0f} FLOP/byte ({s.dtype})")
+        ax.axhline(s.ridge, color=_style.device_color(i) if several else "#444444", lw=1.2,
+                   ls="-.", gid=f"ridge:{s.hardware.name}",
+                   label=f"{who}ridge P/β = {per_byte(s.ridge)} ({s.dtype})")
 
 
-def _cross(ax: Axes, x: float, y: float, color: str, label: str | None, gid: str) -> None:
-    ax.plot([x], [y], "o", ms=6, mfc="white", mec=color, mew=1.5, zorder=5, label=label,
+def _cross(ax: Axes, x: float, y: float, color: str, label: str | None, gid: str,
+           marker: str = "o") -> None:
+    ax.plot([x], [y], marker, ms=6, mfc="white", mec=color, mew=1.5, zorder=5, label=label,
             gid=gid)
 
 
@@ -44,34 +48,39 @@ def plot_prefill_intensity(settings: Setting | Sequence[Setting],
                            ax: Axes | None = None) -> Axes:
     """Intensity of the whole prefill, its projections and its attention against T, with the
     ridge and the prompt lengths where the prefill and its projections reach it; markers at
-    ``prompts``."""
+    ``prompts``. Several devices: each in its colour (whole prefill solid, attention dotted);
+    the projections, the same on every device, once in grey."""
     ax = _style.axes(ax)
     group = as_list(settings)
     several = len(group) > 1
     xs = PROMPTS if tokens is None else np.asarray(tokens, dtype=float)
     first = group[0]
-    ax.plot(xs, sweeps.intensity(first, xs, ("projection",)), color=_style.KIND["projection"],
-            gid="prefill:projection",
-            label="projections (QKV, O, MLP)")
-    ax.plot(xs, sweeps.intensity(first, xs, ("attention",)), color=_style.KIND["attention"],
-            gid="prefill:attention",
-            lw=1.3, label=f"attention ({first.attention})")
+    ax.plot(xs, sweeps.intensity(first, xs, ("projection",)),
+            color=_SHARED if several else _style.KIND["projection"], gid="prefill:projection",
+            lw=1.3 if several else 1.6,
+            label="projections (QKV, O, MLP)" + (", every device" if several else ""))
     for i, s in enumerate(group):
         who = f"{s.hardware.name}: " if several else ""
-        color = _style.DEVICE[i] if several else _style.KIND["total"]
+        if several or i == 0:
+            ax.plot(xs, sweeps.intensity(s, xs, ("attention",)),
+                    color=_style.device_color(i) if several else _style.KIND["attention"],
+                    ls=":" if several else "-", lw=1.3,
+                    gid="prefill:attention" if i == 0 else f"prefill:attention:{s.hardware.name}",
+                    label=f"{who}attention ({s.attention})")
+        color = _style.device_color(i) if several else _style.KIND["total"]
         ax.plot(xs, sweeps.intensity(s, xs), color=color, lw=2.2, gid=f"prefill:{s.hardware.name}",
                 label=f"{who}whole prefill ({s.attention} attention)")
         if prompts:
-            ax.plot(prompts, sweeps.intensity(s, prompts), "s", ms=5, color=color, zorder=5,
+            ax.plot(prompts, sweeps.intensity(s, prompts), "D", ms=4.5, color=color, zorder=5,
                     gid=f"prompts:{s.hardware.name}",
                     label=f"{who}T = {', '.join(f'{t:,}' for t in prompts)}")
     _ridges(ax, group)
     for i, s in enumerate(group):
         who = f"{s.hardware.name}: " if several else ""
+        color = _style.device_color(i) if several else "#000000"
         v = crossovers(s)[f"prefill_compute_bound_tokens.{s.attention}"]
         if v.exists:
             tail = f"; memory-bound again from {v.ends_at:,.0f}" if v.ends_at else ""
-            color = _style.DEVICE[i] if several else "#000000"
             _cross(ax, v.value, s.ridge, color,
                    f"{who}prefill compute-bound from T = {v.value:,.0f}{tail}",
                    f"crossover:{s.hardware.name}:{v.name}")
@@ -80,9 +89,9 @@ def plot_prefill_intensity(settings: Setting | Sequence[Setting],
                        f"crossover:{s.hardware.name}:{v.name}:ends")
         p = crossovers(s)["projection_compute_bound_tokens"]
         if p.exists:
-            _cross(ax, p.value, s.ridge, _style.KIND["projection"],
+            _cross(ax, p.value, s.ridge, color if several else _style.KIND["projection"],
                    f"{who}projections compute-bound from T = {p.value:,.0f}",
-                   f"crossover:{s.hardware.name}:{p.name}")
+                   f"crossover:{s.hardware.name}:{p.name}", marker="s")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlim(xs[0], xs[-1])
@@ -97,30 +106,32 @@ def plot_decode_intensity(settings: Setting | Sequence[Setting], context: int,
                           batches: Sequence[int] = (), sweep: np.ndarray | None = None,
                           ax: Axes | None = None) -> Axes:
     """Intensity of one decode step (and of its projections) against the batch B at
-    ``context`` cached tokens, with the ridge and the critical batch; markers at ``batches``."""
+    ``context`` cached tokens, with the ridge and the critical batch; markers at ``batches``.
+    The curves do not depend on the device: several devices differ by their ridge (in their
+    colour) and so by their critical batch."""
     ax = _style.axes(ax)
     group = as_list(settings)
     several = len(group) > 1
     bs = BATCHES if sweep is None else np.asarray(sweep, dtype=float)
     first = group[0]
+    every = ", every device" if several else ""
+    step = _SHARED if several else _style.KIND["decode"]
     ax.plot(bs, sweeps.decode_intensity(first, bs, context, ("projection",)),
-            color=_style.KIND["projection"], label="projections of a decode step",
-            gid="decode:projection")
-    ax.plot(bs, sweeps.decode_intensity(first, bs, context), color=_style.KIND["decode"],
-            gid="decode:step",
-            lw=2.2, label=f"whole decode step (context {context:,})")
+            color="#aaaaaa" if several else _style.KIND["projection"],
+            label=f"projections of a decode step{every}", gid="decode:projection")
+    ax.plot(bs, sweeps.decode_intensity(first, bs, context), color=step, gid="decode:step",
+            lw=2.2, label=f"whole decode step (context {context:,}){every}")
     if batches:
         ax.plot(batches, sweeps.decode_intensity(first, batches, context), "*", ms=9,
-                color=_style.KIND["decode"], zorder=5,
-                label=f"B = {', '.join(f'{b:,}' for b in batches)}")
+                color=step, zorder=5, label=f"B = {', '.join(f'{b:,}' for b in batches)}")
     _ridges(ax, group)
     for i, s in enumerate(group):
         who = f"{s.hardware.name}: " if several else ""
         v = crossovers(s)["decode_critical_batch"]
         if v.exists:
-            _cross(ax, v.value, s.ridge, _style.DEVICE[i] if several else "#000000",
+            _cross(ax, v.value, s.ridge, _style.device_color(i) if several else "#000000",
                    f"{who}critical batch B = {v.value:,.0f} (projections reach the ridge)",
-                   f"crossover:{s.hardware.name}:{v.name}")
+                   f"crossover:{s.hardware.name}:{v.name}", marker="s")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlim(bs[0] / 1.2, bs[-1] * 1.2)  # room for a marker at B = 1

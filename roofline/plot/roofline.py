@@ -19,7 +19,7 @@ from .. import sweeps
 from ..evaluate import Setting
 from ..tables import si
 from . import _style
-from ._common import as_list, side_legend, title
+from ._common import as_list, binary_size, per_byte, side_legend, title, work_unit
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
@@ -27,8 +27,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["plot_roofline", "roofline_figure", "ceilings"]
 
-_MARKER = {"projection": "s", "attention.naive": "v", "attention.tiled": "D",
-           "attention.tiled_fa2": "d", "attention.ideal": "^", "prefill": "o", "decode": "*"}
+_MARKER = _style.MARKER
 
 
 def _color(group: str) -> str:
@@ -47,28 +46,66 @@ def ceilings(s: Setting) -> list[tuple[str, float, float]]:
     return [(", ".join(names), peak, peak / bw) for peak, names in sorted(by_peak.items())]
 
 
+def ceiling_label(names: str, peak: float) -> str:
+    """'bf16, fp16: 989.4 TFLOP/s'; integer types count operations: 'int8: 1.979 POP/s',
+    'fp8: 1.979 PFLOP/s, int8: 1.979 POP/s'.
+
+    >>> ceiling_label("fp8, int8", 1.9789e15)
+    'fp8: 1.98 PFLOP/s, int8: 1.98 POP/s'
+    """
+    kinds: dict[str, list[str]] = {}
+    for name in names.split(", "):
+        kinds.setdefault(work_unit(name), []).append(name)
+    return ", ".join(f"{', '.join(group)}: {si(peak, unit + '/s')}"
+                     for unit, group in kinds.items())
+
+
 def _draw_ceilings(ax: Axes, s: Setting, color: str, x: tuple[float, float],
-                   several: bool) -> None:
+                   several: bool) -> list[tuple[float, str, str]]:
+    """The memory ceiling, each compute ceiling and its ridge; returns the compute ceilings'
+    labels (peak, text, colour), placed later so that they do not collide. Several devices:
+    the ridges are listed in the memory ceiling's legend entry, not beside their knees, where
+    two devices' labels would touch."""
     bw = s.hardware.bandwidth()
     rows = ceilings(s)
     top = rows[-1][1]
     who = f"{s.hardware.name}: " if several else ""
+    ridges = (f"\n(ridge{'s' if len(rows) > 1 else ''} "
+              f"{', '.join(f'{r:,.0f}' for _, _, r in rows)} FLOP/byte)" if several else "")
     ax.plot([x[0], top / bw], [x[0] * bw, top], color=color, lw=1.8,
             gid=f"memory:{s.hardware.name}",
-            label=f"{who}memory ceiling β·I, β = {si(bw, 'B/s')}")
+            label=f"{who}memory ceiling β·I, β = {si(bw, 'B/s')}{ridges}")
+    labels = []
     for names, peak, ridge in rows:
         main = s.dtype in names.split(", ")
         ax.plot([ridge, x[1]], [peak, peak], color=color, lw=1.8 if main else 1.0,
                 ls="-" if main else "--", alpha=1.0 if main else 0.6,
                 gid=f"compute:{s.hardware.name}:{names}")
-        ax.annotate(f"{who}{names}: {si(peak, 'FLOP/s')}", (x[1], peak), xytext=(-2, 2),
-                    textcoords="offset points", ha="right", va="bottom", fontsize=7,
-                    color=color)
+        labels.append((peak, f"{who}{ceiling_label(names, peak)}", color))
         ax.plot([ridge], [peak], "o", ms=4, color=color, mfc="white", zorder=4,
                 gid=f"ridge:{s.hardware.name}:{names}")
-        ax.annotate(f"ridge {ridge:.0f} FLOP/byte", (ridge, peak), xytext=(-4, 3),
-                    textcoords="offset points", ha="right", va="bottom", fontsize=6.5,
-                    color=color)
+        if not several:
+            ax.annotate(f"ridge {per_byte(ridge, names)}", (ridge, peak), xytext=(-4, 3),
+                        textcoords="offset points", ha="right", va="bottom", fontsize=6.5,
+                        color=color)
+    return labels
+
+
+def _place_ceiling_labels(ax: Axes, labels: list[tuple[float, str, str]], right: float) -> None:
+    """Each label at the right end of its ceiling: above it, or below it where the next
+    ceiling up is closer than a line of text, and never on another label (pushed up)."""
+    low, high = (np.log10(v) for v in ax.get_ylim())
+    per_point = (high - low) / (ax.figure.get_figheight() * 0.75 * 72)  # decades per point
+    h, pad = 9.5 * per_point, 2.0 * per_point  # a 7-point line of text, and its distance
+    labels = sorted(labels, key=lambda r: r[0])
+    floor = -np.inf  # top of the highest label placed so far
+    for k, (peak, text, color) in enumerate(labels):
+        y = np.log10(peak)
+        crowded = k + 1 < len(labels) and np.log10(labels[k + 1][0]) - y < h + 2 * pad
+        bottom = y - pad - h if crowded and y - pad - h >= floor else max(y + pad, floor)
+        ax.annotate(text, (right, 10**bottom), xytext=(-2, 0), textcoords="offset points",
+                    ha="right", va="bottom", fontsize=7, color=color)
+        floor = bottom + h
 
 
 def plot_roofline(settings: Setting | Sequence[Setting], prompts: Sequence[int] = (128, 2048,
@@ -76,9 +113,13 @@ def plot_roofline(settings: Setting | Sequence[Setting], prompts: Sequence[int] 
                   sram: bool = True, ax: Axes | None = None) -> Axes:
     """The roofline of each device with the operations of a prefill and decode steps on it.
 
+    One device: each operation class in its colour. Several: each device in its colour (its
+    ceilings, points and SRAM ceiling), each operation class by its marker.
     ``context``: cached tokens of the decode step (default: the longest prompt). ``sram``: draw
     tiled attention's ceiling (devices that give their SRAM per SM).
     """
+    from matplotlib.lines import Line2D
+
     ax = _style.axes(ax)
     group = as_list(settings)
     several = len(group) > 1
@@ -87,58 +128,78 @@ def plot_roofline(settings: Setting | Sequence[Setting], prompts: Sequence[int] 
     for s in group:
         points += [(s, p) for p in sweeps.operation_points(s, prompts)]
         points += [(s, sweeps.decode_point(s, b, context)) for b in batches]
-    xs = [p.intensity for _, p in points if p.intensity > 0]
+    caps = {s.hardware.name: sweeps.attention_intensity_limit(s, "tiled") for s in group
+            if sram and s.hardware.sram_per_sm is not None}
+    xs = [p.intensity for _, p in points if p.intensity > 0] + list(caps.values())
     low = min([*xs, *(c[2] for s in group for c in ceilings(s))])
     high = max([*xs, *(c[2] for s in group for c in ceilings(s))])
-    x = (low / 2, 10 ** np.ceil(np.log10(high * 10)))  # room for the ceilings' labels
+    # room for the ceilings' labels right of the points (longer with several devices' names)
+    x = (low / 2, 10 ** np.ceil(np.log10(high * (100 if several else 10))))
+    ceiling_labels = []
     for i, s in enumerate(group):
-        _draw_ceilings(ax, s, _style.DEVICE[i] if several else "#444444", x, several)
+        ceiling_labels += _draw_ceilings(ax, s, _style.device_color(i) if several else "#444444",
+                                         x, several)
     sizes = dict(zip(sorted(set(prompts)), np.linspace(4.5, 10.0, len(set(prompts)))))
     seen: set[str] = set()
+    op_handles: list[tuple[Line2D, str]] = []
+    decode_at: dict[str, tuple[float, float, str]] = {}  # batch → lowest star, its colour
     for i, s in enumerate(group):
         mine = [p for t, p in points if t is s]
         for g in dict.fromkeys(p.group for p in mine):
             pts = sorted((p for p in mine if p.group == g),
                          key=lambda p: p.tokens if g != "decode" else p.flops)
-            color = _color(g)
+            color = _style.device_color(i) if several else _color(g)
             if len(pts) > 1:
                 ax.plot([p.intensity for p in pts], [p.attained for p in pts], "-", lw=0.8,
                         color=color, alpha=0.5)
             for p in pts:
                 label = p.label if g != "decode" else f"decode step (context {context:,})"
-                label = label if label not in seen else None
-                seen.add(label or "")
+                if label not in seen:
+                    seen.add(label)
+                    legend_color = "#777777" if several else color
+                    op_handles.append((Line2D([], [], ls="none", marker=_MARKER[g],
+                                              color=legend_color,
+                                              ms=11 if g == "decode" else 7, mec="white"),
+                                       label))
                 size = 11.0 if g == "decode" else sizes[p.tokens]
                 ax.plot([p.intensity], [p.attained], _MARKER[g], color=color, ms=size,
                         mec="white", mew=0.6, zorder=6 - size / 20,  # small ones on top
                         gid=f"point:{s.hardware.name}:{g}:{p.label if g == 'decode' else p.tokens}")
-                if label:
-                    ax.plot([], [], _MARKER[g], color=color, ms=11 if g == "decode" else 7,
-                            mec="white", label=label)
                 if g == "decode":
-                    ax.annotate(f"B = {p.label.rsplit(' ', 1)[1]}", (p.intensity, p.attained),
-                                xytext=(5, -5), textcoords="offset points", ha="left",
-                                va="top", fontsize=7, color=color)
+                    b = p.label.rsplit(" ", 1)[1]
+                    if b not in decode_at or p.attained < decode_at[b][1]:
+                        decode_at[b] = (p.intensity, p.attained, color)
         if sram and s.hardware.sram_per_sm is not None:
-            cap = sweeps.attention_intensity_limit(s, "tiled")
+            cap = caps[s.hardware.name]
             who = f"{s.hardware.name}: " if several else ""
-            ax.axvline(cap, color=_style.MODE["tiled"], ls=":", lw=1.2,
-                       gid=f"sram:{s.hardware.name}",
-                       label=f"{who}tiled attention's SRAM ceiling: {cap:.0f} FLOP/byte\n"
-                             f"(T → ∞, {s.hardware.sram_per_sm / 1024:.0f} KiB SRAM per SM)")
+            color = _style.device_color(i) if several else _style.MODE["tiled"]
+            ax.axvline(cap, color=color, ls=":", lw=1.2, gid=f"sram:{s.hardware.name}",
+                       label=f"{who}tiled attention's SRAM ceiling: {per_byte(cap)}\n"
+                             f"(T → ∞, {binary_size(s.hardware.sram_per_sm)} SRAM per SM)")
+            # short, at the foot of the line, under the memory ceiling: its colour tells whose
+            ax.annotate(f"SRAM ceiling {cap:,.0f}", (cap, 0.02), xytext=(-2, 0),
+                        xycoords=("data", "axes fraction"), textcoords="offset points",
+                        rotation=90, ha="right", va="bottom", fontsize=6.5, color=color)
+    for b, (ix, iy, color) in decode_at.items():  # one label per batch: the stars line up
+        ax.annotate(f"B = {b}", (ix, iy), xytext=(6, -4), textcoords="offset points",
+                    ha="left", va="top", fontsize=7, color="#777777" if several else color)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlim(*x)
     peaks = [c[1] for s in group for c in ceilings(s)]
     attained = [p.attained for _, p in points]
-    ax.set_ylim(10 ** np.floor(np.log10(min([*attained, x[0] * group[0].hardware.bandwidth()]))),
-                max(peaks) * 3)
+    bottom = min([*attained, x[0] * group[0].hardware.bandwidth()]) / 2  # room for "B = 1"
+    ax.set_ylim(10 ** np.floor(np.log10(bottom)), max(peaks) * 3)
+    _place_ceiling_labels(ax, ceiling_labels, x[1])
     ax.set_xlabel("arithmetic intensity I (FLOP/byte)")
     ax.set_ylabel("attained FLOP/s (FLOP/s)")
     ax.set_title(title("Roofline", group))
-    from matplotlib.lines import Line2D
-
     handles, labels = ax.get_legend_handles_labels()
+    if several:
+        handles.append(Line2D([], [], ls="none"))
+        labels.append("operations (colour: device)")
+    handles += [h for h, _ in op_handles]
+    labels += [text for _, text in op_handles]
     handles.append(Line2D([], [], ls="none"))
     labels.append("marker size: prompt tokens")
     for t, size in sizes.items():

@@ -1,7 +1,8 @@
 """Figure 2, prefill time against prompt length (log–log): the whole prefill and each operation
 class (:func:`roofline.sweeps.by_kind`), solid where compute-bound and dashed where memory-bound,
-and every crossover of the catalogue (:func:`roofline.evaluate.crossover_values`) as a numbered
-vertical line, its name and value listed beside the plot."""
+and each crossover of the catalogue (:func:`roofline.evaluate.crossover_values`) that holds for
+the plotted attention mode (or for every mode) as a numbered vertical line, its name and value
+listed beside the plot; the other modes' crossovers are listed without a line."""
 
 from __future__ import annotations
 
@@ -81,7 +82,9 @@ def _tag_rows(xs: list[float], low: float, high: float, gap: float = 0.045) -> l
 def plot_time(settings: Setting | Sequence[Setting], tokens: np.ndarray | None = None,
               crossovers: bool = True, ax: Axes | None = None) -> Axes:
     """Prefill time against T for each device: total and (one device) per operation class;
-    every crossover of each device as a numbered vertical line, listed in the side legend."""
+    each crossover of the plotted attention mode (and the mode-free ones) of each device as a
+    numbered vertical line, listed in the side legend (one device: the other modes' values
+    listed too, without lines)."""
     from matplotlib.lines import Line2D
     from matplotlib.transforms import blended_transform_factory
 
@@ -89,14 +92,16 @@ def plot_time(settings: Setting | Sequence[Setting], tokens: np.ndarray | None =
     group = as_list(settings)
     several = len(group) > 1
     values = {s.hardware.name: _crossovers(s) for s in group} if crossovers else {}
-    on_axis = [v.value for vs in values.values() for v in vs.values()
-               if v.exists and v.unit == "tokens"]
+    modes = {s.hardware.name: s.attention for s in group}
+    on_axis = [v.value for device, vs in values.items() for name, v in vs.items()
+               if v.exists and v.unit == "tokens"
+               and name.partition(".")[2] in ("", modes[device])]
     xs = default_tokens(group, on_axis) if tokens is None else np.asarray(tokens, dtype=float)
     for i, s in enumerate(group):
         sweep = sweeps.by_kind(s, xs)
         kinds = ["total"] if several else list(sweep.time)
         for kind in kinds:
-            color = _style.DEVICE[i] if several else _style.KIND[kind]
+            color = _style.device_color(i) if several else _style.KIND[kind]
             label = f"{s.hardware.name}: whole prefill" if several else _style.LABEL[kind]
             _bound_line(ax, xs, sweep.time[kind], sweep.compute_bound(kind), color,
                         2.2 if kind == "total" else 1.4, label, f"time:{s.hardware.name}:{kind}")
@@ -110,7 +115,7 @@ def plot_time(settings: Setting | Sequence[Setting], tokens: np.ndarray | None =
     handles, labels = ax.get_legend_handles_labels()
     handles += [Line2D([], [], color="#555555", ls="-"), Line2D([], [], color="#555555", ls="--")]
     labels += ["compute-bound stretch", "memory-bound stretch"]
-    h2, l2 = _draw_crossovers(ax, values, {s.hardware.name: s.attention for s in group},
+    h2, l2 = _draw_crossovers(ax, values, modes,
                               blended_transform_factory)
     ax.set_xlabel("prompt length T (tokens)")
     ax.set_ylabel("prefill time (s)")
@@ -119,8 +124,38 @@ def plot_time(settings: Setting | Sequence[Setting], tokens: np.ndarray | None =
     return ax
 
 
+def _ends_text(name: str, ends_at: float) -> str:
+    """What a second root means: 'memory-bound again from 41,196' for a compute-bound regime."""
+    if "compute_bound" in name:
+        return f"memory-bound again from {ends_at:,.0f}"
+    return f"ends at {ends_at:,.0f}"
+
+
+def _other_modes(others: dict[str, list[tuple[str, CrossoverValue]]]) -> list[str]:
+    """The other attention modes' crossovers, one phrase per crossover, listed without lines:
+    'prefill compute-bound: naive 458 to 5,110, ideal 411'."""
+    if not others:
+        return []
+    phrases = []
+    for base, items in others.items():
+        values = []
+        for mode, v in items:
+            if not v.exists:
+                values.append(f"{mode} never")
+            elif v.unit != "tokens":
+                values.append(f"{mode} {v.value:,.0f} {v.unit}")
+            else:
+                values.append(f"{mode} {v.value:,.0f}"
+                              + (f" to {v.ends_at:,.0f}" if v.ends_at is not None else ""))
+        phrases.append(f"{crossover_label(base)}: {', '.join(values)}")
+    return textwrap.wrap("other attention modes, no line drawn: " + "; ".join(phrases), 70,
+                         subsequent_indent="    ")
+
+
 def _draw_crossovers(ax: Axes, values: dict[str, dict[str, CrossoverValue]],
                      modes: dict[str, str], blended) -> tuple[list, list[str]]:
+    """A numbered vertical line for each crossover of the plotted attention mode and each one
+    that holds for every mode; one device: the other modes' values listed without lines."""
     several = len(values) > 1
     from matplotlib.lines import Line2D
 
@@ -128,14 +163,17 @@ def _draw_crossovers(ax: Axes, values: dict[str, dict[str, CrossoverValue]],
     notes: list[str] = []
     low, high = ax.get_xlim()
     found: list[tuple[float, str, str, CrossoverValue, str]] = []
+    others: dict[str, list[tuple[str, CrossoverValue]]] = {}
     for i, (device, vs) in enumerate(values.items()):
         prefix = f"{device}: " if several else ""
         never = []
         for name, v in vs.items():
-            mode = name.partition(".")[2]
-            if several and mode and mode != modes[device]:
-                continue  # several devices: only the crossovers of the chosen mode
-            color = _style.DEVICE[i] if several else _color(name)
+            base, _, mode = name.partition(".")
+            if mode and mode != modes[device]:
+                if not several:  # listed once, without a line: nothing happens to the curve
+                    others.setdefault(base, []).append((mode, v))
+                continue
+            color = _style.device_color(i) if several else _color(name)
             if not v.exists:
                 never.append(crossover_label(name))
             elif v.unit != "tokens":
@@ -147,10 +185,11 @@ def _draw_crossovers(ax: Axes, values: dict[str, dict[str, CrossoverValue]],
         if never:
             notes += textwrap.wrap(f"{prefix}never: {'; '.join(never)}", 70,
                                    subsequent_indent="    ")
+    notes += _other_modes(others)
     for n, (x, label, color, v, gid) in enumerate(sorted(found, key=lambda f: f[0]), start=1):
         text = f"{n}  {label}: {x:,.0f}"
         if v.ends_at is not None and v.ends_at <= high:
-            text += f" (ends at {v.ends_at:,.0f}: {n}′)"
+            text += f"; {_ends_text(gid, v.ends_at)} ({n}′)"
             lines.append((v.ends_at, f"{n}′", color, "", f"{gid}:ends"))
         lines.append((x, str(n), color, text, gid))
     order = sorted(range(len(lines)), key=lambda k: lines[k][0])
