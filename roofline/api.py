@@ -58,7 +58,8 @@ class PrefillTable:
 
     @property
     def expressions(self) -> dict[str, Expr]:
-        """The whole prefill's FLOPs, bytes and time as exact expressions in T (numbers in)."""
+        """The whole prefill's FLOPs and bytes as exact expressions in T (the model's shape and
+        precision substituted), and its time with the device's peaks substituted (floats)."""
         ops = self.setting.operations
         vals = self.setting.values()
         return {"flops": total_flops(ops), "bytes": total_bytes(ops),

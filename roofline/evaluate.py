@@ -154,7 +154,7 @@ def _point(ops: list[OpResult], ridge_: float) -> tuple[float, float, float, flo
     return sum(o.time_s for o in ops), f, q, f / q, "compute" if f / q >= ridge_ else "memory"
 
 
-def _check_prompts(setting: Setting, prompts: Sequence[int]) -> list[int]:
+def _check_prompts(prompts: Sequence[int]) -> list[int]:
     if len(prompts) == 0:
         raise InputError("--prompt", "needs at least one prompt length", list(prompts))
     for t in prompts:
@@ -168,7 +168,7 @@ def prefill(setting: Setting, prompts: Sequence[int]) -> list[PrefillPoint]:
     per-operation breakdown (exact substitution, then ``float``)."""
     peak, bw = setting.hardware.peak(setting.dtype), setting.hardware.bandwidth()
     out = []
-    for t in _check_prompts(setting, prompts):
+    for t in _check_prompts(prompts):
         ops = _op_results(setting.operations, {T: t}, peak, bw)
         out.append(PrefillPoint(t, *_point(ops, setting.ridge), ops))
     return out
