@@ -24,7 +24,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .measure import Stats, format_bytes, format_rate, time_call
+from .hwfile import format_bytes, format_rate
+from .measure import Stats, time_call
 
 __all__ = ["GEMM_ROWS", "ASPECT", "gemm_shape", "stream_bytes", "measure_gemm_stream",
            "Calibration"]

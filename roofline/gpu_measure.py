@@ -18,7 +18,8 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .measure import Stats, format_bytes, format_rate, summarize
+from .hwfile import format_bytes, format_rate
+from .measure import Stats, summarize
 
 __all__ = ["unavailable", "measure_gpu", "validate_gpu"]
 
@@ -66,7 +67,7 @@ def _sram_per_sm(props: Any) -> int | None:
 
 
 def measure_gpu(quick: bool = False) -> dict[str, Any]:
-    """A hardware document (the dict :func:`roofline.measure.toml_document` writes) for GPU 0."""
+    """A hardware document (the dict :func:`roofline.hwfile.toml_document` writes) for GPU 0."""
     import torch
 
     props = _props()

@@ -32,6 +32,9 @@ without packing it and runs several times faster than the thin GEMM the model de
 would drag the plateau down and the knee with it. The predicted crossover
 ``projection_compute_bound_tokens`` is SymPy's solution of intensity(T) = P_peak/beta_hbm for one
 projection (solved here: ``roofline.derive.crossovers`` holds the layer-level crossover).
+
+The report of a run (``validation.md`` and its figures) is written by
+:mod:`roofline.validation_report`.
 """
 
 from __future__ import annotations
@@ -39,16 +42,16 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from .measure import (Progress, Stats, cache_levels, format_bytes, format_rate, last_level_cache,
-                      load_average, memory_bytes, per_core_cache, summarize, time_call)
+from .hwfile import format_bytes
+from .measure import (Progress, Stats, cache_levels, last_level_cache, load_average, memory_bytes,
+                      per_core_cache, summarize, time_call)
 
 __all__ = ["Point", "Validation", "Knee", "projection_width", "predict_projection",
            "projection_crossover", "predict_attention", "fit_knee", "median_abs_error",
            "call_overhead", "naive_attention", "blocked_attention", "run_projection",
-           "run_attention", "validate", "markdown"]
+           "run_attention", "validate"]
 
 FP32 = 4  # bytes per fp32 element
 KNEE_MIN_T = 2  # the knee is fitted on T ≥ 2: T = 1 takes BLAS's GEMV path, off the model
@@ -419,6 +422,16 @@ def run_attention(tokens: Sequence[int], heads: int, head_dim: int, m_sram: floa
     return out
 
 
+def attention_note(v_heads: int, head_dim: int, m_sram: float, m_source: str) -> str:
+    """How the CPU attention forms were run and predicted, in words."""
+    return (f"{v_heads} heads of dimension {head_dim}, one sequence, fp32. `naive`: FlashAttention "
+            "Algorithm 0 in numpy (scores materialised; the model counts all T² scores and "
+            "4·T² + 4·T·H elements of traffic per head). `blocked`: Algorithm 1 with "
+            f"M = {format_bytes(m_sram)} ({m_source}), block sizes (B_c, B_r) = "
+            f"{block_sizes(head_dim, m_sram)}; traffic from `tiled_bytes(causal=True)`. "
+            "Overhead term: t_call × the numpy calls the implementation makes.")
+
+
 def validate(hw: Any, quick: bool = False, progress_bar: bool = False,
              tokens: Sequence[int] | None = None, width: int | None = None,
              attn_tokens: Sequence[int] | None = None, heads: int = 4, head_dim: int = 64,
@@ -474,242 +487,3 @@ def validate(hw: Any, quick: bool = False, progress_bar: bool = False,
                       crossover_uncalibrated=projection_crossover(d, d, p_peak, beta0),
                       calibration=hw.quantity_notes.get("efficiency.bandwidth", ""),
                       peak_source=getattr(hw, "sources", {}).get("peak_flops.fp32", ""))
-
-
-# --- the report ------------------------------------------------------------------------------
-def _s(x: float) -> str:
-    """Seconds, readably: 3 significant digits in s, ms or µs.
-
-    >>> _s(0.0123), _s(2.5e-6), _s(float("nan"))
-    ('12.3 ms', '2.5 µs', '–')
-    """
-    if not math.isfinite(x):
-        return "–"
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
-        if x >= scale:
-            return f"{x / scale:.3g} {unit}"
-    return f"{x * 1e9:.3g} ns"
-
-
-def _bound(p: Point, v: Validation) -> str:
-    return "compute" if p.flops / v.p_peak >= p.bytes / v.beta else "memory"
-
-
-def _table(points: Sequence[Point], v: Validation) -> list[str]:
-    extra = v.calibrated  # the uncalibrated prediction in two more columns
-    rows = ["| T | FLOPs | bytes | bound | overhead term | predicted | no-overlap bound "
-            "| measured median (min–max) | measured/predicted |"
-            + (" uncalibrated predicted | measured/uncalibrated |" if extra else ""),
-            "|---:|---:|---:|:--|---:|---:|---:|---:|---:|" + ("---:|---:|" if extra else "")]
-    for p in points:
-        m = p.measured
-        rows.append(f"| {p.T} | {p.flops:.3g} | {format_bytes(p.bytes)} | {_bound(p, v)} | "
-                    f"{_s(p.overhead)} | {_s(p.predicted)} | {_s(p.no_overlap)} | {_s(m.median)} "
-                    f"({_s(m.min)}–{_s(m.max)}) | {p.ratio:.2f} |"
-                    + (f" {_s(p.uncalibrated)} | {m.median / p.uncalibrated:.2f} |"
-                       if extra else ""))
-    return rows
-
-
-def _calibration_lines(v: Validation) -> list[str]:
-    """The bandwidth lines of the setup: calibrated and uncalibrated beta, the calibration note."""
-    if not v.calibrated:
-        return [f"- P_peak ({v.dtype}): {format_rate(v.p_peak, 'FLOP/s')}; beta_hbm: "
-                f"{format_rate(v.beta, 'B/s')}; ridge {v.p_peak / v.beta:.1f} FLOP/byte",
-                *([f"- bandwidth calibration: {v.calibration}"] if v.calibration else [])]
-    b0 = v.beta_uncalibrated or v.beta
-    return [f"- P_peak ({v.dtype}): {format_rate(v.p_peak, 'FLOP/s')}; beta_hbm (calibrated) = "
-            f"memory.bandwidth {format_rate(b0, 'B/s')} × efficiency.bandwidth "
-            f"{v.beta / b0:.4g} = **{format_rate(v.beta, 'B/s')}**; ridge "
-            f"{v.p_peak / v.beta:.1f} FLOP/byte (uncalibrated: {v.p_peak / b0:.1f})",
-            *([f"- bandwidth calibration (hardware file's note): {v.calibration}"]
-              if v.calibration else [])]
-
-
-def _crossover_lines(v: Validation) -> list[str]:
-    cross = f"{v.crossover:.1f}" if v.crossover else "none (never compute-bound)"
-    line = (f"- Predicted crossover `projection_compute_bound_tokens` (SymPy solve of "
-            f"intensity(T) = P_peak/beta_hbm for this projection): **T = {cross}**")
-    if v.calibrated:
-        c0 = v.crossover_uncalibrated
-        line += f" (uncalibrated: T = {c0:.1f})" if c0 else " (uncalibrated: none)"
-    return [line + "."]
-
-
-def _regimes(points: Sequence[Point], v: Validation) -> list[str]:
-    out = []
-    for regime in ("memory", "compute"):
-        sel = [p for p in points if _bound(p, v) == regime]
-        if sel:
-            ratios = sorted(p.ratio for p in sel)
-            out.append(f"- {regime}-bound points (T = {sel[0].T}…{sel[-1].T}): measured/predicted "
-                       f"{ratios[0]:.2f}–{ratios[-1]:.2f}, median error "
-                       f"{median_abs_error(sel):.0%}.")
-    misses = [p for p in points if p.error > 0.25]
-    if misses:
-        out.append("- Points off by more than 25%: " + ", ".join(
-            f"T={p.T} (×{p.ratio:.2f})" for p in misses) + ".")
-    return out
-
-
-def markdown(v: Validation, figure: str | None = "validation.png", level: int = 1) -> str:
-    """``validation.md``: the setup, the tables, the summary against the targets."""
-    h = "#" * level
-    km, kp = v.knee_measured, v.knee_predicted
-    knee_ratio = (km.knee / v.crossover) if km and v.crossover else None
-    lines = [
-        f"{h} Validation on {v.machine}", "",
-        "Generated by `roofline validate`. Prediction per point: "
-        "t = t_call·calls + max(F/P_peak, Q/beta_hbm), F and Q from the project's exact "
-        f"derivations with {v.dtype} (b_w = b_a = {_ELEM.get(v.dtype, '?')} bytes) substituted; "
-        "the no-overlap bound t_call·calls + F/P_peak + Q/beta_hbm is shown beside it.", "",
-        f"- hardware file: `{v.hardware_path}`",
-        *_calibration_lines(v),
-        f"- per-call overhead t_call (measured, explicit term): {_s(v.t_call)}",
-        *([f"- load average before / after the run: {v.load[0]} / {v.load[1]} (other work on "
-           "the machine slows the measured times)"] if any(v.load) else []),
-        "", f"{h}# Projection", "",
-        f"X (T×{v.d_in}) @ W ({v.d_in}×{v.d_out}), {v.dtype}; {v.sizing}. "
-        "Median of repeats after one warm-up call.", "",
-        *_table(v.projection, v), "",
-        f"- **Median absolute error** |predicted/measured − 1| over T = "
-        f"{v.projection[0].T}…{v.projection[-1].T}: **{v.mae:.1%}** (target ≤ 25%: "
-        f"{'met' if v.mae <= 0.25 else 'missed'})"
-        + (f"; uncalibrated (beta_hbm = memory.bandwidth): {v.mae_uncalibrated:.1%}."
-           if v.calibrated else "."),
-        *_crossover_lines(v),
-        (f"- Measured knee (hinge fit t = max(a, b·T) in log–log on {_knee_domain(v)}; plateau "
-         f"{_s(km.plateau)}, {_s(km.slope)} per token): **T = {km.knee:.1f}**") if km else
-        f"- Measured knee: no fit (fewer than four points with T ≥ {KNEE_MIN_T})",
-    ]
-    if knee_ratio is not None:
-        lines.append(f"- Knee / crossover = {knee_ratio:.2f} (target within a factor of 2: "
-                     f"{'met' if 0.5 <= knee_ratio <= 2 else 'missed'}).")
-    if kp:
-        lines.append(f"- The same hinge fit on the predicted times gives T = {kp.knee:.1f} "
-                     "(a check of the fitting method against the exact crossover).")
-    lines += _regimes(v.projection, v)
-    if v.attention:
-        lines += ["", f"{h}# Attention (causal)", "", v.attention_note, ""]
-        for mode, points in v.attention.items():
-            lines += [f"{h}## {mode}", "", *_table(points, v), "",
-                      f"- median absolute error: {median_abs_error(points):.0%}", ""]
-    if level == 1:
-        lines += ["", "## Where the model misses, and why", "", *_why(v), ""]
-    if v.gpu:
-        lines += ["", f"{h}# GPU", ""]
-        if "skipped" in v.gpu:
-            lines.append(f"GPU part skipped: {v.gpu['skipped']}")
-        else:
-            lines.append(markdown(v.gpu["validation"], v.gpu.get("figure"), level + 1))
-        lines.append("")
-    if figure:
-        lines += [f"![measured against predicted]({figure})", ""]
-    return "\n".join(lines)
-
-
-_ELEM = {"fp32": 4, "bf16": 2, "fp16": 2}
-
-
-def attention_note(v_heads: int, head_dim: int, m_sram: float, m_source: str) -> str:
-    """How the CPU attention forms were run and predicted, in words."""
-    return (f"{v_heads} heads of dimension {head_dim}, one sequence, fp32. `naive`: FlashAttention "
-            "Algorithm 0 in numpy (scores materialised; the model counts all T² scores and "
-            "4·T² + 4·T·H elements of traffic per head). `blocked`: Algorithm 1 with "
-            f"M = {format_bytes(m_sram)} ({m_source}), block sizes (B_c, B_r) = "
-            f"{block_sizes(head_dim, m_sram)}; traffic from `tiled_bytes(causal=True)`. "
-            "Overhead term: t_call × the numpy calls the implementation makes.")
-
-
-def _why(v: Validation) -> list[str]:
-    """The misses, in words, with the T = 1 ratio of this run."""
-    one = next((p for p in v.projection if p.T == 1), None)
-    first = ("- Small T (memory-bound): the time is the weights' stream, W read once per call. "
-             "OpenBLAS's GEMM packs W into cache-sized panels before its kernel runs, so a thin "
-             "product reaches a fraction of the triad bandwidth; "
-             + ("the prediction uses that fraction, measured by `roofline measure` on a "
-                "different shape (the GEMM weight stream, X 8×d @ W d×4d; "
-                "`efficiency.bandwidth`)." if v.calibrated else
-                "this run's prediction uses `memory.bandwidth` alone (no "
-                "`efficiency.bandwidth` below 1 in the hardware file), so it is optimistic "
-                "there."))
-    gemv = ("- T = 1: numpy's one-row product takes BLAS's matrix–vector (GEMV) path, which "
-            "reads W without packing it and runs faster than the thin GEMM"
-            + (" (the calibration note above gives both rates on the calibration shape)"
-               if "GEMV" in v.calibration else "")
-            + ". The model keeps one "
-            "bandwidth for every T and does not special-case it: T = 1 is predicted slower "
-            "than it runs" + (f" (measured/predicted {one.ratio:.2f} here)" if one else "")
-            + f"; the measured knee is therefore fitted on T ≥ {KNEE_MIN_T} only.")
-    return [first, gemv, _around_crossover, _large_t(v), _attention_why, _cache_why]
-
-
-def _knee_domain(v: Validation) -> str:
-    """Which points the knee was fitted on, and why T = 1 is left out (if it was measured)."""
-    pts = v.knee_points
-    where = f"T = {pts[0].T}…{pts[-1].T}" if pts else f"T ≥ {KNEE_MIN_T}"
-    if len(pts) == len(v.projection):
-        return where
-    return (f"{where}; T = 1 is left out: it takes the matrix–vector (GEMV) path, which the "
-            "model does not cover")
-
-
-def _peak_shape(source: str) -> str | None:
-    """``'2048³'`` from a source such as ``roofline measure: numpy matmul 2048^3 fp32, …``.
-
-    >>> _peak_shape("roofline measure: numpy matmul 2048^3 fp32, median of 3"), _peak_shape("x")
-    ('2048³', None)
-    """
-    import re
-
-    found = re.search(r"matmul (\d+)\^3", source)
-    return f"{found.group(1)}³" if found else None
-
-
-def _large_t(v: Validation) -> str:
-    """The compute-bound miss, quoting the shape P_peak was measured on."""
-    shape = _peak_shape(v.peak_source)
-    rate = (f"the rate of a square {shape} product (the hardware file's source: "
-            f"\"{v.peak_source}\")" if shape else
-            f"the hardware file's {v.dtype} peak"
-            + (f" (its source: \"{v.peak_source}\")" if v.peak_source else ""))
-    return (f"- Large T (compute-bound): P_peak is {rate}; a T×d by d×d product with T ≪ d "
-            "packs and blocks differently and may run below it.")
-
-
-_around_crossover = (
-    "- Around the crossover: the roofline's max(F/P, Q/β) assumes perfect overlap of compute and "
-    "traffic; a real kernel is slower there (up to the sum F/P + Q/β, a factor ≤ 2).")
-_attention_why = (
-    "- Attention: numpy's element-wise passes (scale, mask, max, exp, sum, divide) run on one "
-    "core and cost more than their traffic (exp is not free, and the FLOP count leaves softmax "
-    "out, as the FlashAttention-2 paper does); the naive schedule makes about ten passes over "
-    "the T×T scores where Algorithm 0 counts four; the blocked form adds Python loop overhead "
-    "(the t_call term counts it) and small, less efficient matrix products. Its β is the "
-    "hardware file's one bandwidth (calibrated on a BLAS weight stream when the file has "
-    "`efficiency.bandwidth`), not a rate measured on element-wise passes.")
-_cache_why = (
-    "- Cache: the machine's last-level cache is shared with other tenants on a virtual machine; "
-    "the weights are sized ≥ 2× its size so that they stream from memory.")
-
-
-def write_report(v: Validation, directory: str | Path) -> list[Path]:
-    """Write ``validation.md`` and ``validation.png`` (and ``validation-gpu.png`` with a GPU
-    part) into ``directory``, each atomically; returns the paths written."""
-    from .measure import write_atomic
-    from .plot.validate import figure as make_figure
-
-    directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
-    written = []
-    figures = [(v, "validation.png")]
-    if "validation" in v.gpu:
-        v.gpu["figure"] = "validation-gpu.png"
-        figures.append((v.gpu["validation"], "validation-gpu.png"))
-    for val, name in figures:
-        tmp = directory / f".{name}.tmp.png"
-        make_figure(val).savefig(tmp, dpi=110)
-        tmp.replace(directory / name)
-        written.append(directory / name)
-    written.insert(0, write_atomic(directory / "validation.md", markdown(v)))
-    return written

@@ -8,7 +8,8 @@ import tomllib
 import pytest
 
 from roofline import calibrate as C
-from roofline.measure import Stats, toml_document
+from roofline.hwfile import toml_document
+from roofline.measure import Stats
 
 
 def test_gemm_shape_by_hand() -> None:

@@ -11,6 +11,7 @@ import pytest
 
 import roofline.cli as cli
 from roofline import gpu_measure
+from roofline import hwfile as H
 from roofline import measure as M
 from roofline import validate as V
 from roofline.specs.hardware import load_hardware
@@ -144,7 +145,7 @@ def test_validate_measures_first(tmp_path: Path, capsys: pytest.CaptureFixture[s
 
 
 def test_validate_with_a_hardware_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    hw = M.write_atomic(tmp_path / "hw.toml", M.measure().toml("given"))
+    hw = H.write_atomic(tmp_path / "hw.toml", M.measure().toml("given"))
     status, _, err = _run(capsys, "validate", "--hardware", str(hw), "-o", str(tmp_path / "v"))
     assert status == 0 and "GPU part skipped" in err
     assert f"`{hw}`" in (tmp_path / "v" / "validation.md").read_text()
@@ -160,7 +161,7 @@ def test_validate_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert status == 2 and err.startswith(f"roofline: error: {missing}: cannot read the file")
     doc = M.measure().document("no-fp32")
     del doc["peak_flops"]["fp32"]
-    no_fp32 = M.write_atomic(tmp_path / "nofp32.toml", M.toml_document(doc))
+    no_fp32 = H.write_atomic(tmp_path / "nofp32.toml", H.toml_document(doc))
     status, _, err = _run(capsys, "validate", "--hardware", str(no_fp32), "-o", str(tmp_path / "v"))
     assert status == 2 and f"{no_fp32}: peak_flops.fp32: validate needs the fp32 peak" in err
 

@@ -56,7 +56,7 @@ def test_binary_and_decimal_differ() -> None:
     ("1e300 EB", "bytes", "must be finite"),  # overflows only after the prefix
 ])
 def test_rejected(text: str, unit: str, rule: str) -> None:
-    with pytest.raises(SpecError, match=re.escape(f"hw.toml: memory.x: ") + ".*"
+    with pytest.raises(SpecError, match=re.escape("hw.toml: memory.x: ") + ".*"
                        + re.escape(rule) + ".*" + re.escape(f"(got {text!r})")):
         parse_quantity(text, unit, "hw.toml: memory.x")
 

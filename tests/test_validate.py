@@ -1,6 +1,6 @@
-"""roofline.validate and roofline.plot.validate: predictions against hand-worked numbers, the
-comparison on synthetic timings with a known answer, the attention kernels against a plain loop,
-and a tiny end-to-end run."""
+"""roofline.validate: predictions against hand-worked numbers, the comparison and the knee fit
+on synthetic timings with a known answer, the attention kernels against a plain loop, and a tiny
+end-to-end run (its report written by roofline.validation_report)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from roofline import validate as V
+from roofline import validation_report as R
 from roofline.measure import Stats
 
 P, BETA = 1e9, 1e9  # round numbers for hand-worked predictions
@@ -117,93 +118,6 @@ def test_attention_kernels_agree_with_a_loop(b_c: int, b_r: int) -> None:
     assert n_naive == 9 and n_blocked > 0
 
 
-def _synthetic(ts: list[int], a: float, b: float, calibrated: bool = False) -> V.Validation:
-    """Plateau a, slope b; measured 1.1× the prediction. ``calibrated``: the file's bandwidth
-    efficiency is 1/2, so the uncalibrated prediction's plateau is a/2."""
-    pts = [V.Point(t, b * t * P, a * BETA, max(a, b * t), 0.0,
-                   Stats(*[max(a, b * t) * 1.1] * 3, 1), max(a, b * t), max(a / 2, b * t))
-           for t in ts]
-    return V.Validation("synthetic", "hw.toml", P, BETA, 1e-6, 8, 8, "test", pts, a / b, 1, 2,
-                        64.0, "test", {"naive": pts[:4]}, attention_note="note",
-                        beta_uncalibrated=2 * BETA if calibrated else BETA,
-                        crossover_uncalibrated=a / (2 * b) if calibrated else a / b,
-                        calibration="GEMM weight stream: 1 GB/s median" if calibrated else "")
-
-
-def test_markdown_reports_targets() -> None:
-    v = _synthetic([2**i for i in range(10)], 1e-3, 1e-5)  # knee at T = 100
-    assert v.mae == pytest.approx(1 - 1 / 1.1)
-    assert v.knee_measured.knee == pytest.approx(100)
-    text = V.markdown(v)
-    assert "**9.1%** (target ≤ 25%: met)" in text
-    assert "Knee / crossover = 1.00 (target within a factor of 2: met)" in text
-    assert "| 1 |" in text and "### naive" in text and "![measured against predicted]" in text
-    v.gpu = {"skipped": "PyTorch is not installed"}
-    assert "GPU part skipped: PyTorch is not installed" in V.markdown(v)
-    assert not v.calibrated and "uncalibrated" not in text  # efficiency 1: one prediction
-
-
-def _reviewed(ts: list[int], times: list[float], source: str = "") -> V.Validation:
-    """A validation whose measured medians are ``times`` (the predictions do not matter here)."""
-    pts = [V.Point(t, 1.0, 1.0, y, 0.0, Stats(y, y, y, 1), y) for t, y in zip(ts, times)]
-    return V.Validation("box", "hw.toml", P, BETA, 1e-6, 8, 8, "test", pts, 72.4, 1, 2, 64.0,
-                        "test", peak_source=source)
-
-
-def test_measured_knee_leaves_out_t_equal_one() -> None:
-    # A --quick run reviewed by hand: T = 1 (numpy's GEMV path) runs 3× faster than the plateau.
-    ts, times = [1, 4, 16, 64, 256, 1024], [0.0351, 0.108, 0.114, 0.179, 0.463, 1.65]
-    v = _reviewed(ts, times, "roofline measure: numpy matmul 2048^3 fp32, median of 3")
-    assert [p.T for p in v.knee_points] == [4, 16, 64, 256, 1024]
-    # the best split is three flat points and two sloped ones: the plateau is the geometric mean
-    # of 108, 114 and 179 ms, the slope that of 463/256 and 1650/1024 ms per token
-    plateau = (0.108 * 0.114 * 0.179) ** (1 / 3)
-    slope = (0.463 / 256 * 1.65 / 1024) ** (1 / 2)
-    knee = v.knee_measured
-    assert knee.plateau == pytest.approx(plateau) and knee.knee == pytest.approx(plateau / slope)
-    assert knee.knee == pytest.approx(76.2, abs=0.1)  # against 37.6 with T = 1 in the fit
-    assert V.fit_knee(ts, times).knee == pytest.approx(37.6, abs=0.1)
-    text = V.markdown(v)
-    assert ("hinge fit t = max(a, b·T) in log–log on T = 4…1024; T = 1 is left out: it takes "
-            "the matrix–vector (GEMV) path, which the model does not cover; plateau 130 ms") in text
-    assert "Knee / crossover = 1.05 (target within a factor of 2: met)." in text
-    assert "the measured knee is therefore fitted on T ≥ 2 only." in text
-    # the compute-bound paragraph quotes the shape P_peak was measured on
-    assert ("P_peak is the rate of a square 2048³ product (the hardware file's source: "
-            "\"roofline measure: numpy matmul 2048^3 fp32, median of 3\")") in text
-    assert "4096³" not in text
-
-
-def test_peak_sentence_without_a_matmul_source() -> None:
-    text = V.markdown(_reviewed([2, 4, 8, 16], [1.0, 1.0, 2.0, 4.0], "vendor datasheet"))
-    assert "P_peak is the hardware file's fp32 peak (its source: \"vendor datasheet\")" in text
-    assert "on T = 2…16; plateau" in text  # no T = 1 measured: nothing left out
-    few = V.markdown(_reviewed([1, 2, 4, 8], [1.0, 1.0, 2.0, 4.0]))
-    assert "- Measured knee: no fit (fewer than four points with T ≥ 2)" in few
-
-
-def test_calibrated_comparison_known_answer() -> None:
-    # T = 1…512, knee at 100; the uncalibrated plateau a/2 meets b·T at T = 50. Errors against
-    # measured = 1.1 × calibrated: calibrated 1 − 1/1.1 everywhere; uncalibrated 1 − 1/2.2 for
-    # T = 1…32 (six points), |0.64/1.1 − 1| at T = 64, 1 − 1/1.1 for T = 128…512 (three):
-    # the median of ten is the mean of the 5th and 6th smallest, both 1 − 1/2.2.
-    v = _synthetic([2**i for i in range(10)], 1e-3, 1e-5, calibrated=True)
-    assert v.calibrated
-    assert v.mae == pytest.approx(1 - 1 / 1.1)
-    assert v.mae_uncalibrated == pytest.approx(1 - 1 / 2.2)
-    text = V.markdown(v)
-    assert ("**9.1%** (target ≤ 25%: met); uncalibrated (beta_hbm = memory.bandwidth): "
-            "54.5%.") in text
-    assert ("beta_hbm (calibrated) = memory.bandwidth 2 GB/s × efficiency.bandwidth 0.5 = "
-            "**1 GB/s**; ridge 1.0 FLOP/byte (uncalibrated: 0.5)") in text
-    assert "**T = 100.0** (uncalibrated: T = 50.0)." in text
-    assert "bandwidth calibration (hardware file's note): GEMM weight stream: 1 GB/s" in text
-    assert "| uncalibrated predicted | measured/uncalibrated |" in text
-    assert "| 1.10 | 500 µs | 2.20 |" in text  # T = 1: predicted 1 ms, uncalibrated 0.5 ms
-    assert "T = 1: numpy's one-row product takes BLAS's matrix–vector (GEMV) path" in text
-    assert "(measured/predicted 1.10 here)" in text
-
-
 class _Hw(SimpleNamespace):
     def peak(self, dtype: str) -> float:
         return self.flops[dtype]
@@ -234,37 +148,9 @@ def test_validate_tiny_end_to_end(tmp_path: Path) -> None:
     assert v.attention["naive"][0].uncalibrated < v.attention["naive"][0].predicted
     assert set(v.attention) == {"naive", "blocked"} and v.m_sram == 4096
     assert v.attention["blocked"][1].overhead > v.attention["naive"][1].overhead
-    paths = V.write_report(v, tmp_path / "out")
+    paths = R.write_report(v, tmp_path / "out")
     assert [p.name for p in paths] == ["validation.md", "validation.png"]
     assert paths[1].stat().st_size > 10_000
     assert "# Validation on fake" in paths[0].read_text()
     assert "P_peak is the hardware file's fp32 peak;" in paths[0].read_text()  # no source given
     assert "uncalibrated predicted" in paths[0].read_text()
-
-
-def test_plots_show_the_data() -> None:
-    from matplotlib.figure import Figure
-
-    from roofline.plot import validate as PV
-
-    v = _synthetic([2**i for i in range(10)], 1e-3, 1e-5)
-    ax = Figure().subplots()
-    assert PV.plot_projection(v, ax) is ax
-    lines = {line.get_label(): line for line in ax.get_lines()}
-    pred = lines["projection: predicted max(F/P, Q/β) + overhead"]
-    assert list(pred.get_ydata()) == [p.predicted for p in v.projection]
-    assert list(lines["predicted crossover T = 100"].get_xdata()) == [100, 100]
-    assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
-    assert ax.get_xlabel() and "(s)" in ax.get_ylabel()
-    ax2 = PV.plot_attention(v, Figure().subplots())
-    assert "naive: predicted max(F/P, Q/β) + overhead" in [ln.get_label() for ln in ax2.get_lines()]
-    fig = PV.figure(v)
-    assert "synthetic" in fig.get_suptitle()
-    assert "uncalibrated prediction (β = memory.bandwidth)" not in lines  # efficiency 1
-    cal = _synthetic([2**i for i in range(10)], 1e-3, 1e-5, calibrated=True)
-    ax3 = PV.plot_projection(cal, Figure().subplots())
-    thin = {ln.get_label(): ln for ln in ax3.get_lines()}[
-        "uncalibrated prediction (β = memory.bandwidth)"]
-    assert list(thin.get_ydata()) == [max(5e-4, 1e-5 * p.T) for p in cal.projection]
-    assert "uncalibrated 55%" in ax3.get_title()
-    assert "β = 1 GB/s = 2 GB/s × 0.50 calibrated" in PV.figure(cal).get_suptitle()

@@ -63,7 +63,7 @@ def _gpu_file(path: Path) -> Path:
 
 def _check_measure_target(path: Path, option: str = "-o") -> None:
     """Before measuring: ``path`` and its GPU file can be written."""
-    from ..measure import check_output_file
+    from ..hwfile import check_output_file
 
     check_output_file(path, option)
     if _gpu_file(path).is_dir():
@@ -71,8 +71,8 @@ def _check_measure_target(path: Path, option: str = "-o") -> None:
 
 
 def _write(path: Path, text: str, option: str, check=None) -> None:
-    """:func:`roofline.measure.write_atomic`, with an operating-system error as one line."""
-    from ..measure import write_atomic
+    """:func:`roofline.hwfile.write_atomic`, with an operating-system error as one line."""
+    from ..hwfile import write_atomic
 
     try:
         write_atomic(path, text, check)
@@ -87,7 +87,8 @@ def _measure(path: Path, quick: bool, name: str, option: str = "-o") -> str | No
     The text is read back with the hardware reader before the rename: a file ``--hardware``
     would refuse is never written."""
     from .. import gpu_measure
-    from ..measure import hardware_check, measure, toml_document
+    from ..hwfile import hardware_check, toml_document
+    from ..measure import measure
 
     result = measure(quick=quick, progress_bar=True)
     _write(path, result.toml(name), option, hardware_check(path))
@@ -115,7 +116,7 @@ def _measure(path: Path, quick: bool, name: str, option: str = "-o") -> str | No
 
 
 def run_measure(args: argparse.Namespace) -> int:
-    from ..measure import check_name
+    from ..hwfile import check_name
 
     path = Path(args.output)
     _check_measure_target(path)  # before any measuring: nothing is lost to a bad target
@@ -126,9 +127,10 @@ def run_measure(args: argparse.Namespace) -> int:
 
 def run_validate(args: argparse.Namespace) -> int:
     from .. import gpu_measure
-    from ..measure import check_output_folder
+    from ..hwfile import check_output_folder
     from ..specs.hardware import load_hardware
-    from ..validate import KNEE_MIN_T, validate, write_report
+    from ..validate import KNEE_MIN_T, validate
+    from ..validation_report import write_report
 
     report = ["validation.md", "validation.png", "validation-gpu.png", "hardware-gpu.toml"]
     if args.hardware is None:
@@ -148,7 +150,7 @@ def run_validate(args: argparse.Namespace) -> int:
     if reason is None:
         gpu_path = _gpu_file(hw_path)
         if not gpu_path.exists():
-            from ..measure import hardware_check, toml_document
+            from ..hwfile import hardware_check, toml_document
 
             gpu_path = out / "hardware-gpu.toml"
             _write(gpu_path, toml_document(gpu_measure.measure_gpu(quick=True)), "-o",

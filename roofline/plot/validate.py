@@ -13,7 +13,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-    from .validate import Point, Validation
+    from ..validate import Point, Validation
 
 __all__ = ["plot_projection", "plot_attention", "figure"]
 
