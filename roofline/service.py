@@ -1,5 +1,6 @@
 """Time to first token in numbers: the closed forms of :mod:`roofline.derive.service` evaluated,
-prompt-length distributions, and a seeded discrete-event simulation of the same queue.
+prompt-length distributions, a seeded discrete-event simulation of the same queue, and batched
+and chunked prefill evaluated for a device (:func:`batching`, :func:`chunking`).
 
 Every configuration is an M/G/1 queue: the queue's service time s (the prefill time t; t/2, the
 slowest of two pipeline stages, for inter-op; t/K for intra-op) and an execution time e added
@@ -23,15 +24,20 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .errors import InputError, NoSteadyStateError
 
+if TYPE_CHECKING:
+    from .derive.transformer import Architecture
+    from .evaluate import Setting
+
 __all__ = ["Distribution", "read_distribution", "moments", "QueueModel", "queue_model",
            "TTFT", "ttft", "ttft_curve", "max_rate", "inter_beats_intra_rate", "SimResult",
-           "simulate_queue",
-           "check_rate", "check_speedup", "check_slo", "PARALLEL"]
+           "simulate_queue", "Batching", "batching", "Chunking", "chunking",
+           "check_rate", "check_speedup", "check_slo", "check_batch", "check_chunk", "PARALLEL"]
 
 PARALLEL = ("inter", "intra")
 _BATCHES = 20  # batch means for the simulation's confidence interval
@@ -60,6 +66,26 @@ def check_speedup(speedup: float, option: str = "--speedup") -> None:
     if not (1 < speedup <= 2):
         raise InputError(option, "a two-way intra-op speedup must lie in (1, 2]",
                          _num(speedup) if math.isfinite(speedup) else speedup)
+
+
+def _whole(value: object) -> bool:
+    return not isinstance(value, bool) and isinstance(value, (int, np.integer))
+
+
+def check_batch(batch: int, option: str = "--batch-prompts") -> None:
+    if not (_whole(batch) and batch >= 1):
+        raise InputError(option, "the number of prompts in a batch must be an integer ≥ 1", batch)
+
+
+def check_chunk(chunk: int, prompt: int, option: str = "--chunk") -> None:
+    if not (_whole(chunk) and 1 <= chunk <= prompt):
+        raise InputError(option, f"a chunk must be an integer from 1 to the prompt length "
+                         f"{prompt} tokens", chunk)
+
+
+def _check_prompt(prompt: int, option: str = "--prompt") -> None:
+    if not (_whole(prompt) and prompt >= 1):
+        raise InputError(option, "a prompt length must be a positive integer", prompt)
 
 
 @dataclass(frozen=True)
@@ -244,6 +270,155 @@ def inter_beats_intra_rate(mean: float, speedup: float) -> float:
     """Rate above which two-way inter-op beats intra-op of speedup K (one prompt length)."""
     check_speedup(speedup)
     return _forms()["inter_intra"](mean, speedup) if speedup < 2 else math.inf
+
+
+# --- batching and chunked prefill ----------------------------------------------------------------
+_NUMPY = [{"Max": np.maximum, "Min": np.minimum}, "numpy"]
+
+
+@cache
+def _batch_forms(arch: Architecture, mode: str) -> dict[str, object]:
+    """The batching derivations of one architecture and attention mode (exact SymPy)."""
+    from .derive import service
+
+    return {"wait": service.batch_ttft_first(arch, mode) - service.batch_ttft_last(arch, mode),
+            "rows": service.projection_crossover_rows(arch),
+            "stops": service.batch_stops_helping(arch)}
+
+
+@cache
+def _chunk_forms(arch: Architecture) -> dict[str, object]:
+    """Chunk i's time, FLOPs and bytes (all layers), the extra bytes of chunking, and the smallest
+    compute-bound chunk (exact SymPy, in i_chunk, T_chunk, T and the model's symbols)."""
+    from sympy import Integer
+
+    from .derive import service
+
+    ops = service.chunk_operations(arch)
+    return {"time": service.chunk_time(arch),
+            "flops": sum((op.count * op.flops for op in ops), Integer(0)),
+            "bytes": sum((op.count * op.bytes for op in ops), Integer(0)),
+            "extra": service.chunk_bytes_extra(arch),
+            "min_chunk": service.min_compute_bound_chunk(arch)}
+
+
+def _positive(value: object) -> float | None:
+    """A solved crossover as a number, or None where its root is no valid (positive) size: the
+    projections never reach the ridge."""
+    number = complex(value)
+    return number.real if abs(number.imag) <= 1e-12 * abs(number) and number.real > 0 else None
+
+
+@dataclass(frozen=True)
+class Batching:
+    """``batch`` prompts of ``prompt`` tokens prefilled together (one instance, weights read once
+    per batch). Times in seconds; the rate is the arrival rate this instance sees."""
+
+    prompt: int  # tokens per prompt
+    batch: int  # prompts per batch
+    rate_per_s: float
+    execution_s: float  # the batch's prefill
+    wait_s: float  # (B − 1)/R: the first prompt waits for the B − 1 later arrivals
+    first_s: float  # TTFT of the first prompt: wait + execution
+    last_s: float  # TTFT of the last prompt: execution
+    per_prompt_s: float  # execution / batch
+    single_s: float  # one prompt prefilled alone (batch 1)
+    crossover_rows: float | None  # rows at which the projections reach the ridge (None: never)
+    stops_helping: float | None  # batch size at which batching stops helping (None: never)
+
+
+def batching(setting: Setting, prompt: int, batch: int, rate: float) -> Batching:
+    """Batch ``batch`` prompts of ``prompt`` tokens into one prefill, arrivals Poisson at ``rate``.
+
+    The batch's execution is the roofline prefill of ``batch`` sequences (``prefill_time`` of the
+    setting at that batch); the last prompt's TTFT is that execution, the first prompt's adds
+    the mean wait (B − 1)/R for the later arrivals (``batch_ttft_first`` − ``batch_ttft_last``,
+    evaluated). Queueing for a busy server is not counted.
+
+    Batching *stops helping* at B* = (projection crossover rows)/T (``batch_stops_helping``,
+    evaluated): below it a layer's projections are memory-bound, reading the weights once for
+    the whole batch, so a larger batch lowers the time per prompt; beyond it they are
+    compute-bound, a larger batch adds time in proportion and no longer lowers the time per
+    prompt, while the first prompt's wait keeps growing. B* < 1 means the projections of one
+    prompt are compute-bound already: batching never lowers the time per prompt.
+    """
+    from dataclasses import replace
+
+    from .evaluate import prefill_time
+    from .symbols import B, R, T
+
+    _check_prompt(prompt)
+    check_batch(batch)
+    check_rate(rate)
+    forms = _batch_forms(setting.model.architecture, setting.attention)
+    times = [float(prefill_time(replace(setting, batch=b), [prompt])[0]) for b in (1, batch)]
+    wait = float(forms["wait"].xreplace({B: batch, R: rate}))
+    vals = setting.values(batch=False)
+    rows = _positive(forms["rows"].xreplace(vals))
+    stops = _positive(forms["stops"].xreplace(vals).xreplace({T: prompt}))
+    single, execution = times
+    return Batching(prompt, batch, rate, execution, wait, wait + execution, execution,
+                    execution / batch, single, rows, stops)
+
+
+@dataclass(frozen=True)
+class Chunking:
+    """One prompt prefilled in chunks: per-chunk numbers (all layers) and the one-shot prefill in
+    the same model. Embedding, final norm and LM head are left out of both (they cost the same
+    chunked or not); attention is fused (Q, O and the chunk's K, V read once)."""
+
+    prompt: int  # tokens
+    chunk: int  # tokens per chunk (the last one may be shorter)
+    sizes: tuple[int, ...]  # tokens of each chunk
+    times_s: tuple[float, ...]  # roofline time of each chunk
+    flops: tuple[float, ...]
+    bytes: tuple[float, ...]  # HBM bytes, the KV cache of earlier chunks included
+    total_s: float  # Σ times_s
+    one_shot_s: float  # the whole prompt as one chunk
+    one_shot_flops: float
+    one_shot_bytes: float
+    extra_bytes: float  # Σ bytes − one-shot bytes
+    min_chunk: float | None  # smallest compute-bound chunk, tokens (None: never compute-bound)
+
+
+def chunking(setting: Setting, prompt: int, chunk: int) -> Chunking:
+    """Prefill one prompt of ``prompt`` tokens in chunks of ``chunk`` tokens (batch 1).
+
+    Chunk k covers tokens [k·c, k·c + size): ``chunk_time`` of :mod:`roofline.derive.service`
+    with its attention over the keys of all earlier chunks and reading their KV cache. When c
+    does not divide T the last chunk has the T mod c remaining tokens; it is evaluated with its
+    real size s at offset o = k·c (``chunk_operations`` takes offset index·size, so index o/s).
+    The extra bytes are ``chunk_bytes_extra`` evaluated when c divides T, else the per-chunk
+    bytes summed minus the one-shot bytes. The smallest compute-bound chunk is
+    ``min_compute_bound_chunk`` evaluated: the projection crossover at one sequence.
+    """
+    from sympy import lambdify
+
+    from .derive.service import i_chunk
+    from .symbols import T, T_chunk
+
+    _check_prompt(prompt)
+    check_chunk(chunk, prompt)
+    forms = _chunk_forms(setting.model.architecture)
+    vals = setting.values(batch=False)
+    full, rest = divmod(prompt, chunk)
+    sizes = np.array([chunk] * full + ([rest] if rest else []), dtype=float)
+    offsets = np.concatenate(([0.0], np.cumsum(sizes)[:-1]))
+    per_chunk = {}
+    for key in ("time", "flops", "bytes"):
+        f = lambdify((i_chunk, T_chunk), forms[key].xreplace(vals), modules=_NUMPY)
+        per_chunk[key] = np.broadcast_to(f(offsets / sizes, sizes), sizes.shape).astype(float)
+        per_chunk[f"one_{key}"] = float(f(0.0, float(prompt)))
+    if rest == 0:
+        extra = float(forms["extra"].xreplace(vals).xreplace({T: prompt, T_chunk: chunk}))
+    else:
+        extra = float(per_chunk["bytes"].sum()) - per_chunk["one_bytes"]
+    times = per_chunk["time"]
+    return Chunking(prompt, chunk, tuple(int(n) for n in sizes), tuple(times.tolist()),
+                    tuple(per_chunk["flops"].tolist()), tuple(per_chunk["bytes"].tolist()),
+                    float(times.sum()), per_chunk["one_time"], per_chunk["one_flops"],
+                    per_chunk["one_bytes"], extra,
+                    _positive(forms["min_chunk"].xreplace(vals)))
 
 
 # --- simulation ----------------------------------------------------------------------------------

@@ -248,3 +248,114 @@ def test_real_model_end_to_end(capsys):
                          "--prompt", "2048", "--rate", repr(rate), "--json"])
     assert out["execution_s"] == pytest.approx(t)
     assert out["queueing_s"] == pytest.approx(rate * t**2 / (2 * (1 - 0.5)))
+
+
+# --- --batch-prompts and --chunk -----------------------------------------------------------------
+LLAMA = ["ttft", "--hardware", "H100-SXM", "--model", "Llama-3-8B", "--prompt", "2048"]
+
+
+def test_batching_and_chunking_text(capsys):
+    assert cli.main([*LLAMA, "--rate", "10"]) == 0
+    plain = capsys.readouterr().out
+    assert cli.main([*LLAMA, "--rate", "10", "--batch-prompts", "4", "--chunk", "512"]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith(plain)  # the existing output is unchanged
+    added = text[len(plain):].splitlines()
+    assert added[0] == ("batching 4 prompts of 2048 tokens into one prefill (arrivals at "
+                        "10 requests/s)")
+    # the first prompt waits (4 − 1)/10 s for the batch to fill
+    assert added[2].startswith("  TTFT first prompt  ") and "(waits 300 ms for 3 more " \
+        "arrivals)" in added[2]
+    # the projection crossover of Llama-3-8B on H100 lies at ~326 rows: 326/2048 ≈ 0.159
+    assert added[4] == ("  stops helping at   0.159 prompts = projection crossover 326 rows / "
+                        "2048 tokens")
+    assert "one prompt is compute-bound already" in added[6]
+    assert added[7] == ("chunked prefill of 2048 tokens in chunks of 512 (4 chunks; the layers "
+                        "only, batch 1)")
+    assert added[8].startswith("  chunk 0            ") and added[8].endswith(" ms (tokens 0–511)")
+    assert added[11].endswith(" ms (tokens 1536–2047)")
+    assert added[12].startswith("  total              ") and "× the one-shot" in added[12]
+    assert added[13].startswith("  extra HBM bytes    42.3 GB")
+    assert added[14] == ("  smallest chunk     326.1 tokens keeps the projections compute-bound "
+                         "(the projection crossover)")
+
+
+def test_batching_and_chunking_json(capsys):
+    from dataclasses import replace
+
+    from roofline.api import setting
+    from roofline.evaluate import crossover_values, prefill_time
+
+    out = _json(capsys, [*LLAMA, "--rate", "10", "--batch-prompts", "4", "--chunk", "500",
+                         "--json"])
+    s = setting("H100-SXM", "Llama-3-8B")
+    b, c = out["batching"], out["chunking"]
+    assert b["ttft_last_s"] == pytest.approx(float(prefill_time(replace(s, batch=4), [2048])[0]))
+    assert b["ttft_first_s"] - b["ttft_last_s"] == pytest.approx(0.3)  # (4 − 1)/10
+    assert b["prompts"] == 4 and b["rate_per_s"] == 10
+    cross = crossover_values(s)["projection_compute_bound_tokens"].value
+    assert b["stops_helping_batch"] * 2048 == pytest.approx(cross)
+    assert c["min_compute_bound_chunk"] == pytest.approx(cross)
+    assert c["sizes"] == [500, 500, 500, 500, 48] and c["chunks"] == 5
+    assert sum(c["times_s"]) == pytest.approx(c["total_s"])
+    assert c["total_s"] > c["one_shot_s"]
+    plain = _json(capsys, [*LLAMA, "--rate", "10", "--json"])
+    assert "batching" not in plain and "chunking" not in plain
+    assert {k: v for k, v in out.items() if k not in ("batching", "chunking")} == plain
+
+
+def test_batches_fill_at_the_rate_of_one_replica(capsys):
+    out = _json(capsys, [*LLAMA, "--rate", "10", "--replicas", "2", "--batch-prompts", "4",
+                         "--json"])
+    assert out["batching"]["rate_per_s"] == 5
+    assert out["batching"]["wait_s"] == pytest.approx(0.6)  # (4 − 1)/(10/2)
+    assert "chunking" not in out
+
+
+def test_short_prompts_batch_until_the_crossover(capsys):
+    assert cli.main(["ttft", "--hardware", "H100-SXM", "--model", "Llama-3-8B", "--prompt", "16",
+                     "--rate", "10", "--batch-prompts", "2", "--chunk", "7"]) == 0
+    text = capsys.readouterr().out
+    assert "stops helping at   20.4 prompts = projection crossover 326 rows / 16 tokens" in text
+    assert "compute-bound already" not in text
+    assert "(3 chunks; the last 2 tokens; the layers only, batch 1)" in text
+    assert "(tokens 14–15)" in text and "waits 100 ms for 1 more arrival)" in text
+
+
+@pytest.mark.parametrize("given, name", [(["--batch-prompts", "2"], "--batch-prompts"),
+                                         (["--chunk", "8"], "--chunk"),
+                                         (["--batch-prompts", "2", "--chunk", "8"],
+                                          "--batch-prompts, --chunk")])
+def test_batching_and_chunking_need_one_prompt_length(stand_in, capsys, tmp_path, given, name):
+    path = tmp_path / "d.txt"
+    path.write_text("500\n")
+    err = _error(capsys, [*BASE, "--prompt-dist", str(path), "--rate", "1", *given])
+    assert err == (f"roofline: error: {name}: needs one prompt length --prompt T, not "
+                   f"--prompt-dist (got '{path}')\n")
+
+
+def test_batching_and_chunking_not_with_parallelism(stand_in, capsys):
+    err = _error(capsys, [*BASE, "--prompt", "1000", "--rate", "1", "--parallel", "inter",
+                          "--chunk", "100"])
+    assert err == ("roofline: error: --chunk: models one prefill instance on one device, not "
+                   "--parallel (got 'inter')\n")
+
+
+@pytest.mark.parametrize("option, value, message", [
+    ("--batch-prompts", "0", "--batch-prompts: the number of prompts in a batch must be an "
+                             "integer ≥ 1 (got 0)"),
+    ("--chunk", "0", "--chunk: a chunk must be an integer from 1 to the prompt length 1000 "
+                     "tokens (got 0)"),
+    ("--chunk", "1001", "--chunk: a chunk must be an integer from 1 to the prompt length 1000 "
+                        "tokens (got 1001)"),
+])
+def test_bad_batch_or_chunk(stand_in, capsys, option, value, message):
+    err = _error(capsys, [*BASE, "--prompt", "1000", "--rate", "1", option, value])
+    assert err == f"roofline: error: {message}\n"
+
+
+def test_setting_warnings_appear_once_with_batching(capsys):
+    _, warned = _warnings(capsys, ["ttft", "--hardware", "TPU-v5e", "--model", "Llama-3-8B",
+                                   "--prompt", "128", "--rate", "0.01", "--batch-prompts", "2",
+                                   "--chunk", "64"])
+    assert len(warned) == 1 and "do not fit" in warned[0]
