@@ -101,3 +101,18 @@ def side_legend(ax: Axes, **kwargs) -> None:
 def crossovers(s: Setting) -> dict[str, CrossoverValue]:
     """:func:`roofline.evaluate.crossover_values`, computed once per setting for all figures."""
     return crossover_values(s)
+
+
+def log_axes(ax: Axes, xlim: tuple[float, float], xlabel: str, ylabel: str, panel: str) -> None:
+    """Log–log axes with their x range, axis labels (with units) and a small panel title."""
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(*xlim)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(panel, fontsize=9)
+
+
+def legend_below(ax: Axes) -> None:
+    """The legend under the panel, in one column: it covers no data."""
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=1, fontsize=7)

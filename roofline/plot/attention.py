@@ -14,7 +14,7 @@ from .. import sweeps
 from ..evaluate import Setting
 from ..tables import si
 from . import _style
-from ._common import as_list, binary_size, crossovers, title
+from ._common import as_list, binary_size, crossovers, legend_below, log_axes, title
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
@@ -30,11 +30,6 @@ _DASHES = {0.25: (0, (1, 1)), 1.0: "-", 4.0: (0, (5, 2))}
 def _kib(nbytes: float) -> str:
     """A size for a label, with the largest binary prefix: '228 KiB', '128 MiB'."""
     return binary_size(nbytes)
-
-
-def _below(ax: Axes) -> None:
-    """The legend under the panel, in two columns: it covers no data."""
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=1, fontsize=7)
 
 
 def plot_traffic(settings: Setting | Sequence[Setting], tokens: np.ndarray | None = None,
@@ -82,13 +77,9 @@ def plot_traffic(settings: Setting | Sequence[Setting], tokens: np.ndarray | Non
     ax.plot(xs, sweeps.attention_bytes(first, xs, "ideal"), color=_style.MODE["ideal"], lw=2,
             gid="traffic:ideal",
             label="ideal (Q, K, V read once, O written once): Θ(T)")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlim(xs[0], xs[-1])
-    ax.set_xlabel("prompt length T (tokens)")
-    ax.set_ylabel("HBM traffic of one layer's attention (bytes)")
-    ax.set_title("HBM traffic, one layer, causal", fontsize=9)
-    _below(ax)
+    log_axes(ax, (xs[0], xs[-1]), "prompt length T (tokens)",
+             "HBM traffic of one layer's attention (bytes)", "HBM traffic, one layer, causal")
+    legend_below(ax)
     return ax
 
 
@@ -126,15 +117,11 @@ def plot_footprint(settings: Setting | Sequence[Setting], tokens: np.ndarray | N
                            gid=f"crossover:{s.hardware.name}:{name}",
                            label=f"{who}{what} exceed{'s' if k else ''} memory at "
                                  f"T = {v.value:,.0f}")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlim(xs[0], xs[-1])
+    log_axes(ax, (xs[0], xs[-1]), "prompt length T (tokens)", "device memory in use (bytes)",
+             "Memory footprint beside the weights")
     caps = [s.hardware.memory_capacity for s in group]
     ax.set_ylim(used["weights"][0] / 2, max(caps) * 30)
-    ax.set_xlabel("prompt length T (tokens)")
-    ax.set_ylabel("device memory in use (bytes)")
-    ax.set_title("Memory footprint beside the weights", fontsize=9)
-    _below(ax)
+    legend_below(ax)
     return ax
 
 

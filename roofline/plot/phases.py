@@ -13,7 +13,7 @@ import numpy as np
 from .. import sweeps
 from ..evaluate import Setting
 from . import _style
-from ._common import as_list, crossovers, per_byte, title
+from ._common import as_list, crossovers, legend_below, log_axes, per_byte, title
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
@@ -92,13 +92,9 @@ def plot_prefill_intensity(settings: Setting | Sequence[Setting],
             _cross(ax, p.value, s.ridge, color if several else _style.KIND["projection"],
                    f"{who}projections compute-bound from T = {p.value:,.0f}",
                    f"crossover:{s.hardware.name}:{p.name}", marker="s")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlim(xs[0], xs[-1])
-    ax.set_xlabel("prompt length T (tokens)")
-    ax.set_ylabel("arithmetic intensity (FLOP/byte)")
-    ax.set_title("Prefill: one sequence of T tokens", fontsize=9)
-    _below(ax)
+    log_axes(ax, (xs[0], xs[-1]), "prompt length T (tokens)",
+             "arithmetic intensity (FLOP/byte)", "Prefill: one sequence of T tokens")
+    legend_below(ax)
     return ax
 
 
@@ -132,18 +128,11 @@ def plot_decode_intensity(settings: Setting | Sequence[Setting], context: int,
             _cross(ax, v.value, s.ridge, _style.device_color(i) if several else "#000000",
                    f"{who}critical batch B = {v.value:,.0f} (projections reach the ridge)",
                    f"crossover:{s.hardware.name}:{v.name}", marker="s")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlim(bs[0] / 1.2, bs[-1] * 1.2)  # room for a marker at B = 1
-    ax.set_xlabel("decode batch B (sequences)")
-    ax.set_ylabel("arithmetic intensity (FLOP/byte)")
-    ax.set_title(f"Decode: one step of B sequences at context {context:,}", fontsize=9)
-    _below(ax)
+    log_axes(ax, (bs[0] / 1.2, bs[-1] * 1.2),  # room for a marker at B = 1
+             "decode batch B (sequences)", "arithmetic intensity (FLOP/byte)",
+             f"Decode: one step of B sequences at context {context:,}")
+    legend_below(ax)
     return ax
-
-
-def _below(ax: Axes) -> None:
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=1, fontsize=7)
 
 
 def phases_figure(settings: Setting | Sequence[Setting], prompts: Sequence[int] = (),
