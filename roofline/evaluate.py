@@ -94,9 +94,9 @@ class Setting:
     @cached_property
     def _sweep(self):
         """Total prefill time as a numpy function of an array of prompt lengths."""
+        vals = self.values()
         total = sum((op.count * op_time(op.flops, op.bytes) for op in self.operations),
-                    Integer(0)).subs({P_peak: self.values()[P_peak],
-                                      beta_hbm: self.values()[beta_hbm]})
+                    Integer(0)).subs({P_peak: vals[P_peak], beta_hbm: vals[beta_hbm]})
         return lambdify(T, total, modules=_NUMPY)
 
 
