@@ -7,18 +7,17 @@ from __future__ import annotations
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
-
-from sympy import Expr
+from typing import TYPE_CHECKING, Any
 
 from . import evaluate
-from .derive.bounds import total_time
-from .derive.transformer import total_bytes, total_flops, weight_bytes
 from .errors import InputError
-from .evaluate import CrossoverValue, DecodeResult, PrefillPoint, Setting
+from .evaluate import CrossoverValue, DecodeResult, PrefillPoint, Setting, arith
 from .specs.hardware import Hardware, load_hardware
 from .specs.model import ModelShape, load_model
 from .tables import render, si
+
+if TYPE_CHECKING:
+    from sympy import Expr
 
 __all__ = ["setting", "prefill", "crossovers", "PrefillTable", "CrossoverTable"]
 
@@ -39,7 +38,7 @@ def setting(hardware: str | Hardware, model: str | ModelShape, *, dtype: str = "
             warnings.warn(f"{hw.name} gives no on-chip SRAM per SM, which tiled attention needs: "
                           "using ideal attention (pass --attention to choose)", stacklevel=2)
     s = Setting(hw, mo, dtype, weight_dtype, kv_dtype, attention, batch)
-    weights = float(weight_bytes(mo.architecture).xreplace(s.values()))
+    weights = arith.value(s.forms["weights"], s.numbers())
     if weights > hw.memory_capacity:
         warnings.warn(f"{mo.name}'s weights ({weights / 1e9:.4g} GB in "
                       f"{s.precision['weights']}) do not fit in {hw.name}'s memory "
@@ -60,10 +59,14 @@ class PrefillTable:
     def expressions(self) -> dict[str, Expr]:
         """The whole prefill's FLOPs and bytes as exact expressions in T (the model's shape and
         precision substituted), and its time with the device's peaks substituted (floats)."""
-        ops = self.setting.operations
-        vals = self.setting.values()
-        return {"flops": total_flops(ops), "bytes": total_bytes(ops),
-                "time": total_time(ops).xreplace(vals)}
+        from .derive.bounds import total_time
+        from .derive.transformer import prefill_operations, total_bytes, total_flops
+
+        s = self.setting
+        ops = prefill_operations(s.model.architecture, s.attention)
+        return {"flops": evaluate.exact(total_flops(ops), s),
+                "bytes": evaluate.exact(total_bytes(ops), s),
+                "time": evaluate.exact(total_time(ops), s)}
 
     def as_dict(self) -> dict[str, Any]:
         s = self.setting
@@ -111,14 +114,14 @@ def prefill(hardware: str | Hardware, model: str | ModelShape, prompts: int | Se
     """Prefill time, FLOPs, bytes, intensity and bound at each prompt length, with the decode
     step at ``context`` cached tokens (default: the longest prompt) beside it."""
     if context is not None and context <= 0:
-        raise InputError("--context", "must be a positive integer", context)
+        raise InputError("context", "must be a positive integer", context)
     if isinstance(prompts, int):
         prompts = [prompts]
     s = setting(hardware, model, **options)
     points = evaluate.prefill(s, prompts)
     longest = max(p.prompt_tokens for p in points)
     if longest > s.model.max_position:
-        warnings.warn(f"--prompt: {longest} tokens is beyond {s.model.name}'s context of "
+        warnings.warn(f"prompt: {longest} tokens is beyond {s.model.name}'s context of "
                       f"{s.model.max_position} tokens", stacklevel=2)
     return PrefillTable(s, points, evaluate.decode(s, context or longest))
 
@@ -157,12 +160,19 @@ class CrossoverTable:
 
     @property
     def expressions(self) -> dict[str, Expr]:
-        """The closed form of each crossover (of the branch that holds here), as SymPy."""
-        from sympy import parse_expr
+        """The closed form of each crossover (of the branch that holds here), as SymPy: the
+        branch re-derived by SymPy (the text is never parsed back)."""
+        from .derive.crossovers import crossovers
 
-        from .symbols import local_dict
+        from sympy import sstr
 
-        return {n: parse_expr(v.expr, local_dict=local_dict()) for n, v in self.values.items()}
+        solved = crossovers(self.setting.model.architecture)
+        out = {}
+        for n, v in self.values.items():
+            c = solved[n]
+            out[n] = next((b.root for b in c.branches if sstr(b.root) == v.expr),
+                          c.branches[0].root)
+        return out
 
     def _title(self) -> str:
         s = self.setting

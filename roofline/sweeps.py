@@ -1,8 +1,9 @@
-"""Numeric sweeps for the figures: the exact expressions of :mod:`roofline.derive`, the setting's
-numbers substituted exactly (``xreplace``), then ``lambdify`` to numpy over an array of prompt
-lengths (or decode batches). No formula is typed in here: every curve is a derivation's
-expression, and ``tests/test_sweeps.py`` checks the arrays against :mod:`roofline.evaluate`'s
-exact substitution and against hand-expanded numbers.
+"""Numeric sweeps for the figures, over arrays of prompt lengths (or decode batches). Every
+number comes from the evaluation core: the prefill's compiled operations
+(:func:`roofline.evaluate.operations`, timed by :func:`roofline.evaluate.roofline_time`) or, for
+the other curves, a derivation's expression evaluated by :func:`roofline.evaluate.numeric`. No
+formula is typed in here; ``tests/test_sweeps.py`` checks the arrays against exact substitution
+and against hand-expanded numbers.
 """
 
 from __future__ import annotations
@@ -12,31 +13,24 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
-from sympy import Expr, Integer, Symbol, lambdify, limit, oo
+from sympy import Expr, Integer, Symbol, limit, oo
 
 from . import evaluate
 from .derive import attention
 from .derive.decode import decode_operations, kv_cache_bytes
-from .derive.transformer import KINDS, total_bytes, total_flops, weight_bytes
+from .derive.transformer import (KINDS, prefill_operations, total_bytes, total_flops,
+                                 weight_bytes)
 from .errors import InputError
-from .evaluate import Setting
+from .evaluate import Setting, numeric, roofline_time
 from .symbols import B, M_sram, T, T_ctx
 
 __all__ = ["KindSweep", "by_kind", "intensity", "attention_bytes", "attention_t2_coefficient",
            "attention_intensity_limit", "footprint", "decode_intensity", "OperationPoint",
            "operation_points", "decode_point", "with_mode"]
 
-_NUMPY = [{"Max": np.maximum, "Min": np.minimum, "ceiling": np.ceil}, "numpy"]
-
-
-def _numeric(expr: Expr, x: Symbol) -> Callable[[np.ndarray], np.ndarray]:
-    """``expr`` (numbers in, only ``x`` free) as a numpy function of an array of ``x``."""
-    left = expr.free_symbols - {x}
-    if left:
-        names = ", ".join(sorted(s.name for s in left))
-        raise ValueError(f"symbols without a value: {names}")
-    f = lambdify(x, expr, modules=_NUMPY)
-    return lambda xs: np.broadcast_to(f(xs), np.shape(xs)).astype(float)
+def _numeric(expr: Expr, x: Symbol, where: Any = None) -> Callable[[np.ndarray], np.ndarray]:
+    """``expr`` as a numpy function of an array of ``x`` (the evaluation core's ``numeric``)."""
+    return numeric(expr, {} if where is None else where, x)
 
 
 def _array(values: np.ndarray | Sequence[float], option: str) -> np.ndarray:
@@ -71,18 +65,18 @@ class KindSweep:
 
 def by_kind(setting: Setting, tokens: np.ndarray | Sequence[int]) -> KindSweep:
     """FLOPs, bytes and time of each operation kind of the setting's prefill at each T."""
-    xs = _array(tokens, "--prompt")
-    peak, bw = setting.hardware.peak(setting.dtype), setting.hardware.bandwidth()
+    xs = _array(tokens, "prompt")
+    peak, bw = setting.peak, setting.bandwidth
     flops: dict[str, np.ndarray] = {}
     nbytes: dict[str, np.ndarray] = {}
     time: dict[str, np.ndarray] = {}
-    for op in setting.operations:
-        f = _numeric(op.count * op.flops, T)(xs)
-        q = _numeric(op.count * op.bytes, T)(xs)
+    for op in evaluate.operations(setting, array=True):
+        f = np.broadcast_to(op.count * op.flops(xs), xs.shape).astype(float)
+        q = np.broadcast_to(op.count * op.bytes(xs), xs.shape).astype(float)
         for key in (op.kind, "total"):
             flops[key] = flops.get(key, 0.0) + f
             nbytes[key] = nbytes.get(key, 0.0) + q
-            time[key] = time.get(key, 0.0) + np.maximum(f / peak, q / bw)
+            time[key] = time.get(key, 0.0) + roofline_time(f, q, peak, bw)
     order = [k for k in (*KINDS, "total") if k in flops]
     return KindSweep(xs, {k: flops[k] for k in order}, {k: nbytes[k] for k in order},
                      {k: time[k] for k in order}, setting.ridge)
@@ -91,16 +85,16 @@ def by_kind(setting: Setting, tokens: np.ndarray | Sequence[int]) -> KindSweep:
 def intensity(setting: Setting, tokens: np.ndarray | Sequence[int],
               kinds: tuple[str, ...] = KINDS) -> np.ndarray:
     """FLOP per HBM byte of the prefill's operations of ``kinds`` (all of them by default)."""
-    ops = setting.operations
-    return _numeric(total_flops(ops, kinds) / total_bytes(ops, kinds), T)(
-        _array(tokens, "--prompt"))
+    ops = prefill_operations(setting.model.architecture, setting.attention)
+    return _numeric(total_flops(ops, kinds) / total_bytes(ops, kinds), T, setting)(
+        _array(tokens, "prompt"))
 
 
 # --- attention traffic ----------------------------------------------------------------------
 def _attention_values(setting: Setting, sram: float | None) -> dict[Symbol, Any]:
     vals = setting.values()
     if sram is not None:
-        vals[M_sram] = sram
+        vals[M_sram] = Integer(int(sram)) if float(sram).is_integer() else sram
     return vals
 
 
@@ -108,14 +102,14 @@ def attention_bytes(setting: Setting, tokens: np.ndarray | Sequence[int], mode: 
                     sram: float | None = None) -> np.ndarray:
     """HBM bytes of one layer's prefill attention in ``mode`` (``attention.hbm_bytes``), with
     the on-chip SRAM per SM set to ``sram`` bytes (default: the device's)."""
-    expr = attention.hbm_bytes(mode).xreplace(_attention_values(setting, sram))
-    return _numeric(expr, T)(_array(tokens, "--prompt"))
+    expr = attention.hbm_bytes(mode)
+    return _numeric(expr, T, _attention_values(setting, sram))(_array(tokens, "prompt"))
 
 
 def attention_t2_coefficient(setting: Setting, mode: str, sram: float | None = None) -> float:
     """c in bytes ≈ c·T² as T → ∞ for one layer (ceilings relaxed): naive 4·B·n_q·b_a (Θ(T²));
     tiled 2·B·n_q·b_a²·H·(3H + 4)/M_sram (FlashAttention Theorem 2: Θ(T²H²/M))."""
-    expr = attention.hbm_bytes(mode, smooth=True).xreplace(_attention_values(setting, sram))
+    expr = evaluate.exact(attention.hbm_bytes(mode, smooth=True), _attention_values(setting, sram))
     return float(limit(attention.long_prompts(expr) / T**2, T, oo))
 
 
@@ -123,18 +117,17 @@ def attention_intensity_limit(setting: Setting, mode: str, sram: float | None = 
     """FLOP/byte of ``mode`` attention as T → ∞ (ceilings relaxed): the ceiling that the SRAM
     size sets on tiled attention (``inf`` for ideal, whose intensity grows with T)."""
     vals = _attention_values(setting, sram)
-    expr = (attention.mode_flops(mode) / attention.hbm_bytes(mode, smooth=True)).xreplace(vals)
+    expr = evaluate.exact(attention.mode_flops(mode) / attention.hbm_bytes(mode, smooth=True), vals)
     return float(limit(attention.long_prompts(expr), T, oo))
 
 
 def footprint(setting: Setting, tokens: np.ndarray | Sequence[int]) -> dict[str, np.ndarray]:
     """Device memory at each T: ``weights``, one layer's naive ``scores`` (T×T per head) and the
     ``kv_cache`` of all layers, in bytes."""
-    xs = _array(tokens, "--prompt")
-    vals = setting.values()
-    return {"weights": _numeric(weight_bytes(setting.model.architecture).xreplace(vals), T)(xs),
-            "scores": _numeric(attention.score_bytes().xreplace(vals), T)(xs),
-            "kv_cache": _numeric(kv_cache_bytes().xreplace(vals), T)(xs)}
+    xs = _array(tokens, "prompt")
+    return {"weights": _numeric(weight_bytes(setting.model.architecture), T, setting)(xs),
+            "scores": _numeric(attention.score_bytes(), T, setting)(xs),
+            "kv_cache": _numeric(kv_cache_bytes(), T, setting)(xs)}
 
 
 # --- decode against batch -------------------------------------------------------------------
@@ -143,11 +136,11 @@ def decode_intensity(setting: Setting, batches: np.ndarray | Sequence[int], cont
     """FLOP per HBM byte of one decode step of B sequences at ``context`` cached tokens, over
     an array of B (operations of ``kinds``; projections alone give the critical batch)."""
     if int(context) != context or context <= 0:
-        raise InputError("--context", "must be a positive integer", context)
+        raise InputError("context", "must be a positive integer", context)
     ops = decode_operations(setting.model.architecture)
     vals = {**setting.values(batch=False), T_ctx: Integer(context), T: Integer(context)}
-    expr = (total_flops(ops, kinds) / total_bytes(ops, kinds)).xreplace(vals)
-    return _numeric(expr, B)(_array(batches, "--batch"))
+    expr = total_flops(ops, kinds) / total_bytes(ops, kinds)
+    return _numeric(expr, B, vals)(_array(batches, "batch"))
 
 
 # --- points for the roofline ----------------------------------------------------------------

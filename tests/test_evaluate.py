@@ -73,14 +73,33 @@ def test_prefill_crossover_separates_memory_and_compute_bound(h100_llama):
     assert end.bound == "compute" and past.bound == "memory"
 
 
-def test_bad_settings_name_the_option():
-    with pytest.raises(InputError, match="--attention: must be one of naive, tiled"):
+def test_bad_settings_name_the_field_in_the_models_words():
+    """The library names its own argument (``attention``), not a command-line flag."""
+    with pytest.raises(InputError, match="^attention: must be one of naive, tiled"):
         setting("H100-SXM", "Llama-3-8B", attention="flash")
-    with pytest.raises(InputError, match="--batch"):
+    with pytest.raises(InputError, match="^batch"):
         setting("H100-SXM", "Llama-3-8B", batch=0)
-    with pytest.raises(InputError, match="--dtype: L4 has no fp64"):
+    with pytest.raises(InputError, match="^dtype: L4 has no fp64"):
         setting("L4", "Llama-3-8B", dtype="fp64")
-    with pytest.raises(InputError, match="--prompt: a prompt length must be a positive"):
+    with pytest.raises(InputError, match="^prompt: a prompt length must be a positive"):
         prefill(setting("H100-SXM", "Llama-3-8B"), [128, -1])
     with pytest.raises(InputError, match="tiled attention needs the on-chip SRAM per SM, which TPU-v4"):
         prefill(setting("TPU-v4", "Llama-3-8B", attention="tiled"), [128])
+
+
+@pytest.mark.parametrize("argv, flag", [
+    (["--attention", "flash"], "--attention: must be one of"),
+    (["--batch", "0"], "--batch"),
+    (["--dtype", "fp64", "--hardware", "L4"], "--dtype: L4 has no fp64"),
+    (["--weight-dtype", "int3"], "--weight-dtype: must be one of"),
+    (["--prompt", "128", "--context", "0"], "--context: must be a positive integer"),
+])
+def test_the_command_line_names_its_flag(argv, flag, capsys):
+    from roofline.cli import main
+
+    base = {"--hardware": "H100-SXM", "--model": "Llama-3-8B"}
+    for i in range(0, len(argv), 2):
+        base[argv[i]] = argv[i + 1]
+    assert main(["prefill", *[x for kv in base.items() for x in kv]]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("roofline: error: " + flag) and err.count("\n") == 1

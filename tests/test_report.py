@@ -88,7 +88,7 @@ def test_markdown_alone(built):
 
 
 def test_unknown_names(tmp_path):
-    with pytest.raises(InputError, match="^--dtype: H100-SXM has no fp4"):
+    with pytest.raises(InputError, match="^dtype: H100-SXM has no fp4"):
         report.build(dtype="fp4", out=tmp_path / "r")
     assert not (tmp_path / "r").exists()
 

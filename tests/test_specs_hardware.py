@@ -117,7 +117,7 @@ def test_hardware_is_frozen() -> None:
 
 def test_peak_of_a_missing_dtype() -> None:
     with pytest.raises(InputError, match=re.escape(
-            "--dtype: A100-80GB-SXM has no fp8; it has: bf16, fp16, fp32, int8 (got 'fp8')")):
+            "dtype: A100-80GB-SXM has no fp8; it has: bf16, fp16, fp32, int8 (got 'fp8')")):
         load_hardware("A100-80GB-SXM").peak("fp8")
 
 

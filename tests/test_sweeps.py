@@ -158,12 +158,12 @@ def test_device_without_sram_skips_tiled(tmp_path):
 
 @pytest.mark.parametrize("values", [[], [0], [-5], [float("nan")]])
 def test_bad_prompt_arrays(s, values):
-    with pytest.raises(InputError, match="^--prompt: needs a non-empty list of positive"):
+    with pytest.raises(InputError, match="^prompt: needs a non-empty list of positive"):
         sweeps.by_kind(s, values)
 
 
 def test_bad_context(s):
-    with pytest.raises(InputError, match="^--context: must be a positive integer"):
+    with pytest.raises(InputError, match="^context: must be a positive integer"):
         sweeps.decode_intensity(s, [1], 0)
-    with pytest.raises(InputError, match="^--batch: needs a non-empty list"):
+    with pytest.raises(InputError, match="^batch: needs a non-empty list"):
         sweeps.decode_intensity(s, [], 1024)

@@ -11,7 +11,7 @@ import warnings
 from collections.abc import Sequence
 from typing import NoReturn
 
-from ..errors import RooflineError
+from ..errors import InputError, RooflineError
 
 __all__ = ["main", "console"]
 
@@ -64,11 +64,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             code = int(args.run(args) or 0)
         except RooflineError as err:
-            print(f"roofline: error: {err}", file=sys.stderr)
+            print(f"roofline: error: {_in_flags(err, args)}", file=sys.stderr)
             code = 2
     for w in caught:  # after the output, one line each
         print(f"roofline: warning: {w.message}", file=sys.stderr)
     return code
+
+
+def _in_flags(err: RooflineError, args: argparse.Namespace) -> str:
+    """The library names its arguments (``weight_dtype``); the command line, its flags
+    (``--weight-dtype``): an InputError about an argument this command has is said in flags."""
+    if isinstance(err, InputError) and hasattr(args, err.option):
+        flag = "--" + err.option.replace("_", "-")
+        got = "" if err.value is None else f" (got {err.value!r})"
+        return f"{flag}: {err.rule}{got}"
+    return str(err)
 
 
 def console() -> None:

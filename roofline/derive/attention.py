@@ -33,12 +33,13 @@ from __future__ import annotations
 from sympy import Expr, Integer, Max, Min, ceiling
 
 from ..symbols import B, H, M_sram, T, b_a, n_kv, n_q
+from .architecture import ATTENTION_MODES
 from .entry import Entry
 
 __all__ = ["MODES", "long_prompts", "flops", "naive_bytes", "score_bytes", "tiled_bytes", "tiled_fa2_bytes",
            "ideal_bytes", "hbm_bytes", "block_sizes", "entries"]
 
-MODES = ("naive", "tiled", "tiled_fa2", "ideal")
+MODES = ATTENTION_MODES
 
 FA1 = "FlashAttention (Dao et al. 2022, arXiv 2205.14135)"
 FA2 = "FlashAttention-2 (Dao 2023, arXiv 2307.08691)"

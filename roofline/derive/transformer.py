@@ -21,6 +21,7 @@ from sympy import Expr, Integer, Min
 
 from ..symbols import B, D, F, H, L, T, T_pos, V, b_a, b_w, n_a, n_e, n_kv, n_q
 from . import attention, projection
+from .architecture import KINDS, Architecture
 from .entry import Entry
 
 __all__ = ["Architecture", "Operation", "layer_operations", "prefill_operations",
@@ -29,21 +30,6 @@ __all__ = ["Architecture", "Operation", "layer_operations", "prefill_operations"
 SOURCE = "DOMAIN.md 'A transformer's prefill, as a list of operations'; seed prefill trace"
 _NORM_FLOPS = {"rms": 4, "layer": 7}
 _ACT_FLOPS = {"silu": 4, "gelu": 8, "relu": 1}
-KINDS = ("projection", "attention", "elementwise", "embedding", "lm_head")
-
-
-@dataclass(frozen=True)
-class Architecture:
-    """The structure of a decoder-only transformer; sizes stay symbols (D, F, n_q, ...)."""
-
-    gated_mlp: bool = True
-    moe: bool = False
-    norm: str = "rms"  # "rms" | "layer"
-    activation: str = "silu"  # "silu" | "gelu" | "relu"
-    position: str = "rope"  # "rope" | "learned"
-    qkv_bias: bool = False
-    linear_bias: bool = False  # every linear layer has a bias (OPT, GPT-2)
-    tied_embeddings: bool = False
 
 
 @dataclass(frozen=True)

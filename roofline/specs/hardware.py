@@ -71,7 +71,7 @@ class Hardware:
         """Achievable peak FLOP/s in ``dtype``: the dense peak × ``flops_efficiency``."""
         if dtype not in self.peak_flops:
             have = ", ".join(sorted(self.peak_flops))
-            raise InputError("--dtype", f"{self.name} has no {dtype}; it has: {have}", dtype)
+            raise InputError("dtype", f"{self.name} has no {dtype}; it has: {have}", dtype)
         return self.peak_flops[dtype] * self.flops_efficiency
 
     def bandwidth(self) -> float:

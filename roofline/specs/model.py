@@ -33,11 +33,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from sympy import Symbol
-
-from ..derive.transformer import Architecture, parameter_count
+from ..derive.architecture import Architecture
 from ..errors import SpecError, UnknownNameError
-from ..symbols import D, F, H, L, T_pos, V, n_a, n_e, n_kv, n_q
 from ._shipped import read_text, shipped_files
 
 __all__ = ["ModelShape", "SUPPORTED_MODEL_TYPES", "load_model", "list_models", "read_model"]
@@ -107,17 +104,21 @@ class ModelShape:
                             tied_embeddings=self.tied_embeddings)
         object.__setattr__(self, "architecture", arch)
 
-    def values(self) -> dict[Symbol, int]:
-        """The shape as a substitution for the catalogue's symbols."""
-        return {D: self.hidden_size, F: self.intermediate_size, n_q: self.num_heads,
-                n_kv: self.num_kv_heads, H: self.head_dim, L: self.num_layers,
-                V: self.vocab_size, n_e: self.num_experts, n_a: self.experts_per_token,
-                T_pos: self.position_table_rows}
+    def values(self) -> dict[str, int]:
+        """The shape by the catalogue's symbol names."""
+        return {"D": self.hidden_size, "F": self.intermediate_size, "n_q": self.num_heads,
+                "n_kv": self.num_kv_heads, "H": self.head_dim, "L": self.num_layers,
+                "V": self.vocab_size, "n_e": self.num_experts, "n_a": self.experts_per_token,
+                "T_pos": self.position_table_rows}
 
     @cached_property
     def parameters(self) -> int:
-        """Parameters in total: :func:`parameter_count` of the architecture at this shape."""
-        return int(parameter_count(self.architecture).subs(self.values()))
+        """Parameters in total: ``transformer.params`` of the architecture at this shape (its
+        derived form, evaluated exactly in integers)."""
+        from ..evaluate import arith
+        from ..evaluate.forms import forms
+
+        return int(arith.value(forms(self.architecture)["parameters"], self.values(), exact=True))
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready dict with the path read and the parameter count."""

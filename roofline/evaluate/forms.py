@@ -1,0 +1,137 @@
+"""Derived forms: every expression the numbers need, per architecture, as text.
+
+For one :class:`~roofline.derive.architecture.Architecture` the forms are the prefill's
+operations in each attention mode (name, kind, count, FLOPs, bytes), one decode step's
+operations, the weights, parameters, KV cache and naive score footprint, and every crossover
+with each branch solved (``sympy.sstr`` of the exact expressions; read back for numbers by
+:mod:`roofline.evaluate.arith`, never ``eval``).
+
+Deriving them takes SymPy a second or more, so the architectures of the shipped models are
+derived ahead of time into ``roofline/derived.json`` (``python -m roofline.evaluate``
+rewrites it). The file carries a fingerprint of the derivation sources and of the SymPy version
+that wrote it; it is checked when loaded, and a stale file is never served: its architectures
+are derived afresh, with a warning. Any other architecture is derived on first use.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import warnings
+from functools import cache
+from importlib import resources
+from importlib.util import find_spec
+from pathlib import Path
+from typing import Any
+
+from ..derive.architecture import ATTENTION_MODES, Architecture
+
+__all__ = ["arch_key", "derive_forms", "forms", "fingerprint", "generate", "catalogue_topics",
+           "write", "SHIPPED"]
+
+SHIPPED = "derived.json"
+# What the forms are made from: a change to any of these makes the shipped file stale.
+_SOURCES = ("symbols.py", "derive", "evaluate/forms.py")
+
+
+def arch_key(arch: Architecture) -> str:
+    """A stable text key of an architecture's flags."""
+    return json.dumps(dataclasses.asdict(arch), sort_keys=True)
+
+
+def _sympy_version() -> str:
+    """SymPy's version, read from its ``release.py`` without importing SymPy."""
+    spec = find_spec("sympy")
+    if spec is None or spec.origin is None:
+        return "absent"
+    text = Path(spec.origin).with_name("release.py").read_text(encoding="utf-8")
+    return text.split("=", 1)[1].strip().strip("\"'") if "=" in text else "unknown"
+
+
+@cache
+def fingerprint() -> str:
+    """SHA-256 of the derivation sources and the SymPy version."""
+    root = Path(__file__).parents[1]
+    digest = hashlib.sha256(_sympy_version().encode())
+    for name in _SOURCES:
+        path = root / name
+        for file in sorted(path.glob("*.py")) if path.is_dir() else [path]:
+            digest.update(file.relative_to(root).as_posix().encode())
+            digest.update(file.read_bytes())
+    return digest.hexdigest()
+
+
+def _ops(ops: list[Any]) -> list[dict[str, str]]:
+    from sympy import sstr
+
+    return [{"name": op.name, "kind": op.kind, "count": sstr(op.count), "flops": sstr(op.flops),
+             "bytes": sstr(op.bytes)} for op in ops]
+
+
+def derive_forms(arch: Architecture) -> dict[str, Any]:
+    """Every form of ``arch``, derived and solved now by SymPy."""
+    from sympy import sstr
+
+    from ..derive import attention
+    from ..derive.decode import decode_operations, kv_cache_bytes
+    from ..derive.transformer import parameter_count, prefill_operations, weight_bytes
+    from .solved import solve_crossovers
+
+    return {
+        "prefill": {mode: _ops(prefill_operations(arch, mode)) for mode in ATTENTION_MODES},
+        "decode": _ops(decode_operations(arch)),
+        "parameters": sstr(parameter_count(arch)),
+        "weights": sstr(weight_bytes(arch)),
+        "kv_cache": sstr(kv_cache_bytes()),
+        "scores": sstr(attention.score_bytes()),
+        "crossovers": solve_crossovers(arch),
+    }
+
+
+@cache
+def _shipped() -> dict[str, Any]:
+    try:
+        text = (resources.files("roofline") / SHIPPED).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    data = json.loads(text)
+    if data.get("fingerprint") != fingerprint():
+        warnings.warn(f"roofline/{SHIPPED} is stale (the derivations or SymPy changed since it "
+                      "was written): deriving afresh; `python -m roofline.evaluate` "
+                      "rewrites it", stacklevel=3)
+        return {}
+    return data
+
+
+@cache
+def forms(arch: Architecture) -> dict[str, Any]:
+    """The forms of ``arch``: the shipped ones when fresh, else derived now."""
+    return _shipped().get("architectures", {}).get(arch_key(arch)) or derive_forms(arch)
+
+
+def catalogue_topics() -> dict[str, str] | None:
+    """Every catalogue name → its topic, from the shipped file (None when stale or absent)."""
+    return _shipped().get("catalogue")
+
+
+def write() -> Path:
+    """Rewrite the shipped ``roofline/derived.json``; the path written."""
+    target = Path(__file__).parents[1] / SHIPPED
+    target.write_text(generate(), encoding="utf-8")
+    return target
+
+
+def generate() -> str:
+    """The text of ``derived.json`` for the architectures of every shipped model."""
+    from ..catalog import catalogue
+    from ..specs.model import list_models
+
+    archs = {arch_key(m.architecture): m.architecture for m in list_models()}
+    table = {
+        "fingerprint": fingerprint(),
+        "catalogue": {name: entry.topic for name, entry in catalogue().items()},
+        "architectures": {key: derive_forms(archs[key]) for key in sorted(archs)},
+    }
+    return json.dumps(table, indent=0, ensure_ascii=False) + "\n"
+

@@ -1,0 +1,172 @@
+"""Prefill and decode of a setting in numbers: each operation's FLOPs and bytes (the derived
+forms, compiled once with the setting's numbers folded in) and its roofline time.
+
+The roofline time of an operation is :func:`roofline_time`, the one numeric form of
+``roofline.derive.bounds.op_time``: max(F/P_peak, Q/beta_hbm). Everything that times an
+operation, here and in the sweeps, TTFT and validation, calls it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+from ..errors import InputError
+from . import arith
+from .setting import Setting
+
+if TYPE_CHECKING:
+    import numpy as np
+
+__all__ = ["roofline_time", "OpResult", "PrefillPoint", "DecodeResult", "CompiledOp",
+           "operations", "prefill", "prefill_time", "decode", "check_prompts"]
+
+
+def roofline_time(flops: Any, nbytes: Any, peak: float, bandwidth: float) -> Any:
+    """max(F/P_peak, Q/beta_hbm) (``roofline.derive.bounds.op_time``), for numbers or arrays.
+
+    >>> roofline_time(2e12, 1e9, 1e15, 1e12)
+    0.002
+    """
+    t_compute, t_memory = flops / peak, nbytes / bandwidth
+    if isinstance(t_compute, float | int) and isinstance(t_memory, float | int):
+        return max(t_compute, t_memory)
+    import numpy as np
+
+    return np.maximum(t_compute, t_memory)
+
+
+def bound(flops: float, nbytes: float, peak: float, bandwidth: float) -> str:
+    """"compute" where F/P ≥ Q/β (the operation sits at or right of the ridge), else "memory"."""
+    return "compute" if flops * bandwidth >= nbytes * peak else "memory"
+
+
+@dataclass(frozen=True)
+class OpResult:
+    """One operation at one prompt length: totals over its ``count`` (layers)."""
+
+    name: str
+    kind: str
+    count: int
+    flops: float
+    bytes: float
+    intensity: float
+    time_s: float
+    bound: str  # "compute" | "memory"
+
+
+@dataclass(frozen=True)
+class PrefillPoint:
+    prompt_tokens: int
+    time_s: float
+    flops: float
+    bytes: float
+    intensity: float
+    bound: str
+    operations: list[OpResult] = field(repr=False)
+
+
+@dataclass(frozen=True)
+class DecodeResult:
+    context_tokens: int
+    batch: int
+    time_s: float
+    flops: float
+    bytes: float
+    intensity: float
+    bound: str
+    kv_cache_bytes: float
+
+
+@dataclass(frozen=True)
+class CompiledOp:
+    """An operation with the setting's numbers folded in: ``flops(x)``, ``bytes(x)`` of its
+    free variable (the prompt length, or the decode context), ``count`` times."""
+
+    name: str
+    kind: str
+    count: int
+    flops: Callable[..., Any]
+    bytes: Callable[..., Any]
+
+
+def _compile(ops: list[dict[str, str]], numbers: dict[str, Any], free: tuple[str, ...],
+             array: bool) -> list[CompiledOp]:
+    return [CompiledOp(op["name"], op["kind"], int(arith.value(op["count"], numbers)),
+                       arith.compile(op["flops"], numbers, free, array),
+                       arith.compile(op["bytes"], numbers, free, array)) for op in ops]
+
+
+def operations(setting: Setting, array: bool = False) -> list[CompiledOp]:
+    """The setting's prefill operations as functions of T."""
+    return _compiled(setting, "prefill", array)
+
+
+@cache
+def _compiled(setting: Setting, phase: str, array: bool) -> list[CompiledOp]:
+    numbers = setting.numbers()
+    if phase == "prefill":
+        setting.check_attention()
+        return _compile(setting.forms["prefill"][setting.attention], numbers, ("T",), array)
+    return _compile(setting.forms["decode"], numbers, ("T_ctx", "T"), array)
+
+
+def check_prompts(prompts: Sequence[int], name: str = "prompt") -> list[int]:
+    """Prompt lengths as positive integers; anything else is an InputError."""
+    if len(prompts) == 0:
+        raise InputError(name, "needs at least one prompt length", list(prompts))
+    for t in prompts:
+        if isinstance(t, bool) or int(t) != t or t <= 0:
+            raise InputError(name, "a prompt length must be a positive integer", t)
+    return [int(t) for t in prompts]
+
+
+def _results(ops: list[CompiledOp], peak: float, bw: float, *at: Any) -> list[OpResult]:
+    out = []
+    for op in ops:
+        f, q = float(op.flops(*at)) * op.count, float(op.bytes(*at)) * op.count
+        out.append(OpResult(op.name, op.kind, op.count, f, q, f / q if q else float("inf"),
+                            roofline_time(f, q, peak, bw), bound(f, q, peak, bw)))
+    return out
+
+
+def _totals(ops: list[OpResult], peak: float, bw: float) -> tuple[float, float, float, float, str]:
+    f = sum(o.flops for o in ops)
+    q = sum(o.bytes for o in ops)
+    return sum(o.time_s for o in ops), f, q, f / q, bound(f, q, peak, bw)
+
+
+def prefill(setting: Setting, prompts: Sequence[int]) -> list[PrefillPoint]:
+    """Time, FLOPs, bytes, intensity and bound of the prefill at each prompt length, with the
+    per-operation breakdown."""
+    peak, bw = setting.peak, setting.bandwidth
+    ops = operations(setting)
+    out = []
+    for t in check_prompts(prompts):
+        results = _results(ops, peak, bw, t)
+        out.append(PrefillPoint(t, *_totals(results, peak, bw), results))
+    return out
+
+
+def prefill_time(setting: Setting, prompts: np.ndarray | Sequence[int]) -> np.ndarray:
+    """Prefill time in seconds for an array of prompt lengths (vectorised with numpy)."""
+    import numpy as np
+
+    tokens = np.asarray(prompts, dtype=float)
+    peak, bw = setting.peak, setting.bandwidth
+    total = np.zeros(tokens.shape)
+    for op in operations(setting, array=True):
+        total = total + op.count * roofline_time(op.flops(tokens), op.bytes(tokens), peak, bw)
+    return total
+
+
+def decode(setting: Setting, context: int) -> DecodeResult:
+    """One decode step of ``setting.batch`` sequences at ``context`` cached tokens."""
+    if isinstance(context, bool) or int(context) != context or context <= 0:
+        raise InputError("context", "must be a positive integer", context)
+    peak, bw = setting.peak, setting.bandwidth
+    results = _results(_compiled(setting, "decode", False), peak, bw, context, context)
+    kv = arith.value(setting.forms["kv_cache"], {**setting.numbers(), "T": context})
+    return DecodeResult(context, setting.batch, *_totals(results, peak, bw), kv)

@@ -1,0 +1,106 @@
+"""The derived forms: shipped fresh (by fingerprint), the same as deriving now, never served
+stale; and the safe arithmetic reader they are evaluated with."""
+
+import json
+import warnings
+from importlib import resources
+
+import pytest
+
+from roofline.derive.architecture import Architecture
+from roofline.evaluate import arith, forms
+
+
+def _shipped() -> dict:
+    return json.loads((resources.files("roofline") / forms.SHIPPED).read_text(encoding="utf-8"))
+
+
+def test_shipped_forms_carry_the_fingerprint_of_todays_sources():
+    assert _shipped()["fingerprint"] == forms.fingerprint(), "run: python -m roofline.evaluate"
+
+
+def test_shipped_forms_equal_deriving_now():
+    from roofline.specs.model import load_model
+
+    arch = load_model("Llama-3-8B").architecture
+    assert _shipped()["architectures"][forms.arch_key(arch)] == forms.derive_forms(arch)
+
+
+def test_an_architecture_not_shipped_is_derived_on_first_use():
+    arch = Architecture(gated_mlp=False, activation="relu", norm="rms")  # no shipped model
+    assert forms.arch_key(arch) not in _shipped()["architectures"]
+    assert forms.forms(arch) == forms.derive_forms(arch)
+
+
+def test_a_stale_file_is_never_served(monkeypatch):
+    """A fingerprint that differs (a derivation changed after the file was written): the shipped
+    forms are dropped with a warning and the architecture is derived afresh."""
+    forms._shipped.cache_clear()
+    monkeypatch.setattr(forms, "fingerprint", lambda: "0" * 64)
+    try:
+        with pytest.warns(UserWarning, match="stale"):
+            assert forms._shipped() == {}
+        assert forms.catalogue_topics() is None
+    finally:
+        forms._shipped.cache_clear()
+
+
+def test_the_fingerprint_follows_the_sources(tmp_path, monkeypatch):
+    """Changing one byte of a derivation source changes the fingerprint."""
+    import shutil
+    from pathlib import Path
+
+    root = Path(forms.__file__).parents[1]
+    copy = tmp_path / "roofline"
+    copy.mkdir()
+    for name in ("symbols.py", "derive", "evaluate"):
+        src = root / name
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, copy / name)
+    before = forms.fingerprint()
+    monkeypatch.setattr(forms, "__file__", str(copy / "evaluate" / "forms.py"))
+    forms.fingerprint.cache_clear()
+    try:
+        assert forms.fingerprint() == before
+        page = copy / "derive" / "attention.py"
+        page.write_text(page.read_text() + "\n# changed\n")
+        forms.fingerprint.cache_clear()
+        assert forms.fingerprint() != before
+    finally:
+        forms.fingerprint.cache_clear()
+
+
+@pytest.mark.parametrize("text", ["__import__('os').system('true')", "x.real", "[1][0]",
+                                  "f(1)", "'a'", "lambda: 1", "Max(x, key=1)", "True + x"])
+def test_arithmetic_rejects_anything_but_arithmetic(text):
+    with pytest.raises(ValueError, match="^not a"):
+        arith.value(text, {"x": 1.0})
+
+
+def test_arithmetic_matches_sympy():
+    from sympy import Max, ceiling, sqrt, sstr, symbols
+
+    a, b, t = symbols("P_peak beta_hbm T", positive=True)
+    expr = Max(a / b, 3) + sqrt(a) / 7 - b**2 / 3 + ceiling(t / 3)
+    env = {"P_peak": 2.5, "beta_hbm": 0.5, "T": 7.0}
+    want = float(expr.subs({a: 2.5, b: 0.5, t: 7}))
+    assert arith.value(sstr(expr), env) == pytest.approx(want)
+    # compiled, with P_peak and beta_hbm folded and T free: scalar and array forms agree
+    f = arith.compile(sstr(expr), {"P_peak": 2.5, "beta_hbm": 0.5}, ("T",))
+    g = arith.compile(sstr(expr), {"P_peak": 2.5, "beta_hbm": 0.5}, ("T",), array=True)
+    assert f(7.0) == pytest.approx(want)
+    import numpy as np
+
+    xs = np.array([1.0, 7.0, 10.0])
+    assert g(xs) == pytest.approx([float(expr.subs({a: 2.5, b: 0.5, t: x})) for x in xs])
+
+
+def test_compiling_folds_the_bound_names():
+    """Everything bound is folded at compile time: a text with no free name is a constant,
+    and a missing name is an error then, not at evaluation."""
+    f = arith.compile("2*d_in*d_out + Max(3, d_in)", {"d_in": 5, "d_out": 7})
+    assert f() == 75
+    with pytest.raises(KeyError):
+        arith.compile("x + y", {"x": 1}, ())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert arith.value("Min(1, 2, 3)", {}) == 1.0
