@@ -115,9 +115,9 @@ def test_defaults_per_family() -> None:
 
 def test_values_substitution() -> None:
     assert load_model("Llama-3-8B").values() == {
-        D: 4096, F: 14336, n_q: 32, n_kv: 8, H: 128, L: 32, V: 128256, n_e: 1, n_a: 1,
-        T_pos: 0}
-    assert load_model("OPT-13B").values()[T_pos] == 2050
+        "D": 4096, "F": 14336, "n_q": 32, "n_kv": 8, "H": 128, "L": 32, "V": 128256, "n_e": 1,
+        "n_a": 1, "T_pos": 0}
+    assert load_model("OPT-13B").values()["T_pos"] == 2050
 
 
 def test_architecture_is_derived_not_passed() -> None:
