@@ -1,14 +1,35 @@
 """roofline: a symbolic roofline of LLM prefill and its contrast with decode.
 
+Importing the package loads nothing heavy: each public name is imported on first use (PEP 562),
+so ``import roofline`` costs no SymPy, numpy, matplotlib or pint.
+
 >>> import roofline
 >>> print(roofline.prefill("H100-SXM", "Llama-3-8B", [2048]))  # doctest: +SKIP
 """
 
-from .api import CrossoverTable, PrefillTable, crossovers, prefill, setting
-from .catalog import catalogue, get
-from .errors import RooflineError
-from .specs.hardware import list_hardware, load_hardware
-from .specs.model import list_models, load_model
+from __future__ import annotations
 
-__all__ = ["prefill", "crossovers", "setting", "PrefillTable", "CrossoverTable", "catalogue",
-           "get", "load_hardware", "list_hardware", "load_model", "list_models", "RooflineError"]
+import importlib
+from typing import Any
+
+# public name → the module that defines it
+_WHERE = {
+    "prefill": "api", "crossovers": "api", "setting": "api", "PrefillTable": "api",
+    "CrossoverTable": "api", "catalogue": "catalog", "get": "catalog",
+    "RooflineError": "errors", "load_hardware": "specs.hardware",
+    "list_hardware": "specs.hardware", "load_model": "specs.model", "list_models": "specs.model",
+}
+
+__all__ = list(_WHERE)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module 'roofline' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"roofline.{_WHERE[name]}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

@@ -76,7 +76,7 @@ class PrefillTable:
             "ridge_intensity": s.ridge,
             "results": [{"prompt_tokens": p.prompt_tokens, "time_s": p.time_s, "flops": p.flops,
                          "bytes": p.bytes, "intensity": p.intensity, "bound": p.bound,
-                         "operations": [o.__dict__ for o in p.operations]}
+                         "operations": [o._asdict() for o in p.operations]}
                         for p in self.points],
             "decode": self.decode.__dict__,
         }

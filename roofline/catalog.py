@@ -1,7 +1,10 @@
 """Named derivations: a stable dotted name → exact expression, meaning, unit, assumptions, source.
 
-The catalogue is built on first use from the ``entries()`` of each derivation module, never at
-import time. Names are stable: documents cite them (``derivations/<topic>.md#<name>``).
+The catalogue is built on first use from the ``entries()`` of each derivation module, one topic
+at a time, never at import time. Which topic holds which name (with its meaning and unit) is
+shipped in ``roofline/derived.jsonl`` beside the derived forms, so that listing the names, or
+refusing an unknown one, needs no SymPy, and ``get`` builds only its own topic. Names are
+stable: documents cite them (``derivations/<topic>.md#<name>``).
 """
 
 from __future__ import annotations
@@ -9,14 +12,14 @@ from __future__ import annotations
 import importlib
 from collections.abc import Iterable
 from functools import cache
+from typing import TYPE_CHECKING
 
-from sympy import parse_expr, sstr
-
-from .derive.entry import Entry
 from .errors import UnknownNameError
-from .symbols import local_dict
 
-__all__ = ["Entry", "catalogue", "get", "names", "select", "TOPICS"]
+if TYPE_CHECKING:
+    from .derive.entry import Entry
+
+__all__ = ["catalogue", "get", "names", "select", "index", "TOPICS"]
 
 # Derivation modules in the order of the data flow; each has ``entries() -> list[Entry]``.
 TOPICS = ("projection", "attention", "transformer", "decode", "bounds", "scaling", "crossovers",
@@ -24,42 +27,67 @@ TOPICS = ("projection", "attention", "transformer", "decode", "bounds", "scaling
 
 
 @cache
-def catalogue() -> dict[str, Entry]:
-    """Every registered derivation, by name (built once, on first use)."""
-    out: dict[str, Entry] = {}
+def topic(name: str) -> dict[str, Entry]:
+    """The entries of one derivation module, by name, in their canonical form: the one their own
+    string reads back to (``4*(2 - R*t)`` comes back distributed), so that
+    ``parse_expr(sstr(expr))`` gives the same expression."""
+    from sympy import parse_expr, sstr
+
+    from .symbols import local_dict
+
     symbols = local_dict()
-    for topic in TOPICS:
-        module = importlib.import_module(f"roofline.derive.{topic}")
-        for entry in module.entries():
-            if entry.name in out:
-                raise ValueError(f"derivation {entry.name!r} registered twice")
-            # the canonical form is the one its own string reads back to (``4*(2 - R*t)``
-            # comes back distributed), so ``parse_expr(sstr(expr))`` gives the same expression
-            expr = parse_expr(sstr(entry.expr), local_dict=symbols)
-            out[entry.name] = Entry(**{**entry.__dict__, "expr": expr, "topic": topic})
+    out: dict[str, Entry] = {}
+    for entry in importlib.import_module(f"roofline.derive.{name}").entries():
+        expr = parse_expr(sstr(entry.expr), local_dict=symbols)
+        out[entry.name] = type(entry)(**{**entry.__dict__, "expr": expr, "topic": name})
     return out
 
 
+@cache
+def catalogue() -> dict[str, Entry]:
+    """Every registered derivation, by name (built once, on first use)."""
+    out: dict[str, Entry] = {}
+    for name in TOPICS:
+        for key, entry in topic(name).items():
+            if key in out:
+                raise ValueError(f"derivation {key!r} registered twice")
+            out[key] = entry
+    return out
+
+
+def index() -> dict[str, dict[str, str]]:
+    """Every name → its topic, meaning and unit: shipped (no SymPy), or built when the shipped
+    file is stale."""
+    from .evaluate.forms import catalogue_topics
+
+    shipped = catalogue_topics()
+    if shipped is not None:
+        return shipped
+    return {n: {"topic": e.topic, "meaning": e.meaning, "unit": e.unit}
+            for n, e in catalogue().items()}
+
+
 def names() -> list[str]:
-    return list(catalogue())
+    return list(index())
 
 
 def get(name: str) -> Entry:
     """The entry called ``name``; an unknown name raises with the close valid names."""
-    try:
-        return catalogue()[name]
-    except KeyError:
-        raise UnknownNameError("derivation", name, catalogue(), "roofline derive") from None
+    known = index()
+    if name not in known:
+        raise UnknownNameError("derivation", name, known, "roofline derive")
+    return topic(known[name]["topic"])[name]
 
 
 def select(requested: Iterable[str]) -> list[Entry]:
     """Entries by exact name, or else by a dotted prefix (``attention`` selects
     ``attention.*``)."""
+    known = index()
     out: list[Entry] = []
     for name in requested:
-        if name in catalogue():
-            out.append(catalogue()[name])
+        if name in known:
+            out.append(get(name))
             continue
-        matches = [e for n, e in catalogue().items() if n.startswith(name + ".")]
+        matches = [get(n) for n in known if n.startswith(name + ".")]
         out.extend(matches or [get(name)])
     return out

@@ -21,15 +21,13 @@ from typing import Any
 
 from . import evaluate
 from .api import CrossoverTable, PrefillTable, setting
+from .defaults import DEFAULT
 from .errors import InputError
 from .evaluate import CrossoverValue, Setting
-from .plot._common import binary_size, grouped
-from .symbols import latex
-from .tables import render, si
+from .tables import binary_size, grouped, render, si
 
 __all__ = ["Report", "build", "markdown", "DEFAULT", "DERIVATIONS", "FIGURES", "PROMPTS"]
 
-DEFAULT = {"hardware": "H100-SXM", "model": "Llama-3-8B", "dtype": "bf16"}
 PROMPTS = (128, 512, 2048, 8192, 32768)  # the prefill table's prompt lengths
 FIGURE_PROMPTS = (128, 2048, 8192)  # placed on the roofline and the phases figure
 BATCHES = (1, 64)
@@ -70,11 +68,16 @@ class Report:
 
 def _crossover_latex(v: CrossoverValue) -> str:
     text = getattr(v, "latex", None)
-    return text if isinstance(text, str) and text else latex(v.expr)
+    if isinstance(text, str) and text:
+        return text
+    from .symbols import latex
+
+    return latex(v.expr)
 
 
 def _derivations() -> list[str]:
     from .catalog import get
+    from .symbols import latex
 
     out = ["## Derivations used", "",
            "Exact expressions from the catalogue (`roofline derive NAME` prints any of them); "

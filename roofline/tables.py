@@ -1,36 +1,49 @@
-"""Plain tables for the terminal and Markdown (reports, Jupyter's ``_repr_markdown_``)."""
+"""The one table printer and the one number formatter: plain tables for the terminal and
+Markdown (reports, Jupyter's ``_repr_markdown_``), numbers with SI or binary prefixes."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["render", "si"]
+__all__ = ["render", "si", "binary_size", "grouped"]
 
 
-def render(headers: Sequence[str], rows: Sequence[Sequence[object]], markdown: bool = False,
-           left: Sequence[int] = (0,)) -> str:
-    """Columns aligned for a terminal (numbers right, the ``left`` columns left), or a GitHub
-    Markdown table.
+def render(headers: Sequence[str] | None, rows: Sequence[Sequence[object]],
+           markdown: bool = False, left: Sequence[int] | None = (0,), rule: bool = False) -> str:
+    """Columns aligned for a terminal (numbers right, the ``left`` columns left; ``None``: all
+    left), or a GitHub Markdown table. ``headers=None`` prints the rows alone; ``rule`` draws a
+    dashed line under the headers.
 
     >>> print(render(["a", "bb"], [[1, 2], [10, 20]]))
     a   bb
     1    2
     10  20
+    >>> print(render(["name", "x"], [["H100", "1"]], left=None, rule=True))
+    name  x
+    ----  -
+    H100  1
     """
     cells = [[str(c) for c in row] for row in rows]
     if markdown:
-        line = lambda r: "| " + " | ".join(c.replace("|", "\\\\|") for c in r) + " |"  # noqa: E731
-        return "\n".join([line(headers), "|" + "---|" * len(headers), *map(line, cells)])
-    widths = [max(len(str(h)), *(len(r[i]) for r in cells)) for i, h in enumerate(headers)]
+        line = lambda r: "| " + " | ".join(c.replace("|", "\\|") for c in r) + " |"  # noqa: E731
+        return "\n".join([line(headers or [""] * len(cells[0])), "|" + "---|" * len(cells[0]),
+                          *map(line, cells)])
+    table = ([[str(h) for h in headers]] if headers is not None else []) + cells
+    widths = [max(len(r[i]) for r in table) for i in range(len(table[0]))]
 
     def fmt(row: Sequence[str]) -> str:
-        out = [c.ljust(w) if i in left else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))]
+        out = [c.ljust(w) if left is None or i in left else c.rjust(w)
+               for i, (c, w) in enumerate(zip(row, widths))]
         return "  ".join(out).rstrip()
 
-    return "\n".join([fmt([str(h) for h in headers]), *map(fmt, cells)])
+    lines = [fmt(r) for r in table]
+    if headers is not None and rule:
+        lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
 
 
-_PREFIXES = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
+_PREFIXES = ((1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
+_BINARY = ((2**40, "TiB"), (2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB"))
 
 
 def si(value: float | None, unit: str = "", digits: int = 4) -> str:
@@ -49,3 +62,26 @@ def si(value: float | None, unit: str = "", digits: int = 4) -> str:
         if abs(value) >= scale:
             return f"{value / scale:.{digits - 1}g} {prefix}{unit}".rstrip()
     return f"{value:.{digits - 1}g} {unit}".rstrip()
+
+
+def binary_size(nbytes: float) -> str:
+    """A size in bytes with the largest binary prefix that leaves at least 1.
+
+    >>> binary_size(233_472), binary_size(128 * 2**20), binary_size(58_368), binary_size(512)
+    ('228 KiB', '128 MiB', '57 KiB', '512 B')
+    """
+    for factor, prefix in _BINARY:
+        if nbytes >= factor:
+            v = nbytes / factor
+            text = f"{round(v):,}" if abs(v - round(v)) < 5e-3 * v else f"{v:.3g}"
+            return f"{text} {prefix}"
+    return f"{nbytes:g} B"
+
+
+def grouped(x: float) -> str:
+    """A large number with thousands separators, a small one with 4 significant digits.
+
+    >>> grouped(86_480.3), grouped(295.33), grouped(1.25)
+    ('86,480', '295.3', '1.25')
+    """
+    return f"{x:,.0f}" if abs(x) >= 1000 else f"{x:.4g}"

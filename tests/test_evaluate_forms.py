@@ -12,7 +12,11 @@ from roofline.evaluate import arith, forms
 
 
 def _shipped() -> dict:
-    return json.loads((resources.files("roofline") / forms.SHIPPED).read_text(encoding="utf-8"))
+    """The shipped JSON Lines: a header, then one architecture a line."""
+    head, *lines = (resources.files("roofline") / forms.SHIPPED).read_text(
+        encoding="utf-8").splitlines()
+    archs = {a["key"]: a["forms"] for a in map(json.loads, lines)}
+    return {**json.loads(head), "architectures": archs}
 
 
 def test_shipped_forms_carry_the_fingerprint_of_todays_sources():
@@ -30,6 +34,13 @@ def test_an_architecture_not_shipped_is_derived_on_first_use():
     arch = Architecture(gated_mlp=False, activation="relu", norm="rms")  # no shipped model
     assert forms.arch_key(arch) not in _shipped()["architectures"]
     assert forms.forms(arch) == forms.derive_forms(arch)
+
+
+def test_every_shipped_model_has_its_forms_shipped():
+    from roofline.specs.model import list_models
+
+    keys = set(forms.shipped_architectures())
+    assert {forms.arch_key(m.architecture) for m in list_models()} == keys
 
 
 def test_a_stale_file_is_never_served(monkeypatch):

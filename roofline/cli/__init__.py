@@ -37,11 +37,19 @@ def _parser() -> argparse.ArgumentParser:
         prog="roofline",
         description="A symbolic roofline of LLM prefill and its contrast with decode.",
     )
-    parser.add_argument("--version", action="version", version=f"roofline {_version()}")
+    parser.add_argument("--version", action=_Version, nargs=0,
+                        help="show the installed version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for module in dict.fromkeys(_MODULES.get(name, name) for name in _COMMANDS):
         importlib.import_module(f"roofline.cli.{module}").register(sub)
     return parser
+
+
+class _Version(argparse.Action):
+    """``--version``, looked up only when asked for (package metadata costs an import)."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> NoReturn:  # type: ignore[override]
+        parser.exit(0, f"roofline {_version()}\n")
 
 
 def _version() -> str:

@@ -18,16 +18,18 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..catalog import catalogue, select
+    from ..catalog import catalogue, index, select
 
+    if not args.names and args.format != "json":  # the list: names, units, meanings (no SymPy)
+        listing = index()
+        width = max(map(len, listing))
+        for name, e in listing.items():
+            print(f"{name:<{width}}  [{e['unit']}]  {e['meaning']}")
+        return 0
     entries = select(args.names) if args.names else list(catalogue().values())
     if args.format == "json":
         print(json.dumps([e.as_dict() for e in entries], indent=2, sort_keys=True,
                          ensure_ascii=False))
-    elif not args.names:
-        width = max(len(e.name) for e in entries)
-        for e in entries:
-            print(f"{e.name:<{width}}  [{e.unit}]  {e.meaning}")
     else:
         for e in entries:
             d = e.as_dict()

@@ -9,7 +9,7 @@ __all__ = ["register", "run"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from ..report import DEFAULT
+    from ..defaults import DEFAULT
 
     p = sub.add_parser("report", help="write report.md with its figures (the main job)",
                        description="Write DIR/report.md (derivations in LaTeX, the crossover "

@@ -7,10 +7,10 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from ..tables import binary_size, render, si
+
 __all__ = ["register"]
 
-_PREFIXES = ((1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
-_BINARY = ((2**40, "Ti"), (2**30, "Gi"), (2**20, "Mi"), (2**10, "Ki"))
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -193,29 +193,16 @@ def _print_json(data: Any) -> int:
 
 
 def _print_table(rows: Sequence[Sequence[str]], header: bool = True) -> None:
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    for n, row in enumerate(rows):
-        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
-        if header and n == 0:
-            print("  ".join("-" * w for w in widths))
+    """The first row as headers with a rule under it (``header``), every column left-aligned."""
+    print(render(rows[0] if header else None, rows[1:] if header else rows, left=None,
+                 rule=header))
 
 
 def _si(value: float, unit: str) -> str:
-    """``3.35e12, "B/s"`` → ``"3.35 TB/s"``."""
-    for factor, prefix in _PREFIXES:
-        if value >= factor:
-            return f"{value / factor:.4g} {prefix}{unit}"
-    return f"{value:.4g} {unit}"
+    """``3.35e12, "B/s"`` → ``"3.35 TB/s"`` (the one SI formatter, 4 significant digits)."""
+    return si(value, unit, digits=5)
 
 
 def _binary(value: float) -> str:
-    """The largest binary prefix that fits, 3 significant digits; ``""`` below 1 KiB.
-
-    >>> _binary(233472), _binary(80e9), _binary(50 * 2**20), _binary(1000), _binary(1023 * 2**30)
-    ('228 KiB', '74.5 GiB', '50 MiB', '', '1023 GiB')
-    """
-    for factor, prefix in _BINARY:
-        if value >= factor:
-            q = value / factor
-            return f"{q:.3g} {prefix}B" if q < 100 else f"{q:.0f} {prefix}B"
-    return ""
+    """The size with a binary prefix, ``""`` below 1 KiB (decimal sizes shown beside it)."""
+    return binary_size(value) if value >= 2**10 else ""

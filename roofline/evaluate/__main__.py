@@ -1,4 +1,4 @@
-"""``python -m roofline.evaluate``: rewrite ``roofline/derived.json`` (the derived forms of the
+"""``python -m roofline.evaluate``: rewrite ``roofline/derived.jsonl`` (the derived forms of the
 shipped architectures, with the fingerprint of the sources they were derived from)."""
 
 from .forms import write

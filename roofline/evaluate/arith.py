@@ -1,6 +1,6 @@
 """Arithmetic on the project's own expression strings, without SymPy and without ``eval``.
 
-Derived expressions are shipped as ``sympy.sstr`` text (``roofline/derived.json``); this module
+Derived expressions are shipped as ``sympy.sstr`` text (``roofline/derived.jsonl``); this module
 reads such text through a whitelist of the syntax ``sstr`` writes: numbers, symbol names,
 ``+ - * / **``, and ``Max``, ``Min``, ``sqrt``, ``ceiling``, ``floor``, ``Abs``. Anything else is
 rejected, so a tampered file can never run code.

@@ -7,7 +7,7 @@ with each branch solved (``sympy.sstr`` of the exact expressions; read back for 
 :mod:`roofline.evaluate.arith`, never ``eval``).
 
 Deriving them takes SymPy a second or more, so the architectures of the shipped models are
-derived ahead of time into ``roofline/derived.json`` (``python -m roofline.evaluate``
+derived ahead of time into ``roofline/derived.jsonl`` (``python -m roofline.evaluate``
 rewrites it). The file carries a fingerprint of the derivation sources and of the SymPy version
 that wrote it; it is checked when loaded, and a stale file is never served: its architectures
 are derived afresh, with a warning. Any other architecture is derived on first use.
@@ -28,9 +28,9 @@ from typing import Any
 from ..derive.architecture import ATTENTION_MODES, Architecture
 
 __all__ = ["arch_key", "derive_forms", "forms", "fingerprint", "generate", "catalogue_topics",
-           "write", "SHIPPED"]
+           "shipped_architectures", "write", "SHIPPED"]
 
-SHIPPED = "derived.json"
+SHIPPED = "derived.jsonl"
 # What the forms are made from: a change to any of these makes the shipped file stale.
 _SOURCES = ("symbols.py", "derive", "evaluate/forms.py")
 
@@ -91,47 +91,67 @@ def derive_forms(arch: Architecture) -> dict[str, Any]:
 
 @cache
 def _shipped() -> dict[str, Any]:
+    """The shipped file's header (fingerprint, catalogue index) and its architecture lines,
+    still as text: JSON Lines, so that only the architecture asked for is parsed."""
     try:
         text = (resources.files("roofline") / SHIPPED).read_text(encoding="utf-8")
     except FileNotFoundError:
         return {}
-    data = json.loads(text)
-    if data.get("fingerprint") != fingerprint():
+    head, _, rest = text.partition("\n")
+    header = json.loads(head)
+    if header.get("fingerprint") != fingerprint():
         warnings.warn(f"roofline/{SHIPPED} is stale (the derivations or SymPy changed since it "
                       "was written): deriving afresh; `python -m roofline.evaluate` "
                       "rewrites it", stacklevel=3)
         return {}
-    return data
+    return {**header, "lines": rest.splitlines()}
+
+
+def _line_prefix(key: str) -> str:
+    return '{"key": ' + json.dumps(key, ensure_ascii=False) + ", "
 
 
 @cache
 def forms(arch: Architecture) -> dict[str, Any]:
     """The forms of ``arch``: the shipped ones when fresh, else derived now."""
-    return _shipped().get("architectures", {}).get(arch_key(arch)) or derive_forms(arch)
+    prefix = _line_prefix(arch_key(arch))
+    for line in _shipped().get("lines", ()):
+        if line.startswith(prefix):
+            return json.loads(line)["forms"]
+    return derive_forms(arch)
 
 
-def catalogue_topics() -> dict[str, str] | None:
-    """Every catalogue name → its topic, from the shipped file (None when stale or absent)."""
+def shipped_architectures() -> list[str]:
+    """The keys of the architectures whose forms are shipped (and fresh)."""
+    return [json.loads(line)["key"] for line in _shipped().get("lines", ())]
+
+
+def catalogue_topics() -> dict[str, dict[str, str]] | None:
+    """Every catalogue name → its topic, meaning and unit, from the shipped file (None when
+    stale or absent)."""
     return _shipped().get("catalogue")
 
 
 def write() -> Path:
-    """Rewrite the shipped ``roofline/derived.json``; the path written."""
+    """Rewrite the shipped ``roofline/derived.jsonl``; the path written."""
     target = Path(__file__).parents[1] / SHIPPED
     target.write_text(generate(), encoding="utf-8")
     return target
 
 
 def generate() -> str:
-    """The text of ``derived.json`` for the architectures of every shipped model."""
+    """The text of ``derived.jsonl`` for the architectures of every shipped model."""
     from ..catalog import catalogue
     from ..specs.model import list_models
 
     archs = {arch_key(m.architecture): m.architecture for m in list_models()}
-    table = {
-        "fingerprint": fingerprint(),
-        "catalogue": {name: entry.topic for name, entry in catalogue().items()},
-        "architectures": {key: derive_forms(archs[key]) for key in sorted(archs)},
-    }
-    return json.dumps(table, indent=0, ensure_ascii=False) + "\n"
+    header = {"fingerprint": fingerprint(),
+              "catalogue": {name: {"topic": e.topic, "meaning": e.meaning, "unit": e.unit}
+                            for name, e in catalogue().items()}}
+    lines = [json.dumps(header, ensure_ascii=False)]
+    for key in sorted(archs):
+        line = json.dumps({"key": key, "forms": derive_forms(archs[key])}, ensure_ascii=False)
+        assert line.startswith(_line_prefix(key))
+        lines.append(line)
+    return "\n".join(lines) + "\n"
 

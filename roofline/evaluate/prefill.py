@@ -9,9 +9,9 @@ operation, here and in the sweeps, TTFT and validation, calls it.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..errors import InputError
 from . import arith
@@ -31,8 +31,8 @@ def roofline_time(flops: Any, nbytes: Any, peak: float, bandwidth: float) -> Any
     0.002
     """
     t_compute, t_memory = flops / peak, nbytes / bandwidth
-    if isinstance(t_compute, float | int) and isinstance(t_memory, float | int):
-        return max(t_compute, t_memory)
+    if isinstance(t_compute, float) and isinstance(t_memory, float):
+        return t_compute if t_compute >= t_memory else t_memory
     import numpy as np
 
     return np.maximum(t_compute, t_memory)
@@ -43,9 +43,9 @@ def bound(flops: float, nbytes: float, peak: float, bandwidth: float) -> str:
     return "compute" if flops * bandwidth >= nbytes * peak else "memory"
 
 
-@dataclass(frozen=True)
-class OpResult:
-    """One operation at one prompt length: totals over its ``count`` (layers)."""
+class OpResult(NamedTuple):
+    """One operation at one prompt length: totals over its ``count`` (layers). A named tuple:
+    a prefill over many prompt lengths makes one per operation and length."""
 
     name: str
     kind: str
@@ -57,15 +57,16 @@ class OpResult:
     bound: str  # "compute" | "memory"
 
 
-@dataclass(frozen=True)
-class PrefillPoint:
+class PrefillPoint(NamedTuple):
+    """The whole prefill at one prompt length, with its operations."""
+
     prompt_tokens: int
     time_s: float
     flops: float
     bytes: float
     intensity: float
     bound: str
-    operations: list[OpResult] = field(repr=False)
+    operations: list[OpResult]
 
 
 @dataclass(frozen=True)
@@ -140,14 +141,20 @@ def _totals(ops: list[OpResult], peak: float, bw: float) -> tuple[float, float, 
 
 def prefill(setting: Setting, prompts: Sequence[int]) -> list[PrefillPoint]:
     """Time, FLOPs, bytes, intensity and bound of the prefill at each prompt length, with the
-    per-operation breakdown."""
+    per-operation breakdown: one pass per operation over every prompt length."""
     peak, bw = setting.peak, setting.bandwidth
-    ops = operations(setting)
-    out = []
-    for t in check_prompts(prompts):
-        results = _results(ops, peak, bw, t)
-        out.append(PrefillPoint(t, *_totals(results, peak, bw), results))
-    return out
+    tokens = check_prompts(prompts)
+    columns = []  # per operation, its result at every prompt length
+    for op in operations(setting):
+        n, fl, by = op.count, op.flops, op.bytes
+        column = []
+        for t in tokens:
+            f, q = float(fl(t)) * n, float(by(t)) * n
+            column.append(OpResult(op.name, op.kind, n, f, q, f / q if q else float("inf"),
+                                   roofline_time(f, q, peak, bw), bound(f, q, peak, bw)))
+        columns.append(column)
+    return [PrefillPoint(t, *_totals(results, peak, bw), list(results))
+            for t, results in zip(tokens, zip(*columns))]
 
 
 def prefill_time(setting: Setting, prompts: np.ndarray | Sequence[int]) -> np.ndarray:

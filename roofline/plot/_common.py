@@ -8,37 +8,13 @@ from typing import TYPE_CHECKING
 
 from ..errors import InputError
 from ..evaluate import CrossoverValue, Setting, crossover_values
+from ..tables import binary_size, grouped
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
 
 __all__ = ["as_list", "title", "side_legend", "device_label", "crossovers", "binary_size",
            "per_byte", "work_unit", "grouped"]
-
-_BINARY = ((2**40, "TiB"), (2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB"))
-
-
-def binary_size(nbytes: float) -> str:
-    """A size in bytes with the largest binary prefix that leaves at least 1.
-
-    >>> binary_size(233_472), binary_size(128 * 2**20), binary_size(58_368), binary_size(512)
-    ('228 KiB', '128 MiB', '57 KiB', '512 B')
-    """
-    for factor, prefix in _BINARY:
-        if nbytes >= factor:
-            v = nbytes / factor
-            text = f"{round(v):,}" if abs(v - round(v)) < 5e-3 * v else f"{v:.3g}"
-            return f"{text} {prefix}"
-    return f"{nbytes:g} B"
-
-
-def grouped(x: float) -> str:
-    """A large number with thousands separators, a small one with 4 significant digits.
-
-    >>> grouped(86_480.3), grouped(295.33), grouped(1.25)
-    ('86,480', '295.3', '1.25')
-    """
-    return f"{x:,.0f}" if abs(x) >= 1000 else f"{x:.4g}"
 
 
 def work_unit(dtypes: str | Sequence[str]) -> str:
