@@ -201,7 +201,7 @@ def entries() -> list[Entry]:
               (per_layer, causal, "B_r = min(⌈M/(4d)⌉, d): no gain from SRAM beyond 4·d²·b_a")),
         Entry("attention.ideal.bytes", ideal_bytes(),
               "HBM bytes of ideal fused attention: Q, K, V read once, O written once", "bytes",
-              "scaling-book 'All About Transformers' (attention intensity S·T/(S+T))",
+              "scaling-book 'All About Transformer Inference' (attention intensity S·T/(S+T))",
               (per_layer, "GQA: K, V once per key/value head")),
     ]
     for mode in MODES:
