@@ -144,7 +144,7 @@ def ideal_bytes(queries: Expr = T, keys: Expr | None = None) -> Expr:
     """Q and O once per query head, K and V once per key/value head: the lower bound.
 
     >>> ideal_bytes()
-    B*H*T*b_a*(2*n_kv + 2*n_q)
+    B*H*b_a*(2*T*n_kv + 2*T*n_q)
     """
     keys = queries if keys is None else keys
     return B * H * b_a * (2 * n_q * queries + 2 * n_kv * keys)
