@@ -1,6 +1,8 @@
 """The one symbol catalogue: every SymPy symbol of the project, its meaning, unit and assumptions.
 
-Names follow ``DOMAIN.md`` (and the scaling-book's notation where it has one). Every symbol is
+Names follow the notation of the scaling-book (Austin et al., "How to Scale Your Model",
+https://jax-ml.github.io/scaling-book/) where it has one, and of the papers otherwise (e.g.
+FlashAttention's M, DistServe's D for ``t_pre``). Every symbol is
 positive (the chunk index ``i_chunk`` is non-negative); counts are also integers. Single letters
 that SymPy itself defines (``N``, ``S``, ``E``, ``I``, ``O``, ``Q``, ``beta``, ``pi``, ``gamma``)
 are not used. Any string form of an expression is read back with

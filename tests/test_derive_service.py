@@ -115,7 +115,7 @@ def test_batch_first_waits_for_the_later_arrivals():
 
 
 def _hand_projection_crossover(rows: Symbol) -> object:
-    """Aggregated projections of a Llama layer, written from DOMAIN.md: QKV D → (n_q+2n_kv)H,
+    """Aggregated projections of a Llama layer (HF modeling_llama.py): QKV D → (n_q+2n_kv)H,
     O n_q·H → D, gate+up D → 2F, down F → D; intensity = P_peak/beta_hbm solved for rows."""
     shapes = [(D, (n_q + 2 * n_kv) * H), (n_q * H, D), (D, 2 * F), (F, D)]
     fl = sum(2 * rows * a * b for a, b in shapes)

@@ -11,7 +11,7 @@ LLAMA3_8B = {D: 4096, L: 32, n_q: 32, n_kv: 8, H: 128, F: 14336, V: 128256}
 
 
 def test_llama3_8b_parameters_are_the_published_total():
-    assert parameter_count().subs(LLAMA3_8B) == 8_030_261_248  # models.csv, HF config
+    assert parameter_count().subs(LLAMA3_8B) == 8_030_261_248  # HF Meta-Llama-3-8B card: 8.03B
 
 
 def test_mixtral_parameters_are_the_published_total():
@@ -31,7 +31,8 @@ def test_prefill_flops_are_two_params_per_token_plus_attention():
     # everything else (norms, rope, adds, SiLU) is a small element-wise remainder
     whole = total_flops(ops).subs(v)
     assert 0 < whole - rule < 0.01 * rule
-    # models.csv: 13,958,643,712 matmul FLOPs per token (2 × the non-embedding parameters)
+    # 2 × the layers' matrix parameters per token: 2·(8,030,261,248 − 2·128,256·4,096 embedding
+    # and head − 266,240 norm gains) = 13,958,643,712
     assert total_flops(ops, ("projection",)).subs(v) == 13_958_643_712 * t
 
 

@@ -238,6 +238,24 @@ def test_crossover_table_covers_the_grid_and_marks_missing_numbers(
     assert "–: not evaluated" in table
 
 
+# --- sources: public works only ------------------------------------------------------------------
+def test_pages_cite_nothing_outside_the_repository(pages: dict[str, str]) -> None:
+    # a user's clone has only the repository: no team notes, reference tables or seed documents
+    for name, text in pages.items():
+        for word in ("DOMAIN", "shared/", "seed", ".csv", "reference/"):
+            assert word not in text, (name, word)
+
+
+def test_every_source_names_a_work_of_the_references(pages: dict[str, str]) -> None:
+    from roofline.docs.references import REFERENCES
+
+    for name, entry in catalogue().items():
+        assert any(work in entry.source for work, _ in REFERENCES), (name, entry.source)
+    listed = pages["README.md"].split("## References")[1]
+    for work, text in REFERENCES:
+        assert docs._md(text) in listed, work
+
+
 # --- determinism, writing and checking -----------------------------------------------------------
 def test_generation_is_deterministic(pages: dict[str, str]) -> None:
     again = docs.generate([load_hardware(n) for n in GRID[0]], [load_model(n) for n in GRID[1]])

@@ -1,4 +1,4 @@
-"""Hardware files: every shipped file loads; figures against DOMAIN.md; every bad input rejected
+"""Hardware files: every shipped file loads; figures against datasheets; every bad input rejected
 with a message that names the file, the key, the rule and the value."""
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ def test_unsure_figures_are_explained_in_notes() -> None:
         assert "UNSURE" in load_hardware(name).notes, name
 
 
-# --- figures against DOMAIN.md and the datasheets ------------------------------------------
+# --- figures against the datasheets and the scaling-book -----------------------------------
 def test_h100_sxm_figures_and_ridge() -> None:
     hw = load_hardware("H100-SXM")
     assert hw.peak_flops["bf16"] == pytest.approx(989.4e12)
@@ -62,13 +62,13 @@ def test_h100_sxm_figures_and_ridge() -> None:
     assert hw.sram_per_sm == 228 * 1024 == 233472  # "228 KiB": binary
     assert hw.l2_bytes == 50_000_000  # "50 MB": decimal
     assert hw.sm_count == 132
-    # DOMAIN.md: H100 SXM bf16 ridge 989.4e12 / 3.35e12 ≈ 295.
+    # NVIDIA H100 SXM datasheet (dense bf16, HBM3): ridge 989.4e12 / 3.35e12 ≈ 295.
     assert hw.ridge("bf16") == pytest.approx(295.3, abs=0.05)
 
 
 @pytest.mark.parametrize("name, ridge, tolerance", [
-    ("A100-80GB-SXM", 153.0, 0.1),  # DOMAIN.md: ≈ 153
-    ("TPU-v5e", 240.0, 1.0),  # DOMAIN.md / scaling-book: 1.97e14 / 8.2e11 ≈ 240
+    ("A100-80GB-SXM", 153.0, 0.1),  # NVIDIA A100 datasheet: 312e12 / 2.039e12 ≈ 153
+    ("TPU-v5e", 240.0, 1.0),  # scaling-book 'All About Rooflines': 1.97e14 / 8.2e11 ≈ 240
     ("A100-40GB-SXM", 312 / 1.555, 1e-9),
 ])
 def test_ridge(name: str, ridge: float, tolerance: float) -> None:

@@ -145,7 +145,7 @@ def ideal_bytes(queries: Expr = T, keys: Expr | None = None) -> Expr:
     """Q and O once per query head, K and V once per key/value head: the lower bound.
 
     >>> ideal_bytes()
-    B*H*T*b_a*(2*n_kv + 2*n_q)
+    B*H*b_a*(2*T*n_kv + 2*T*n_q)
     """
     keys = queries if keys is None else keys
     return B * H * b_a * (2 * n_q * queries + 2 * n_kv * keys)
@@ -202,7 +202,7 @@ def entries() -> list[Entry]:
               (per_layer, causal, "B_r = min(⌈M/(4d)⌉, d): no gain from SRAM beyond 4·d²·b_a")),
         Entry("attention.ideal.bytes", ideal_bytes(),
               "HBM bytes of ideal fused attention: Q, K, V read once, O written once", "bytes",
-              "scaling-book 'All About Transformers' (attention intensity S·T/(S+T))",
+              "scaling-book 'All About Transformer Inference' (attention intensity S·T/(S+T))",
               (per_layer, "GQA: K, V once per key/value head")),
     ]
     for mode in MODES:

@@ -34,13 +34,15 @@ from .transformer import (Architecture, Operation, prefill_operations, total_byt
 __all__ = ["Crossover", "Branch", "crossovers", "entries", "quadratic_root"]
 
 FA1 = "FlashAttention (arXiv 2205.14135)"
-BOOK = "scaling-book 'All About Rooflines' and 'All About Transformers'"
+BOOK = "scaling-book 'All About Rooflines' and 'All the Transformer Math You Need to Know'"
+INFERENCE = "scaling-book 'All About Transformer Inference'"
 _ATTENTION_SOURCE = {
     "naive": f"{FA1} Algorithm 0 and Theorem 2: Θ(TH + T²) traffic caps the intensity at H/b_a",
     "tiled": f"{FA1} Algorithm 1 and Theorem 2: Θ(T²H²/M) traffic caps it at about 4·B_c/(3·b_a)",
     "tiled_fa2": "FlashAttention-2 (arXiv 2307.08691) loop order: K, V re-read per row block "
                  "caps the intensity at about 2·B_r/b_a",
-    "ideal": "scaling-book 'All About Transformers': ideal attention intensity S·T/(S+T)",
+    "ideal": "scaling-book 'All About Transformer Inference': ideal attention intensity "
+             "S·T/(S+T)",
 }
 
 
@@ -262,13 +264,14 @@ def crossovers(arch: Architecture = Architecture()) -> dict[str, Crossover]:
     out.append(_cross(
         "kv_cache_exceeds_memory_tokens",
         "prompt length at which the KV cache no longer fits beside the weights", "tokens",
-        "scaling-book 'All About Transformers' (KV cache 2·bytes·H·K·L·T)", T,
+        f"{INFERENCE} (KV cache 2·bytes·H·K·L·T)", T,
         weights + kv_cache_bytes(), C_mem, "memory", ("weights resident; B sequences",)))
     dec = [op for op in decode_operations(arch) if op.kind == "projection"]
     out.append(_cross(
         "decode_critical_batch",
         "decode batch at which one step's projections reach the ridge intensity", "sequences",
-        f"{BOOK}: critical batch ≈ I_ridge·b_w/2 (240 on TPU v5e bf16, 295 on H100)", B,
+        f"{INFERENCE}: critical batch ≈ I_ridge·b_w/2 (240 in bf16 on TPU v5e, 120 with int8 "
+        "weights)", B,
         total_flops(dec), i_r * total_bytes(dec), "intensity",
         ("one decode step; projections of one layer as one operation",), True))
     return {c.name: c for c in out}

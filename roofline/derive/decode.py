@@ -3,8 +3,10 @@ KV cache that prefill hands over.
 
 One decode step runs every layer over B rows (one new token per sequence): the projections read
 their weights once for B rows, and attention reads each sequence's KV cache of T_ctx positions
-and appends this step's key and value. Source: scaling-book "All About Transformers" (KV cache
-2·bytes·H·K·L·T per sequence; critical batch of decode ≈ I_ridge·b_w/2), DOMAIN.md "Decode".
+and appends this step's key and value. Source: scaling-book "All About Transformer Inference"
+(KV cache 2·bytes·H·K·L·T per sequence; a generation step is bound by the weights and the KV
+caches it reads; critical batch B_crit ≈ I_ridge·b_w/2: 240 in bf16 on TPU v5e, 120 with int8
+weights).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from .transformer import (Architecture, Operation, edge_operations, layer_operat
 
 __all__ = ["kv_cache_bytes", "attention_step", "decode_operations", "entries"]
 
-SOURCE = "scaling-book 'All About Transformers' (KV cache, decode); DOMAIN.md 'Decode'"
+SOURCE = "scaling-book 'All About Transformer Inference'"
 
 
 def kv_cache_bytes(tokens: Expr = T) -> Expr:
@@ -53,7 +55,8 @@ def entries() -> list[Entry]:
             "Llama-style dense model as transformer.params")
     return [
         Entry("kv_cache.bytes", kv_cache_bytes(), "KV cache that a prefill of T tokens leaves",
-              "bytes", SOURCE + " (2·bytes·H·K·L·T per sequence)", ("B sequences of T tokens",)),
+              "bytes", SOURCE + " (KV cache 2·bytes·H·K·L·T per sequence)",
+              ("B sequences of T tokens",)),
         Entry("decode.flops", fl, "FLOPs of one decode step", "FLOP", SOURCE, step),
         Entry("decode.bytes", by, "HBM bytes of one decode step", "bytes", SOURCE, step),
         Entry("decode.intensity", fl / by, "arithmetic intensity of one decode step",

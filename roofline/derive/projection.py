@@ -1,7 +1,8 @@
 """A dense projection (one linear layer) over ``rows`` token rows: FLOPs, HBM bytes, intensity.
 
-Source: the seed (F ≈ 2·T·d_in·d_out, multiply and add counted apart); scaling-book, "All About
-Rooflines" (matmul intensity 2BDF / (2BD + 2DF + 2BF) in bf16).
+Source: scaling-book, "All the Transformer Math You Need to Know" ("Counting Dots": an
+[N, P]·[P, M] product is 2·N·P·M FLOPs, multiply and add counted apart, so 2·T·d_in·d_out
+here); scaling-book, "All About Rooflines" (matmul intensity 2BDF / (2BD + 2DF + 2BF) in bf16).
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ from .entry import Entry
 __all__ = ["flops", "hbm_bytes", "intensity", "entries"]
 
 SOURCE = (
-    "seed (prefill-resource-trace): F = 2*T*d_in*d_out; scaling-book 'All About Rooflines' "
-    "(matmul intensity 2BDF/(2BD+2DF+2BF))"
+    "scaling-book 'All the Transformer Math You Need to Know' (an [N,P]·[P,M] product is 2NPM "
+    "FLOPs); scaling-book 'All About Rooflines' (matmul intensity 2BDF/(2BD+2DF+2BF))"
 )
 
 

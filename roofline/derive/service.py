@@ -34,6 +34,7 @@ DISTSERVE = "DistServe (Zhong et al. 2024, arXiv 2401.09670) §3.1"
 PK = ("Pollaczek–Khinchine mean-value formula of the M/G/1 queue (Kleinrock, Queueing Systems "
       "Vol. I, 1975, ch. 5)")
 ROOFLINE = "scaling-book 'All About Rooflines': time = max(FLOPs/P_peak, bytes/beta_hbm)"
+SARATHI = "chunked prefill as in SARATHI (Agrawal et al. 2023, arXiv 2308.16369)"
 _QUEUE = ("Poisson arrivals at rate R", "one server, first come first served",
           "steady state: load below 1")
 
@@ -307,13 +308,13 @@ def entries() -> list[Entry]:
                solve_note)),
         Entry("service.chunk.flops", chunk_flops,
               "FLOPs of chunk i_chunk of chunked prefill (all layers)", "FLOP",
-              "DOMAIN.md 'Time to first token and queueing'; attention FLOPs of FlashAttention-2 "
-              "§4.1", (llama, "one sequence", "chunk i_chunk of T_chunk tokens at offset "
+              f"{SARATHI}; attention FLOPs of FlashAttention-2 (arXiv 2307.08691) §4.1",
+              (llama, "one sequence", "chunk i_chunk of T_chunk tokens at offset "
                        "i_chunk·T_chunk; i_chunk ≥ 0")),
         Entry("service.chunk.bytes", chunk_bytes,
               "HBM bytes of chunk i_chunk: its layers plus the KV cache of earlier chunks",
-              "bytes", "DOMAIN.md 'Time to first token and queueing' (each chunk's attention "
-              "reads the KV cache of the chunks before it)",
+              "bytes", f"{SARATHI}: each chunk's attention reads the KV cache of the chunks "
+              "before it (KV cache as scaling-book 'All About Transformer Inference')",
               (llama, "one sequence", "fused attention: Q, O and the chunk's K, V once")),
         Entry("service.chunk.time", chunk_time(arch), "roofline time of chunk i_chunk", "s",
               ROOFLINE, (llama, "one sequence", "no overlap across operations")),

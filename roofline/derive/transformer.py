@@ -5,7 +5,15 @@ output projection n_q·H → D; residual add; norm; MLP (gated: gate and up D �
 F → D; plain: D → F, activation, F → D; MoE: a router D → n_e and n_a of n_e experts per token);
 residual add. Then the final norm and the LM head (D → V) on the last position of each sequence
 only: prefill needs just the next token's logits. The embedding lookup reads B·T rows of the
-table. Source: DOMAIN.md "A transformer's prefill, as a list of operations"; the seed.
+table. Sources: the pre-normalisation decoder layer of Llama (Touvron et al. 2023, arXiv
+2302.13971, §2.2: RMSNorm, SwiGLU, rotary embeddings) in the operation order of Hugging Face
+transformers' ``models/llama/modeling_llama.py`` (``LlamaDecoderLayer``); grouped-query attention
+(Ainslie et al. 2023, arXiv 2305.13245); the MoE router and top-n_a experts of Mixtral (Jiang et
+al. 2024, arXiv 2401.04088, §2.1); FLOPs and parameters per operation from the scaling-book, "All
+the Transformer Math You Need to Know"; a prefill keeps only the last position's logits
+(scaling-book, "All About Transformer Inference"). LayerNorm, learned positions and biases
+follow OPT (Zhang et al. 2022, arXiv 2205.01068) and GPT-3 (Brown et al. 2020, arXiv 2005.14165,
+§2.1).
 
 Element-wise FLOP counts are conventions (they never move a crossover: these operations are
 memory-bound): RMSNorm 4 per element (square, accumulate, scale, gain), LayerNorm 7 (mean,
@@ -27,7 +35,11 @@ from .entry import Entry
 __all__ = ["Architecture", "Operation", "layer_operations", "prefill_operations",
            "parameter_count", "weight_bytes", "total_flops", "total_bytes", "entries"]
 
-SOURCE = "DOMAIN.md 'A transformer's prefill, as a list of operations'; seed prefill trace"
+SOURCE = ("Llama (arXiv 2302.13971) §2.2 and HF transformers modeling_llama.py (the operations "
+          "of a decoder layer, in order); scaling-book 'All the Transformer Math You Need to "
+          "Know' (FLOPs, parameters) and 'All About Transformer Inference' (prefill keeps the "
+          "last position's logits)")
+MIXTRAL = "Mixtral (Jiang et al. 2024, arXiv 2401.04088) §2.1 (router, n_a of n_e experts)"
 _NORM_FLOPS = {"rms": 4, "layer": 7}
 _ACT_FLOPS = {"silu": 4, "gelu": 8, "relu": 1}
 
@@ -154,7 +166,8 @@ def entries() -> list[Entry]:
                  "1", SOURCE, default[:1]),
            Entry("transformer.params.moe", parameter_count(Architecture(moe=True)),
                  "parameters of a mixture-of-experts model (n_e experts of width F)", "1",
-                 SOURCE, ("as the dense model, with n_e gated experts and a router",)),
+                 f"{SOURCE}; {MIXTRAL}",
+                 ("as the dense model, with n_e gated experts and a router",)),
            Entry("transformer.weight_bytes", weight_bytes(arch), "bytes of all weights",
                  "bytes", SOURCE, default[:1])]
     for mode in attention.MODES:

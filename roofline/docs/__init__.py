@@ -1,0 +1,97 @@
+"""Citable derivation documents: ``derivations/<topic>.md``, generated from the catalogue.
+
+One Markdown file per topic of :data:`roofline.catalog.TOPICS` and a ``README.md`` index. Every
+entry of the catalogue gets an anchor, its statement as ``sympy.latex`` typeset it, its symbols,
+assumptions, the steps SymPy made, its source, a worked example (H100-SXM, Llama-3-8B, bf16,
+B = 1, T = 2048) and its SymPy form. ``crossovers.md`` ends with the crossovers of every shipped
+device × preset model; the index ends with the full references of the works the sources name.
+The text is a pure function of the code and the shipped data files: no dates, sorted iteration,
+fixed number formats, so ``roofline docs --check`` can compare it byte for byte.
+
+Modules: :mod:`.pages` (the index and the topic pages), :mod:`.example` (the worked example),
+:mod:`.crossover_table` (the closing table), :mod:`.references` (the works cited),
+:mod:`.markdown` (escaping, math blocks, tables, numbers).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from ..catalog import TOPICS, catalogue
+from ..derive.entry import Entry
+from ..specs.hardware import Hardware, list_hardware
+from ..specs.model import ModelShape, list_models
+from .crossover_table import TABLE_COLUMNS
+from .example import EXAMPLE, build
+from .markdown import md as _md  # noqa: F401  (docs._md, as before the split)
+from .pages import HEADER, TITLES, anchor, index, page
+
+__all__ = ["TITLES", "HEADER", "EXAMPLE", "TABLE_COLUMNS", "anchor", "generate", "write", "stale"]
+
+
+def generate(hardware: Sequence[Hardware] | None = None,
+             models: Sequence[ModelShape] | None = None) -> dict[str, str]:
+    """File name → Markdown text of every page (``README.md`` and one per topic).
+
+    The closing crossover table covers ``hardware`` × ``models`` (default: everything shipped).
+    """
+    hardware = list_hardware() if hardware is None else list(hardware)
+    models = list_models() if models is None else list(models)
+    example = build()
+    by_topic: dict[str, list[Entry]] = {topic: [] for topic in TOPICS}
+    for entry in catalogue().values():
+        by_topic[entry.topic].append(entry)
+    pages = {"README.md": index(by_topic)}
+    for topic, entries in by_topic.items():
+        pages[f"{topic}.md"] = page(topic, entries, example, hardware, models)
+    return pages
+
+
+def write(directory: str | Path,
+          pages: dict[str, str] | None = None) -> tuple[list[str], list[str]]:
+    """Write the pages into ``directory`` (created if missing): (files written, files removed).
+
+    Only files whose text changed are written; a generated page no longer produced (it starts with
+    :data:`HEADER`) is removed. Other files are left alone.
+    """
+    out = Path(directory)
+    if out.exists() and not out.is_dir():
+        from ..errors import InputError
+
+        raise InputError("-o", "must be a directory", str(out))
+    pages = generate() if pages is None else pages
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, text in sorted(pages.items()):
+        path = out / name
+        if not path.is_file() or path.read_text(encoding="utf-8") != text:
+            path.write_text(text, encoding="utf-8", newline="\n")
+            written.append(name)
+    removed = [p.name for p in _leftovers(out, pages)]
+    for name in removed:
+        (out / name).unlink()
+    return written, removed
+
+
+def stale(directory: str | Path, pages: dict[str, str] | None = None) -> list[tuple[str, str]]:
+    """(file name, why) for every page in ``directory`` that differs from what the code
+    generates, is missing, or is a generated page no longer produced; empty when up to date."""
+    out = Path(directory)
+    pages = generate() if pages is None else pages
+    found = []
+    for name, text in sorted(pages.items()):
+        path = out / name
+        if not path.is_file():
+            found.append((name, "missing"))
+        elif path.read_text(encoding="utf-8") != text:
+            found.append((name, "differs from the generated text"))
+    found += [(p.name, "no longer generated") for p in _leftovers(out, pages)]
+    return found
+
+
+def _leftovers(out: Path, pages: dict[str, str]) -> list[Path]:
+    if not out.is_dir():
+        return []
+    return [p for p in sorted(out.glob("*.md")) if p.name not in pages
+            and p.read_text(encoding="utf-8").startswith(HEADER)]

@@ -1,0 +1,106 @@
+"""The worked example of the derivation pages: one device, one model, one prompt length.
+
+:data:`EXAMPLE` names the setting (H100-SXM, Llama-3-8B, bf16, B = 1, T = 2048); :func:`build`
+gives every catalogue symbol a value (the hardware and model files' own, and for the rest the
+choices that :attr:`Example.notes` explains); :func:`_evaluate` puts them into one
+expression.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sympy import Expr, Float, Integer, Rational, Sum, Symbol
+
+from ..evaluate import CrossoverValue, Setting, crossover_values, exact, prefill
+from ..specs.hardware import load_hardware
+from ..specs.model import load_model
+from ..symbols import (CATALOGUE, D, F, F_op, I_op, K_intra, Q_op, R, T, T_chunk, T_ctx, d_in,
+                       d_out, i_chunk, n_rep, t_mean, t_pre, t_slo, t_sq)
+
+__all__ = ["EXAMPLE", "ExampleSpec", "Example", "build"]
+
+
+@dataclass(frozen=True)
+class ExampleSpec:
+    """The setting of every worked example."""
+
+    hardware: str = "H100-SXM"
+    model: str = "Llama-3-8B"
+    dtype: str = "bf16"
+    batch: int = 1
+    prompt: int = 2048
+    chunk: int = 512  # T_chunk; the example's chunk index is the last one, T/T_chunk − 1
+    mix: tuple[int, int] = (1024, 3072)  # prompt lengths of the M/G/1 example, equally likely
+    speedup: Rational = Rational(3, 2)  # K_intra
+    replicas: int = 2  # n_rep
+
+
+EXAMPLE = ExampleSpec()
+
+
+@dataclass(frozen=True)
+class Example:
+    """The example's setting, a value for every catalogue symbol, and its crossovers."""
+
+    setting: Setting
+    values: dict[Symbol, Expr]  # every catalogue symbol
+    notes: dict[Symbol, str]  # how a value that is not in the files was chosen
+    crossovers: dict[str, CrossoverValue]
+
+    def describe(self) -> str:
+        s = self.setting
+        return (f"{s.hardware.name} and {s.model.name} in {s.dtype}, B = {s.batch}, "
+                f"T = {EXAMPLE.prompt}")
+
+
+def build() -> Example:
+    """The worked example of :data:`EXAMPLE`, from the shipped hardware and model files."""
+    s = Setting(load_hardware(EXAMPLE.hardware), load_model(EXAMPLE.model), EXAMPLE.dtype,
+                batch=EXAMPLE.batch)
+    vals: dict[Symbol, Expr] = dict(s.values())
+    t = EXAMPLE.prompt
+    point = prefill(s, [t])[0]
+    short, long_ = prefill(s, list(EXAMPLE.mix))
+    mean = (short.time_s + long_.time_s) / 2
+    vals.update({
+        T: Integer(t), T_ctx: Integer(t), d_in: vals[D], d_out: vals[F],
+        F_op: Float(point.flops), Q_op: Float(point.bytes), I_op: Float(point.flops / point.bytes),
+        t_pre: Float(point.time_s), R: Float(0.5 / point.time_s), t_slo: Float(2 * point.time_s),
+        t_mean: Float(mean), t_sq: Float((short.time_s**2 + long_.time_s**2) / 2),
+        K_intra: EXAMPLE.speedup, n_rep: Integer(EXAMPLE.replicas),
+        T_chunk: Integer(EXAMPLE.chunk), i_chunk: Integer(t // EXAMPLE.chunk - 1),
+    })
+    a, b = EXAMPLE.mix
+    notes = {
+        d_in: "D: the MLP's gate (or up) projection", d_out: "F",
+        T_ctx: "T: the first decode step after the prompt",
+        F_op: f"prefill.flops at T = {t}", Q_op: f"prefill.bytes at T = {t}",
+        I_op: f"F_op / Q_op: the whole prefill at T = {t}",
+        t_pre: f"prefill.time at T = {t}, tiled attention", R: "load R·t_pre = 1/2",
+        t_slo: "2·t_pre", t_mean: f"prompts of {a} and {b} tokens, equally likely",
+        t_sq: f"prompts of {a} and {b} tokens, equally likely",
+        K_intra: "an assumed speedup", n_rep: "two replicas",
+        i_chunk: f"the last chunk of a {t}-token prompt",
+    }
+    missing = [n for n, info in CATALOGUE.items() if info.symbol not in vals]
+    if missing:
+        raise ValueError(f"the worked example gives no value to {', '.join(missing)}")
+    return Example(s, vals, notes, crossover_values(s))
+
+
+def _evaluate(expr: Expr, values: dict[Symbol, Expr]) -> float | Integer:
+    """``expr`` at ``values``: an exact Integer where it is one, a float otherwise.
+
+    The one place the pages turn an expression into a number (a sum's index stays a symbol).
+
+    >>> from sympy import Symbol
+    >>> x = Symbol("x", positive=True)
+    >>> _evaluate(2 * x, {x: Integer(3)}), _evaluate(x / 4, {x: Integer(3)})
+    (6, 0.75)
+    """
+    bound = {v for s in expr.atoms(Sum) for v in s.variables}
+    out = exact(expr, {k: v for k, v in values.items() if k not in bound})
+    if out.has(Sum):
+        out = out.doit()
+    return out if isinstance(out, Integer) else float(out)

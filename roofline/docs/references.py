@@ -1,0 +1,46 @@
+"""The public works that the catalogue's sources name, in full, for the index page.
+
+A source string names a work briefly ("scaling-book 'All About Rooflines'", "DistServe (...,
+arXiv 2401.09670) §3.1"); this list says where to find each one. Every entry is public: a paper
+with its arXiv id or venue, a book chapter with its address, a file of a public repository.
+"""
+
+from __future__ import annotations
+
+__all__ = ["REFERENCES"]
+
+# (the name a source uses, the full reference)
+REFERENCES: tuple[tuple[str, str], ...] = (
+    ("Williams et al., 'Roofline'",
+     "S. Williams, A. Waterman, D. Patterson, \"Roofline: an insightful visual performance "
+     "model for multicore architectures\", Communications of the ACM 52(4), 2009."),
+    ("scaling-book",
+     "J. Austin et al., \"How to Scale Your Model\", Google DeepMind, 2025, "
+     "https://jax-ml.github.io/scaling-book/ : the chapters \"All About Rooflines\" "
+     "(/roofline), \"All the Transformer Math You Need to Know\" (/transformers) and \"All "
+     "About Transformer Inference\" (/inference)."),
+    ("FlashAttention",
+     "T. Dao, D. Y. Fu, S. Ermon, A. Rudra, C. Ré, \"FlashAttention: Fast and Memory-Efficient "
+     "Exact Attention with IO-Awareness\", NeurIPS 2022, arXiv 2205.14135."),
+    ("FlashAttention-2",
+     "T. Dao, \"FlashAttention-2: Faster Attention with Better Parallelism and Work "
+     "Partitioning\", arXiv 2307.08691, 2023."),
+    ("DistServe",
+     "Y. Zhong et al., \"DistServe: Disaggregating Prefill and Decoding for Goodput-optimized "
+     "Large Language Model Serving\", OSDI 2024, arXiv 2401.09670."),
+    ("SARATHI",
+     "A. Agrawal et al., \"SARATHI: Efficient LLM Inference by Piggybacking Decodes with "
+     "Chunked Prefills\", arXiv 2308.16369, 2023."),
+    ("Pollaczek–Khinchine",
+     "L. Kleinrock, \"Queueing Systems, Volume I: Theory\", Wiley, 1975, chapter 5 (the M/G/1 "
+     "queue)."),
+    ("Llama",
+     "H. Touvron et al., \"LLaMA: Open and Efficient Foundation Language Models\", arXiv "
+     "2302.13971, 2023."),
+    ("HF transformers modeling_llama.py",
+     "Hugging Face transformers, src/transformers/models/llama/modeling_llama.py, "
+     "https://github.com/huggingface/transformers (T. Wolf et al., \"Transformers: "
+     "State-of-the-Art Natural Language Processing\", EMNLP 2020 System Demonstrations)."),
+    ("Mixtral",
+     "A. Q. Jiang et al., \"Mixtral of Experts\", arXiv 2401.04088, 2024."),
+)
