@@ -15,7 +15,7 @@ from typing import Any
 from . import arith
 from .setting import Setting
 
-__all__ = ["CrossoverValue", "crossover_values", "real_roots"]
+__all__ = ["CrossoverValue", "crossover_values", "crossover_value", "real_roots"]
 
 _REL = 1e-9  # relative distance under which two roots are one
 
@@ -58,11 +58,13 @@ def real_roots(a2: float, a1: float, a0: float) -> list[float]:
 
 def crossover_values(setting: Setting) -> dict[str, CrossoverValue]:
     """Every crossover of the catalogue for this setting (architecture of its model)."""
-    out = {}
-    for name, c in setting.forms["crossovers"].items():
-        vals = setting.numbers(batch=c["unknown"] != "B")
-        out[name] = _evaluate(name, c, vals, setting)
-    return out
+    return {name: crossover_value(setting, name) for name in setting.forms["crossovers"]}
+
+
+def crossover_value(setting: Setting, name: str) -> CrossoverValue:
+    """One crossover of the catalogue (``name`` without ``crossover.``) for this setting."""
+    c = setting.forms["crossovers"][name]
+    return _evaluate(name, c, setting.numbers(batch=c["unknown"] != "B"), setting)
 
 
 def _evaluate(name: str, c: dict[str, Any], vals: dict[str, Any],
