@@ -256,3 +256,85 @@ def test_installed_package_lookup_from_another_directory(tmp_path: Path) -> None
     assert lines[0] == str(site / "roofline" / "hardware_files" / "H100-SXM.toml")
     assert lines[1] == str(site / "roofline" / "model_files" / "Llama-3-8B.json")
     assert lines[2] == "3350000000000.0 8030261248"
+
+
+# --- plausible ranges: a small bad file each, written here ---------------------------------
+def _variant(tmp_path: Path, old: str, new: str) -> Path:
+    text = (FIXTURES / "good.toml").read_text()
+    assert text.count(old) == 1, old
+    path = tmp_path / "variant.toml"
+    path.write_text(text.replace(old, new))
+    return path
+
+
+@pytest.mark.parametrize("old, new, key, rule, value", [
+    ('"1 TB/s", source', '"5e-324 B/s", source', "memory.bandwidth",
+     "is 4.941e-324 bytes/s, outside the plausible range [1e+06, 1e+16] bytes/s", "5e-324 B/s"),
+    ('"100 TFLOP/s"', '"1e-200 FLOP/s"', "peak_flops.bf16",
+     "is 1e-200 FLOP/s, outside the plausible range [1e+06, 1e+20] FLOP/s", "1e-200 FLOP/s"),
+    ('"100 TFLOP/s"', '"1e400 FLOP/s"', "peak_flops.bf16", "must be finite", "1e400 FLOP/s"),
+    ('"200 TOP/s"', '"1000 EOP/s"', "peak_flops.int8",
+     "is 1e+21 FLOP/s, outside the plausible range [1e+06, 1e+20] FLOP/s", "1000 EOP/s"),
+    ('"16 GiB"', '"2 PB"', "memory.capacity",
+     "is 2e+15 bytes, outside the plausible range [1e+06, 1e+15] bytes", "2 PB"),
+    ('"16 GiB"', '"512 KiB"', "memory.capacity",
+     "is 5.243e+05 bytes, outside the plausible range [1e+06, 1e+15] bytes", "512 KiB"),
+    ('"192 KiB"', '"2 GiB"', "on_chip.sram_per_sm",
+     "is 2.147e+09 bytes, outside the plausible range [1024, 1.074e+09] bytes", "2 GiB"),
+    ('"192 KiB"', '"512 B"', "on_chip.sram_per_sm",
+     "is 512 bytes, outside the plausible range [1024, 1.074e+09] bytes", "512 B"),
+    ('"40 MB"', '"1 TB"', "on_chip.l2",
+     "is 1e+12 bytes, outside the plausible range [1024, 1.718e+10] bytes", "1 TB"),
+    ('"600 GB/s"', '"100 PB/s"', "interconnect.bandwidth",
+     "is 1e+17 bytes/s, outside the plausible range [1e+06, 1e+16] bytes/s", "100 PB/s"),
+    ('value = 100,', "value = 2000000,", "on_chip.sm_count",
+     "must be an integer in the plausible range [1, 1,000,000]", 2_000_000),
+    ('value = 100,', "value = 1" + "0" * 400 + ",", "on_chip.sm_count",
+     "must be an integer in the plausible range [1, 1,000,000]", "an integer of 401 digits"),
+    ('value = 100,', "value = true,", "on_chip.sm_count", "must be an integer", True),
+    ('min = "0.9 TB/s"', 'min = "1 B/s"', "memory.bandwidth.min",
+     "is 1 bytes/s, outside the plausible range [1e+06, 1e+16] bytes/s", "1 B/s"),
+    ('"1 TB/s", source', '"1 KiFLOP/s", source', "memory.bandwidth",
+     "binary prefix 'Ki' on FLOP: binary prefixes are for bytes only", "1 KiFLOP/s"),
+    ('"1 TB/s", source', '"3.35 TB per s", source', "memory.bandwidth",
+     "unknown unit 'TB per s'; accepted: ", "3.35 TB per s"),
+])
+def test_out_of_plausible_range(tmp_path: Path, old: str, new: str, key: str, rule: str,
+                                value: object) -> None:
+    path = _variant(tmp_path, old, new)
+    with pytest.raises(SpecError) as info:
+        read_hardware(path)
+    message = str(info.value)
+    assert message.startswith(f"{path}: {key}: {rule}")
+    assert message.endswith(f"(got {value!r})") and "\n" not in message
+
+
+def test_the_range_bounds_themselves_are_accepted(tmp_path: Path) -> None:
+    path = _variant(tmp_path, '"192 KiB"', '"1 GiB"')
+    assert read_hardware(path).sram_per_sm == 2**30
+    path = _variant(tmp_path, '"192 KiB"', '"1 KiB"')
+    assert read_hardware(path).sram_per_sm == 1024
+
+
+def test_out_of_range_through_the_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from roofline.cli import main
+
+    path = _variant(tmp_path, '"1 TB/s", source', '"5e-324 B/s", source')
+    assert main(["hardware", "show", str(path)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err == (
+        f"roofline: error: {path}: memory.bandwidth: is 4.941e-324 bytes/s, outside the "
+        "plausible range [1e+06, 1e+16] bytes/s (got '5e-324 B/s')\n")
+
+
+def test_a_fifo_through_the_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from roofline.cli import main
+
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("no FIFOs on this platform")
+    fifo = tmp_path / "fifo.toml"
+    os.mkfifo(fifo)
+    assert main(["hardware", "show", str(fifo)]) == 2
+    assert capsys.readouterr().err == (
+        f"roofline: error: {fifo}: is not a regular file (a FIFO); a hardware file must be a "
+        "regular file\n")

@@ -215,7 +215,9 @@ class _Config:
         return _check_count(value, f"{self.where}: {key}", maximum)
 
     def bool(self, key: str, default: bool) -> bool:
-        value = self.config.get(key, default)
+        value = self.config.get(key)
+        if value is None:  # absent or null: HF's default, as for integers
+            return default
         if not isinstance(value, bool):
             raise SpecError(f"{self.where}: {key}", "must be true or false", value)
         return value
