@@ -177,7 +177,8 @@ def test_no_backtracking_blow_up_at_the_length_limit() -> None:
 
 
 @pytest.mark.parametrize("value, low, high, message", [
-    (5e-324, 1e6, 1e16, "is 4.941e-324 bytes/s, outside the plausible range [1e+06, 1e+16] bytes/s"),
+    (5e-324, 1e6, 1e16,
+     "is 4.941e-324 bytes/s, outside the plausible range [1e+06, 1e+16] bytes/s"),
     (2e16, 1e6, 1e16, "is 2e+16 bytes/s, outside the plausible range [1e+06, 1e+16] bytes/s"),
 ])
 def test_check_range(value: float, low: float, high: float, message: str) -> None:
@@ -189,7 +190,8 @@ def test_check_range(value: float, low: float, high: float, message: str) -> Non
 def test_pint_is_never_imported() -> None:
     code = ("import sys, roofline.specs.hardware, roofline.specs.units, roofline.specs.model; "
             "from roofline.specs.hardware import load_hardware; load_hardware('H100-SXM'); "
-            "from roofline.specs.units import parse_quantity; parse_quantity('1 GB', 'bytes', 'x'); "
+            "from roofline.specs.units import parse_quantity; "
+            "parse_quantity('1 GB', 'bytes', 'x'); "
             "print('pint' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, text=True,
                           capture_output=True, timeout=120, check=True)

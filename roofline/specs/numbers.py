@@ -1,14 +1,14 @@
 """Strict integers from text a person typed: ASCII digits only, positive, bounded.
 
 Python's ``int()`` accepts far more than a count should be written with: other scripts' digits
-(``int("٥١٢") == 512``), underscores (``"1_0"``), signs and surrounding spaces; and a count of
-``18446744073709551615`` (2⁶⁴ − 1) is a wrap-around of −1, not a request. Here a count is the
-digits 0-9 and nothing else, at least 1 and at most a stated maximum, or one
+(``int("٥١٢") == 512``), underscores (``"1_0"``), signs and surrounding spaces; and a count
+of ``18446744073709551615`` (2⁶⁴ − 1) is a wrap-around of −1, not a request. Here a count is
+the digits 0-9 and nothing else, at least 1 and at most a stated maximum, or one
 :class:`InputError` line that names ``where`` (the caller's word for the value: an option, a key).
 
 The default maximum, :data:`MAX_COUNT` = 10⁹, bounds any count of tokens or sequences the
-roofline is asked about: a billion-token prompt is some thousand times the longest context of a
-2024 model (Llama 3.1: 131,072 tokens; Gemini 1.5: 10⁶ to 10⁷ tokens in research settings).
+roofline is asked about: a billion tokens is a hundred times or more the longest context of any
+2024 model (Llama 3.1: 131,072 tokens; Gemini 1.5 report: up to 10⁷ tokens in research tests).
 
 >>> parse_positive_int("2048", "prompt length")
 2048
