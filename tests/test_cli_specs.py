@@ -170,3 +170,62 @@ def test_action_is_required(capsys: pytest.CaptureFixture[str]) -> None:
         cli.main(["hardware"])
     assert info.value.code == 2
     assert "ACTION" in capsys.readouterr().err
+
+
+# --- new error paths, end to end: one line, status 2, no traceback ------------------------------
+def _model_variant(tmp_path: Path, **change: object) -> Path:
+    config = json.loads((FIXTURES / "models" / "tiny-llama.json").read_text())
+    config.update(change)
+    path = tmp_path / "variant.json"
+    path.write_text(json.dumps(config))
+    return path
+
+
+def test_cli_one_line_errors_of_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = tmp_path / "folder.toml"
+    folder.mkdir()
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000)
+    big = tmp_path / "big.toml"
+    big.write_bytes(b"#" * (2**20 + 1))
+    cases = [
+        (("hardware", "show", str(folder)),
+         f"{folder}: is not a regular file (a directory); a hardware file must be a regular file"),
+        (("model", "show", str(deep)), f"{deep}: is not valid JSON: nested too deeply"),
+        (("hardware", "show", str(big)), f"{big}: is too large (1,048,577 bytes); a hardware "
+         "file must be at most 1,048,576 bytes"),
+    ]
+    for argv, message in cases:
+        status, out, err = _run(capsys, *argv)
+        assert status == 2 and out == "" and err == f"roofline: error: {message}\n"
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"model_type": "opt", "ffn_dim": 128, "do_layer_norm_before": "false"},
+     "do_layer_norm_before: must be true or false (got 'false')"),
+    ({"attention_bias": [True]}, "attention_bias: must be true or false (got [True])"),
+    ({"model_type": ["llama"]}, "model_type: must be a string, one of: llama, mistral, mixtral, "
+     "qwen2, opt, gpt2, gpt_neox (got ['llama'])"),
+    ({"hidden_size": True}, "hidden_size: must be a positive integer (got True)"),
+])
+def test_cli_model_types(tmp_path: Path, capsys: pytest.CaptureFixture[str], change: dict,
+                         message: str) -> None:
+    path = _model_variant(tmp_path, **change)
+    status, out, err = _run(capsys, "model", "show", str(path))
+    assert status == 2 and out == "" and err == f"roofline: error: {path}: {message}\n"
+
+
+def test_cli_unit_outside_the_grammar(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text((FIXTURES / "hardware" / "good.toml").read_text().replace(
+        '"600 GB/s"', '"2 (GB/s)**9**9**9"'))
+    status, out, err = _run(capsys, "hardware", "show", str(path))
+    assert status == 2 and out == "" and err == (
+        f"roofline: error: {path}: interconnect.bandwidth: unknown unit '(GB/s)**9**9**9'; "
+        "accepted: [k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi]B/s (or byte/s, bytes/s) (got "
+        "'2 (GB/s)**9**9**9')\n")
+
+
+def test_hardware_show_tpu_v5e_capacity_in_gib(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = _run(capsys, "hardware", "show", "TPU-v5e", "--json")
+    assert status == 0 and json.loads(out)["memory_capacity"] == 17_179_869_184  # 16 GiB

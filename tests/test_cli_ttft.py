@@ -169,10 +169,14 @@ def test_default_attention_and_setting_warnings(capsys):
     _, warned = _warnings(capsys, ["ttft", "--hardware", "TPU-v4", "--model", "Llama-3-8B",
                                    "--prompt", "128", "--rate", "1"])
     assert len(warned) == 1 and "TPU-v4 gives no on-chip SRAM per SM" in warned[0]
-    # Llama-3-8B's bf16 weights, 2 × 8,030,261,248 bytes = 16.06 GB, exceed TPU-v5e's 16 GB
+    # Llama-3-8B's bf16 weights, 2 × 8,030,261,248 bytes = 16.06 GB, fit in TPU-v5e's 16 GiB
+    # (17.18 GB, Google's Cloud TPU v5e page); OPT-13B's, 2 × 12,853,473,280 = 25.71 GB, do not
     _, warned = _warnings(capsys, ["ttft", "--hardware", "TPU-v5e", "--model", "Llama-3-8B",
                                    "--prompt", "128", "--rate", "0.01"])
-    assert len(warned) == 1 and "Llama-3-8B's weights (16.06 GB in bf16) do not fit" in warned[0]
+    assert warned == []
+    _, warned = _warnings(capsys, ["ttft", "--hardware", "TPU-v5e", "--model", "OPT-13B",
+                                   "--prompt", "128", "--rate", "0.01", "--attention", "ideal"])
+    assert len(warned) == 1 and "OPT-13B's weights (25.71 GB in bf16) do not fit" in warned[0]
     # an explicit mode is kept
     out = _json(capsys, ["ttft", "--hardware", "H100-SXM", "--model", "Llama-3-8B", "--prompt",
                          "128", "--rate", "1", "--attention", "naive", "--json"])
@@ -355,7 +359,7 @@ def test_bad_batch_or_chunk(stand_in, capsys, option, value, message):
 
 
 def test_setting_warnings_appear_once_with_batching(capsys):
-    _, warned = _warnings(capsys, ["ttft", "--hardware", "TPU-v5e", "--model", "Llama-3-8B",
+    _, warned = _warnings(capsys, ["ttft", "--hardware", "TPU-v5e", "--model", "OPT-13B",
                                    "--prompt", "128", "--rate", "0.01", "--batch-prompts", "2",
-                                   "--chunk", "64"])
+                                   "--chunk", "64", "--attention", "ideal"])
     assert len(warned) == 1 and "do not fit" in warned[0]

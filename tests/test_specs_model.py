@@ -249,3 +249,94 @@ def test_null_keys_take_hf_defaults(tmp_path: Path) -> None:
     path.write_text(json.dumps(config))
     m = read_model(path)
     assert (m.num_kv_heads, m.head_dim) == (4, 16)
+
+
+# --- types where the value matters, and plausible counts -------------------------------------
+def _variant(tmp_path: Path, change: dict, drop: tuple[str, ...] = ()) -> Path:
+    config = json.loads((FIXTURES / "tiny-llama.json").read_text())
+    config.update(change)
+    for key in drop:
+        config.pop(key, None)
+    path = tmp_path / "variant.json"
+    path.write_text(json.dumps(config))
+    return path
+
+
+@pytest.mark.parametrize("change, key, rule, value", [
+    ({"model_type": "opt", "ffn_dim": 128, "do_layer_norm_before": "false"},
+     "do_layer_norm_before", "must be true or false", "false"),
+    ({"model_type": "opt", "ffn_dim": 128, "_remove_final_layer_norm": 1},
+     "_remove_final_layer_norm", "must be true or false", 1),
+    ({"attention_bias": [True]}, "attention_bias", "must be true or false", [True]),
+    ({"mlp_bias": "true"}, "mlp_bias", "must be true or false", "true"),
+    ({"model_type": ["llama"]}, "model_type",
+     "must be a string, one of: llama, mistral, mixtral, qwen2, opt, gpt2, gpt_neox", ["llama"]),
+    ({"model_type": {"name": "llama"}}, "model_type", "must be a string, one of:",
+     {"name": "llama"}),
+    ({"hidden_size": True}, "hidden_size", "must be a positive integer", True),
+    ({"num_hidden_layers": 2.0}, "num_hidden_layers", "must be a positive integer", 2.0),
+    ({"model_type": "opt", "ffn_dim": 128, "word_embed_proj_dim": "64"}, "word_embed_proj_dim",
+     "must be a positive integer", "64"),
+    ({"vocab_size": 10**8 + 1}, "vocab_size", "must be at most 100,000,000 (a plausible upper "
+     "bound)", 10**8 + 1),
+    ({"vocab_size": 10**400}, "vocab_size", "must be at most 100,000,000",
+     "an integer of 401 digits"),
+    ({"vocab_size": 1e400}, "vocab_size", "must be a positive integer", float("inf")),
+    ({"hidden_size": 2 * 10**6}, "hidden_size", "must be at most 1,000,000", 2 * 10**6),
+    ({"num_hidden_layers": 10**4 + 1}, "num_hidden_layers", "must be at most 10,000",
+     10**4 + 1),
+    ({"intermediate_size": 10**7 + 1}, "intermediate_size", "must be at most 10,000,000",
+     10**7 + 1),
+    ({"max_position_embeddings": 10**9 + 1}, "max_position_embeddings",
+     "must be at most 1,000,000,000", 10**9 + 1),
+    ({"num_key_value_heads": 10**5 + 1}, "num_key_value_heads", "must be at most 100,000",
+     10**5 + 1),
+])
+def test_types_and_bounds(tmp_path: Path, change: dict, key: str, rule: str,
+                          value: object) -> None:
+    path = _variant(tmp_path, change)
+    with pytest.raises(SpecError) as info:
+        read_model(path)
+    message = str(info.value)
+    assert message.startswith(f"{path}: {key}: {rule}")
+    assert message.endswith(f"(got {value!r})") and "\n" not in message
+    assert isinstance(info.value, SpecError)
+
+
+def test_flags_of_the_right_type_still_work(tmp_path: Path) -> None:
+    m = read_model(_variant(tmp_path, {"attention_bias": False, "mlp_bias": None}))
+    assert m.parameters == 95_040
+    opt = read_model(_variant(tmp_path, {"model_type": "opt", "ffn_dim": 128,
+                                         "do_layer_norm_before": True,
+                                         "word_embed_proj_dim": 64}))
+    assert opt.architecture.norm == "layer"
+
+
+def test_the_largest_plausible_counts_are_accepted(tmp_path: Path) -> None:
+    m = read_model(_variant(tmp_path, {"vocab_size": 10**8, "max_position_embeddings": 10**9}))
+    assert (m.vocab_size, m.max_position) == (10**8, 10**9)
+
+
+def test_direct_construction_is_bounded() -> None:
+    with pytest.raises(SpecError, match=re.escape(
+            "x.json: num_layers: must be at most 10,000 (a plausible upper bound) (got 20000)")):
+        ModelShape(name="x", path=Path("x.json"), model_type="llama", hidden_size=8,
+                   num_layers=20_000, num_heads=2, num_kv_heads=2, head_dim=4,
+                   intermediate_size=8, vocab_size=10, max_position=16)
+    with pytest.raises(SpecError, match=re.escape(
+            "x.json: hidden_size: must be a positive integer (got True)")):
+        ModelShape(name="x", path=Path("x.json"), model_type="llama", hidden_size=True,
+                   num_layers=1, num_heads=2, num_kv_heads=2, head_dim=4,
+                   intermediate_size=8, vocab_size=10, max_position=16)
+
+
+def test_a_vocab_of_ten_to_the_400_through_the_cli(tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    from roofline.cli import main
+
+    path = _variant(tmp_path, {"vocab_size": 10**400})
+    assert main(["model", "show", str(path)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err == (f"roofline: error: {path}: vocab_size: must be at most "
+                                 "100,000,000 (a plausible upper bound) (got 'an integer of 401 "
+                                 "digits')\n")

@@ -10,19 +10,27 @@ from ..errors import InputError
 __all__ = ["register", "add_setting_arguments", "parse_ints"]
 
 
-def parse_ints(text: str, option: str) -> list[int]:
-    """``"128,2048,32768"`` → [128, 2048, 32768]; anything else is an InputError."""
-    parts = [p.strip() for p in text.split(",")]
+def parse_ints(text: str, option: str, *, single: bool = False,
+               maximum: int | None = None) -> list[int]:
+    """``"128,2048,32768"`` → [128, 2048, 32768]: comma-separated counts, each the digits 0-9
+    only, in [1, ``maximum``] (default :data:`roofline.specs.numbers.MAX_COUNT`); one value only
+    when ``single``. Anything else is an InputError naming ``option``."""
+    from ..specs.numbers import MAX_COUNT, parse_positive_int
+
+    parts = [p.strip(" \t") for p in text.split(",")]
     if not any(parts):
-        raise InputError(option, "needs at least one value, e.g. 128,2048,8192", text)
+        example = "e.g. 8" if single else "e.g. 128,2048,8192"
+        raise InputError(option, f"needs {'a' if single else 'at least one'} value, {example}",
+                         text)
+    if single and len(parts) > 1:
+        raise InputError(option, "takes one value, not a comma-separated list", text)
     if not all(parts):
         raise InputError(option, "has an empty value between commas", text)
-    out = []
-    for p in parts:
-        if not p.isdigit() or int(p) <= 0:
-            raise InputError(option, "each value must be a positive integer", p)
-        out.append(int(p))
-    return out
+    limit = MAX_COUNT if maximum is None else maximum
+    try:
+        return [parse_positive_int(p, option, limit) for p in parts]
+    except InputError as err:  # "--prompt: each value must be ...", in the option's words
+        raise InputError(option, f"each value {err.rule}", err.value) from None
 
 
 def add_setting_arguments(p: argparse.ArgumentParser, hardware: str | None = None,
@@ -63,7 +71,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _options(args: argparse.Namespace) -> dict:
     """The setting's keyword options from the shared command-line arguments."""
-    (batch,) = parse_ints(args.batch, "--batch")
+    (batch,) = parse_ints(args.batch, "--batch", single=True)
     return {"dtype": args.dtype, "weight_dtype": args.weight_dtype, "kv_dtype": args.kv_dtype,
             "attention": args.attention, "batch": batch}
 

@@ -14,14 +14,14 @@ __all__ = [
     "Hardware", "load_hardware", "list_hardware",
     "ModelShape", "load_model", "list_models",
     "bytes_per_element", "COMPUTE_DTYPES", "STORAGE_DTYPES",
-    "parse_quantity",
+    "parse_quantity", "read_text", "parse_positive_int",
 ]
 
 _WHERE = {
     "Hardware": "hardware", "load_hardware": "hardware", "list_hardware": "hardware",
     "ModelShape": "model", "load_model": "model", "list_models": "model",
     "bytes_per_element": "dtypes", "COMPUTE_DTYPES": "dtypes", "STORAGE_DTYPES": "dtypes",
-    "parse_quantity": "units",
+    "parse_quantity": "units", "read_text": "files", "parse_positive_int": "numbers",
 }
 
 

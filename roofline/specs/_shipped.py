@@ -8,6 +8,8 @@ import importlib.resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
+from .files import read_text  # kept importable from here; the one reader lives in files.py
+
 __all__ = ["shipped_dir", "shipped_files", "read_text"]
 
 _PACKAGES = {"hardware": "roofline.hardware_files", "models": "roofline.model_files"}
@@ -26,15 +28,3 @@ def shipped_files(kind: str, suffix: str) -> list[Path]:
     folder = shipped_dir(kind)
     return sorted((Path(str(f)) for f in folder.iterdir() if f.name.endswith(suffix)),
                   key=lambda p: p.name)
-
-
-def read_text(path: Path) -> str:
-    """A spec file's text: UTF-8, or a :class:`SpecError` naming the file."""
-    from ..errors import SpecError
-
-    try:
-        return path.read_text(encoding="utf-8")
-    except OSError as err:
-        raise SpecError(str(path), f"cannot read the file: {err.strerror}") from None
-    except UnicodeDecodeError as err:
-        raise SpecError(str(path), f"is not UTF-8 text (byte {err.start})") from None

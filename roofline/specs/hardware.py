@@ -3,13 +3,12 @@
 The format is described in ``hardware/README.md``. Every quantity is an inline table
 ``{ value = "3.35 TB/s", source = "..." }``; the loader rejects unknown keys at every level,
 missing keys, values that are not positive finite numbers, unknown units, units of the wrong
-dimension, unknown data types and two files with one name. Names match exactly, never
-approximately.
+dimension, values outside a plausible range (:data:`PLAUSIBLE`), unknown data types and two files
+with one name. Names match exactly, never approximately.
 """
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,11 +16,12 @@ from types import MappingProxyType
 from typing import Any
 
 from ..errors import InputError, SpecError, UnknownNameError
-from ._shipped import read_text, shipped_files
+from ._shipped import shipped_files
 from .dtypes import COMPUTE_DTYPES
-from .units import check_number, parse_quantity
+from .files import parse_toml, read_text
+from .units import check_number, check_range, parse_quantity
 
-__all__ = ["Hardware", "KINDS", "load_hardware", "list_hardware", "read_hardware"]
+__all__ = ["Hardware", "KINDS", "PLAUSIBLE", "load_hardware", "list_hardware", "read_hardware"]
 
 KINDS = ("gpu", "tpu", "accelerator", "cpu")
 _TOP = {"name", "vendor", "kind", "notes", "peak_flops", "memory", "on_chip", "interconnect",
@@ -36,6 +36,19 @@ _SECTIONS: dict[str, dict[str, str]] = {
     "efficiency": {"flops": "fraction", "bandwidth": "fraction"},
 }
 _REQUIRED = {"memory": ("bandwidth", "capacity")}
+# section.key (or section for all its keys) → (lowest, highest) plausible value in SI base units.
+# Not figures of any device: bounds wide enough for any chip from a microcontroller-class CPU to
+# a far-future accelerator, narrow enough that a typo of prefix or exponent is caught. They are
+# documented in hardware/README.md ("Plausible ranges"); min and max are held to them too.
+PLAUSIBLE: dict[str, tuple[float, float]] = {
+    "peak_flops": (1e6, 1e20),  # FLOP/s: 1 MFLOP/s to 100 EFLOP/s
+    "memory.bandwidth": (1e6, 1e16),  # bytes/s: 1 MB/s to 10 PB/s
+    "memory.capacity": (1e6, 1e15),  # bytes: 1 MB to 1 PB
+    "on_chip.sram_per_sm": (2**10, 2**30),  # bytes: 1 KiB to 1 GiB
+    "on_chip.sm_count": (1, 10**6),  # SMs, compute units, cores
+    "on_chip.l2": (2**10, 2**34),  # bytes: 1 KiB to 16 GiB
+    "interconnect.bandwidth": (1e6, 1e16),  # bytes/s
+}
 
 
 def _frozen(mapping: Mapping[str, Any] | None = None) -> Mapping[str, Any]:
@@ -104,11 +117,7 @@ class Hardware:
 def read_hardware(path: str | Path) -> Hardware:
     """Parse and validate one hardware file."""
     path = Path(path)
-    text = read_text(path)
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as err:
-        raise SpecError(str(path), f"is not valid TOML: {err}") from None
+    data = parse_toml(read_text(path, "hardware file"), str(path))
     return _validate(data, path)
 
 
@@ -169,8 +178,10 @@ def _table(data: Mapping[str, Any], key: str, where: str) -> Mapping[str, Any] |
     return value
 
 
-def _quantity(entry: Any, unit: str, where: str) -> tuple[float, str, str, tuple | None]:
-    """(value in SI base units, source, note, (min, max) or None) of one quantity entry."""
+def _quantity(entry: Any, unit: str, where: str,
+              plausible: tuple[float, float]) -> tuple[float, str, str, tuple | None]:
+    """(value in SI base units, source, note, (min, max) or None) of one quantity entry, each
+    number within ``plausible``."""
     if not isinstance(entry, dict):
         raise SpecError(where, "must be an inline table { value = ..., source = \"...\" }", entry)
     _check_keys(entry, _QUANTITY_KEYS, f"{where}.", "key of a quantity")
@@ -182,10 +193,16 @@ def _quantity(entry: Any, unit: str, where: str) -> tuple[float, str, str, tuple
     def number(raw: Any, key: str) -> float:
         at = f"{where}.{key}" if key != "value" else where
         if unit == "count":
-            return check_number(raw, at, integer=True)
+            count = check_number(raw, at, integer=True)
+            low, high = plausible
+            if not low <= count <= high:
+                raise SpecError(at, f"must be an integer in the plausible range "
+                                f"[{low:,}, {high:,}]", count if count < 10**30 else
+                                f"an integer of {len(str(count)):,} digits")
+            return count
         if unit == "fraction":
             return float(check_number(raw, at, at_most_one=True))
-        return parse_quantity(raw, unit, at)
+        return check_range(parse_quantity(raw, unit, at), *plausible, unit, at, raw)
 
     value = number(entry["value"], "value")
     bounds = None
@@ -229,7 +246,9 @@ def _validate(data: Mapping[str, Any], path: Path) -> Hardware:
                             f"needs at least one data type of: {', '.join(COMPUTE_DTYPES)}")
         for key, entry in table.items():
             dotted = f"{section}.{key}"
-            value, source, note, bounds = _quantity(entry, units[key], f"{file}: {dotted}")
+            plausible = PLAUSIBLE.get(dotted, PLAUSIBLE.get(section, (0.0, 1.0)))
+            value, source, note, bounds = _quantity(entry, units[key], f"{file}: {dotted}",
+                                                    plausible)
             values[dotted], sources[dotted] = value, source
             if note:
                 quantity_notes[dotted] = note

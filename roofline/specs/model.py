@@ -21,12 +21,13 @@ Biases: every linear layer of opt, gpt2 and gpt_neox has one; qwen2 has biases o
 projections only (Qwen2Attention: ``bias=True`` for q/k/v, ``bias=False`` for o_proj). A learned
 position table has ``max_position_embeddings + 2`` rows in OPT (OPTLearnedPositionalEmbedding's
 offset of 2) and ``n_positions`` rows in GPT-2. Keys a config has that the shape does not need are
-ignored; a key the shape needs and lacks is a :class:`SpecError`.
+ignored; a key the shape needs and lacks is a :class:`SpecError`, and so is a key of the wrong
+JSON type (a string ``"false"`` where ``false`` is meant, a list where a flag is meant; ``true``
+is not the integer 1) or a count outside its plausible range (:data:`LIMITS`).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -35,13 +36,47 @@ from typing import Any
 
 from ..derive.architecture import Architecture
 from ..errors import SpecError, UnknownNameError
-from ._shipped import read_text, shipped_files
+from ._shipped import shipped_files
+from .files import parse_json, read_text
 
-__all__ = ["ModelShape", "SUPPORTED_MODEL_TYPES", "load_model", "list_models", "read_model"]
+__all__ = ["ModelShape", "SUPPORTED_MODEL_TYPES", "LIMITS", "load_model", "list_models",
+           "read_model"]
 
 _GATED = ("llama", "mistral", "mixtral", "qwen2")
 SUPPORTED_MODEL_TYPES = (*_GATED, "opt", "gpt2", "gpt_neox")
 _ACTIVATIONS = {"relu": "relu", "silu": "silu", "swish": "silu"}  # and every "gelu*" → "gelu"
+
+# The largest plausible value of each count of the shape, an order of magnitude or more above
+# any published model (GPT-3: D = 12288, L = 96, V = 50257; Llama 3: V = 128256): a typo or a
+# hostile file is caught before a number of hundreds of digits reaches the formulas.
+LIMITS: dict[str, int] = {
+    "hidden_size": 10**6, "num_layers": 10**4, "num_heads": 10**5, "num_kv_heads": 10**5,
+    "head_dim": 10**5, "intermediate_size": 10**7, "vocab_size": 10**8,
+    "max_position": 10**9, "num_experts": 10**5, "experts_per_token": 10**5,
+    "position_table_rows": 10**9 + 2,
+}
+# A config's key → the field it becomes (for its limit); any other integer key: at most 10⁹.
+_FIELD_OF_KEY = {
+    "hidden_size": "hidden_size", "n_embd": "hidden_size", "word_embed_proj_dim": "hidden_size",
+    "num_hidden_layers": "num_layers", "n_layer": "num_layers",
+    "num_attention_heads": "num_heads", "n_head": "num_heads",
+    "num_key_value_heads": "num_kv_heads", "head_dim": "head_dim",
+    "intermediate_size": "intermediate_size", "ffn_dim": "intermediate_size",
+    "n_inner": "intermediate_size", "vocab_size": "vocab_size",
+    "max_position_embeddings": "max_position", "n_positions": "max_position",
+    "num_local_experts": "num_experts", "num_experts_per_tok": "experts_per_token",
+}
+_DEFAULT_LIMIT = 10**9
+
+
+def _check_count(value: object, where: str, maximum: int) -> int:
+    """``value`` when it is an int (not a bool) in [1, maximum], else a :class:`SpecError`."""
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise SpecError(where, "must be a positive integer", value)
+    if value > maximum:
+        shown = value if value < 10**30 else f"an integer of {len(str(value)):,} digits"
+        raise SpecError(where, f"must be at most {maximum:,} (a plausible upper bound)", shown)
+    return value
 
 
 @dataclass(frozen=True)
@@ -78,9 +113,11 @@ class ModelShape:
                   "intermediate_size", "vocab_size", "max_position", "num_experts",
                   "experts_per_token")
         for key in counts:
-            value = getattr(self, key)
-            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-                raise SpecError(f"{where}: {key}", "must be a positive integer", value)
+            _check_count(getattr(self, key), f"{where}: {key}", LIMITS[key])
+        if self.position_table_rows > LIMITS["position_table_rows"]:
+            raise SpecError(f"{where}: position_table_rows",
+                            f"must be at most {LIMITS['position_table_rows']:,}",
+                            self.position_table_rows)
         if self.num_heads % self.num_kv_heads:
             raise SpecError(f"{where}: num_key_value_heads",
                             f"must divide the {self.num_heads} attention heads", self.num_kv_heads)
@@ -135,11 +172,7 @@ class ModelShape:
 def read_model(path: str | Path, name: str | None = None) -> ModelShape:
     """Parse and validate one ``config.json``; the name is the file's stem unless given."""
     path = Path(path)
-    text = read_text(path)
-    try:
-        config = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise SpecError(str(path), f"is not valid JSON: {err}") from None
+    config = parse_json(read_text(path, "model config"), str(path))
     if not isinstance(config, dict):
         raise SpecError(str(path), "must hold a JSON object", type(config).__name__)
     return _shape(config, path, name or path.stem)
@@ -179,12 +212,13 @@ class _Config:
             if default is None:
                 raise SpecError(f"{self.where}: {key}", "missing required key")
             return default
-        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-            raise SpecError(f"{self.where}: {key}", "must be a positive integer", value)
-        return value
+        maximum = LIMITS.get(_FIELD_OF_KEY.get(key, ""), _DEFAULT_LIMIT)
+        return _check_count(value, f"{self.where}: {key}", maximum)
 
     def bool(self, key: str, default: bool) -> bool:
-        value = self.config.get(key, default)
+        value = self.config.get(key)
+        if value is None:  # absent or null: HF's default, as for integers
+            return default
         if not isinstance(value, bool):
             raise SpecError(f"{self.where}: {key}", "must be true or false", value)
         return value
@@ -197,8 +231,9 @@ class _Config:
             return _ACTIVATIONS[value]
         raise SpecError(f"{self.where}: {key}", "must be relu, silu (swish) or gelu*", value)
 
-    def reject(self, key: str, unsupported: object, why: str) -> None:
-        if key in self.config and self.config[key] == unsupported:
+    def reject(self, key: str, unsupported: bool, why: str) -> None:
+        """A flag that must be true or false (checked first), and must not be ``unsupported``."""
+        if key in self.config and self.bool(key, not unsupported) == unsupported:
             raise SpecError(f"{self.where}: {key}", f"not supported: {why}", unsupported)
 
 
@@ -225,7 +260,7 @@ def _opt(c: _Config, model_type: str) -> dict[str, Any]:
         c.int("max_position_embeddings")
     c.reject("do_layer_norm_before", False, "post-LayerNorm OPT (no final norm)")
     c.reject("_remove_final_layer_norm", True, "OPT without its final LayerNorm")
-    if c.config.get("word_embed_proj_dim", D_) != D_:
+    if c.int("word_embed_proj_dim", D_) != D_:
         raise SpecError(f"{c.where}: word_embed_proj_dim",
                         f"not supported: must equal hidden_size {D_} (no project_in/out)",
                         c.config["word_embed_proj_dim"])
@@ -275,8 +310,18 @@ def _shape(config: Mapping[str, Any], path: Path, name: str) -> ModelShape:
     model_type = config.get("model_type")
     if model_type is None:
         raise SpecError(f"{path}: model_type", "missing required key")
+    if not isinstance(model_type, str):
+        raise SpecError(f"{path}: model_type",
+                        f"must be a string, one of: {', '.join(SUPPORTED_MODEL_TYPES)}",
+                        _short(model_type))
     if model_type not in _FAMILIES:
         raise SpecError(f"{path}: model_type",
                         f"unsupported; supported: {', '.join(SUPPORTED_MODEL_TYPES)}", model_type)
     fields = _FAMILIES[model_type](_Config(config, path), model_type)
     return ModelShape(name=name, path=path, model_type=model_type, **fields)
+
+
+def _short(value: object) -> object:
+    """A JSON value short enough for a one-line message."""
+    text = repr(value)
+    return value if len(text) <= 80 else f"{type(value).__name__} {text[:60]}…"

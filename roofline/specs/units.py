@@ -1,13 +1,22 @@
 """Quantities with units, as hardware files write them: ``"3.35 TB/s"``, ``"80 GB"``, ``"228 KiB"``.
 
-A quantity is a decimal number, then a unit that pint parses. Decimal and binary prefixes
-stay apart (``KB`` = ``kB`` = 10³ bytes, ``KiB`` = 2¹⁰ bytes; ``TB`` = 10¹², ``TiB`` = 2⁴⁰), and
-work is counted in its own dimension, ``[computation]``: ``FLOP`` (alias ``OP`` for integer
-operations), so ``"989.4 TFLOP/s"`` and ``"1978.9 TOP/s"`` are both FLOP rates. The result is a
-float in SI base units: FLOP/s, bytes/s or bytes.
+A quantity is a decimal number (ASCII digits, optional fraction and exponent), optional spaces,
+then a unit of a fixed grammar, read by one anchored regular expression (no nesting, so no
+backtracking blow-up) on at most :data:`MAX_LENGTH` characters::
 
-The pint registry is built once, on first use, from only the definitions below (a few
-milliseconds; pint's full default registry takes about 150 ms to build).
+    unit   := prefix? base ("/s")?   |   time
+    prefix := k | K | M | G | T | P | E          decimal (SI): 10^3 … 10^18; K = k
+            | Ki | Mi | Gi | Ti | Pi             binary (IEC 80000-13): 2^10 … 2^50, bytes only
+    base   := B | byte | bytes                   bytes
+            | FLOP | FLOPs | OP                  floating-point (or integer) operations
+    time   := s | ms | us | ns                   a duration, in seconds
+
+Decimal and binary prefixes stay apart (``KB`` = ``kB`` = 10³ bytes, ``KiB`` = 2¹⁰ bytes;
+``TB`` = 10¹², ``TiB`` = 2⁴⁰), as the SI Brochure (9th ed., 2019, §3) and IEC 80000-13 define
+them. Work is counted in one dimension: ``OP`` (integer operations) is a FLOP for the roofline, so
+``"989.4 TFLOP/s"`` and ``"1978.9 TOP/s"`` are both FLOP rates. ``FLOPs`` is a plural count, not
+a rate, and the ambiguous ``FLOPS`` is refused: write ``FLOP/s``. The result is a float in SI
+base units: FLOP/s, bytes/s, bytes or seconds.
 
 >>> parse_quantity("228 KiB", "bytes", "H100-SXM.toml: on_chip.sram_per_sm")
 233472.0
@@ -17,69 +26,55 @@ milliseconds; pint's full default registry takes about 150 ms to build).
 
 from __future__ import annotations
 
-import functools
 import math
 import re
-from typing import TYPE_CHECKING
 
 from ..errors import SpecError
 
-if TYPE_CHECKING:  # pragma: no cover
-    import pint
+__all__ = ["DIMENSIONS", "MAX_LENGTH", "parse_quantity", "check_number", "check_range"]
 
-__all__ = ["DIMENSIONS", "parse_quantity", "registry"]
+MAX_LENGTH = 64  # characters of a quantity string; "1978.9 TOP/s" has 12
 
-# The unit a caller expects (what the result is in) → its pint dimensionality.
-DIMENSIONS: dict[str, str] = {
-    "FLOP/s": "[computation] / [time]",
-    "bytes/s": "[information] / [time]",
-    "bytes": "[information]",
+# The unit a caller expects → (what it is, an example).
+DIMENSIONS: dict[str, tuple[str, str]] = {
+    "FLOP/s": ("a FLOP rate", '"989.4 TFLOP/s"'),
+    "bytes/s": ("a bandwidth", '"3.35 TB/s"'),
+    "bytes": ("an amount of memory", '"80 GB"'),
+    "s": ("a duration", '"20 us"'),
 }
-_MEANING = {"FLOP/s": "a FLOP rate", "bytes/s": "a bandwidth", "bytes": "an amount of memory"}
+# The accepted forms, listed in an error about a unit.
+_FORMS = {
+    "FLOP/s": "[k|M|G|T|P|E]FLOP/s or [k|M|G|T|P|E]OP/s",
+    "bytes/s": "[k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi]B/s (or byte/s, bytes/s)",
+    "bytes": "[k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi]B (or byte, bytes)",
+    "s": "s, ms, us or ns",
+}
 
-# Only what hardware files need. Binary prefixes are exact powers of two (IEC 80000-13).
-_DEFINITIONS = """
-kilo- = 1e3 = k- = K-
-mega- = 1e6 = M-
-giga- = 1e9 = G-
-tera- = 1e12 = T-
-peta- = 1e15 = P-
-exa- = 1e18 = E-
-kibi- = 2**10 = Ki-
-mebi- = 2**20 = Mi-
-gibi- = 2**30 = Gi-
-tebi- = 2**40 = Ti-
-pebi- = 2**50 = Pi-
-second = [time] = s = sec
-byte = [information] = B = Byte
-flop = [computation] = FLOP = OP
-"""
+_DECIMAL = {"k": 3, "K": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}  # powers of ten
+_BINARY = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50}  # powers of two
+_TIME = {"s": 0, "ms": -3, "us": -6, "ns": -9}  # powers of ten
 
-_NUMBER = re.compile(
-    r"\s*(?P<number>[-+]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|nan|inf(?:inity)?))"
-    r"\s*(?P<unit>.*?)\s*$",
-    re.IGNORECASE,
+_QUANTITY = re.compile(
+    r"[ \t]*(?P<sign>[-+]?)"
+    r"(?:(?P<mantissa>[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE](?P<exponent>[-+]?[0-9]+))?"
+    r"|(?P<special>[nN][aA][nN]|[iI][nN][fF](?:[iI][nN][iI][tT][yY])?))"
+    r"[ \t]*(?P<unit>[^ \t](?:.*[^ \t])?)?[ \t]*",
+    re.ASCII | re.DOTALL,
 )
-
-
-@functools.cache
-def registry() -> pint.UnitRegistry:
-    """The project's unit registry, built once on first use."""
-    import pint
-
-    ureg = pint.UnitRegistry(None, autoconvert_offset_to_baseunit=False)
-    for line in _DEFINITIONS.strip().splitlines():
-        ureg.define(line)
-    return ureg
+_UNIT = re.compile(
+    r"(?P<prefix>Ki|Mi|Gi|Ti|Pi|[kKMGTPE])?(?P<base>B|bytes?|FLOPs?|OP)(?P<rate>/s)?"
+    r"|(?P<time>s|ms|us|ns)",
+    re.ASCII,
+)
 
 
 def parse_quantity(text: object, expected_dimension: str, where: str) -> float:
     """The value of ``text`` (``"<number> <unit>"``) in SI base units of ``expected_dimension``
-    (one of ``"FLOP/s"``, ``"bytes/s"``, ``"bytes"``).
+    (one of ``"FLOP/s"``, ``"bytes/s"``, ``"bytes"``, ``"s"``).
 
-    Raises :class:`SpecError` (``where: rule (got text)``) for anything else: not a string, no
-    number, a number that is NaN, infinite, zero or negative, an unknown unit, or a unit of
-    another dimension.
+    Raises :class:`SpecError` (``where: rule (got text)``) for anything else: not a string, too
+    long, no number, a number that is NaN, infinite, zero or negative, a unit outside the
+    grammar, a binary prefix on FLOP, or a unit of another dimension.
 
     >>> parse_quantity("1978.9 TOP/s", "FLOP/s", "x") == 1978.9e12
     True
@@ -89,36 +84,58 @@ def parse_quantity(text: object, expected_dimension: str, where: str) -> float:
     roofline.errors.SpecError: H100.toml: memory.bandwidth: must be a bandwidth in bytes/s \
 (e.g. "3.35 TB/s"), but its unit is bytes (got '3.35 TB')
     """
-    import pint
-
     if expected_dimension not in DIMENSIONS:
         raise ValueError(f"expected_dimension must be one of {sorted(DIMENSIONS)}")
-    example = {"FLOP/s": '"989.4 TFLOP/s"', "bytes/s": '"3.35 TB/s"', "bytes": '"80 GB"'}
-    meaning, shown = _MEANING[expected_dimension], example[expected_dimension]
-    expected = f"{meaning} in {expected_dimension} (e.g. {shown})"
+    meaning, example = DIMENSIONS[expected_dimension]
+    expected = f"{meaning} in {expected_dimension} (e.g. {example})"
     if not isinstance(text, str):
         raise SpecError(where, f"must be a string: a number and a unit, {expected}", text)
-    match = _NUMBER.fullmatch(text)
+    if len(text) > MAX_LENGTH:
+        raise SpecError(where, f"is too long ({len(text):,} characters; at most {MAX_LENGTH}); "
+                        f"must be {expected}", _shown(text))
+    match = _QUANTITY.fullmatch(text)
     if match is None:
         raise SpecError(where, f"must be a number and a unit, {expected}", text)
-    number = float(match["number"])
-    _check_number(number, where, text)
     unit_text = match["unit"]
+    if match["special"]:
+        number = float(match["special"])
+    else:
+        # A decimal exponent is added to the prefix's below, so "1e300 EB" overflows to inf
+        # (and is refused) instead of raising; float() of a decimal string rounds once.
+        number = float(f"{match['mantissa']}e{match['exponent'] or 0}")
+    number = -number if match["sign"] == "-" else number
+    _check_number(number, where, text)
     if not unit_text:
         raise SpecError(where, f"has no unit; must be {expected}", text)
-    ureg = registry()
-    try:
-        unit = ureg.parse_units(unit_text)
-    except (pint.errors.UndefinedUnitError, pint.errors.DefinitionSyntaxError, ValueError,
-            TypeError, AttributeError, SyntaxError) as err:
-        raise SpecError(where, f"unknown unit {unit_text!r}; must be {expected}", text) from err
-    quantity = ureg.Quantity(number, unit)
-    if quantity.dimensionality != ureg.get_dimensionality(DIMENSIONS[expected_dimension]):
-        got = _describe(quantity.to_base_units().units)
-        raise SpecError(where, f"must be {expected}, but its unit is {got}", text)
-    value = float(quantity.to_base_units().magnitude)
-    _check_number(value, where, text)  # a huge prefix may still overflow
+    dimension, value = _convert(match, unit_text, expected_dimension, where, text)
+    if dimension != expected_dimension:
+        raise SpecError(where, f"must be {expected}, but its unit is {dimension}", text)
+    _check_number(value, where, text)  # a huge prefix may still overflow, a tiny one underflow
     return value
+
+
+def _convert(match: re.Match[str], unit_text: str, expected: str, where: str,
+             text: str) -> tuple[str, float]:
+    """(the dimension of ``unit_text``, the number in SI base units)."""
+    unit = _UNIT.fullmatch(unit_text)
+    if unit is None:
+        raise SpecError(where, f"unknown unit {unit_text!r}; accepted: {_FORMS[expected]}", text)
+    if unit["time"]:
+        shift, power_of_two = _TIME[unit["time"]], 0
+        dimension = "s"
+    else:
+        prefix, base = unit["prefix"] or "", unit["base"]
+        work = base.startswith(("FLOP", "OP"))
+        if work and prefix in _BINARY:
+            raise SpecError(where, f"binary prefix {prefix!r} on {base}: binary prefixes are for "
+                            f"bytes only; accepted: {_FORMS[expected]}", text)
+        shift, power_of_two = _DECIMAL.get(prefix, 0), _BINARY.get(prefix, 0)
+        dimension = ("FLOP" if work else "bytes") + ("/s" if unit["rate"] else "")
+    if match["special"]:
+        return dimension, float(match["special"])
+    exponent = int(match["exponent"] or 0) + shift
+    value = float(f"{match['mantissa']}e{exponent}") * 2.0**power_of_two
+    return dimension, -value if match["sign"] == "-" else value
 
 
 def check_number(value: object, where: str, *, integer: bool = False,
@@ -134,9 +151,29 @@ def check_number(value: object, where: str, *, integer: bool = False,
         raise SpecError(where, f"must be {kind}", value)
     if integer and not isinstance(value, int):
         raise SpecError(where, "must be an integer", value)
-    _check_number(float(value), where, value)
+    if isinstance(value, int):  # compared exactly: float() of a huge int would raise
+        if value <= 0:
+            raise SpecError(where, "must be positive (> 0)", value)
+    else:
+        _check_number(value, where, value)
     if at_most_one and value > 1:
-        raise SpecError(where, "must be a fraction in (0, 1]", value)
+        raise SpecError(where, "must be a fraction in (0, 1]", _shown(value))
+    return value
+
+
+def check_range(value: float, low: float, high: float, unit: str, where: str,
+                shown: object) -> float:
+    """``value`` when ``low ≤ value ≤ high``, else a :class:`SpecError` that gives the range.
+
+    >>> check_range(5e-324, 1e6, 1e16, "bytes/s", "f.toml: memory.bandwidth", "5e-324 B/s")
+    Traceback (most recent call last):
+    ...
+    roofline.errors.SpecError: f.toml: memory.bandwidth: is 4.941e-324 bytes/s, outside the \
+plausible range [1e+06, 1e+16] bytes/s (got '5e-324 B/s')
+    """
+    if not low <= value <= high:
+        raise SpecError(where, f"is {value:.4g} {unit}, outside the plausible range "
+                        f"[{low:.4g}, {high:.4g}] {unit}", _shown(shown))
     return value
 
 
@@ -149,7 +186,10 @@ def _check_number(number: float, where: str, shown: object) -> None:
         raise SpecError(where, "must be positive (> 0)", shown)
 
 
-def _describe(units: object) -> str:
-    text = str(units)
-    return (text.replace("byte", "bytes").replace("flop", "FLOP").replace("second", "s")
-            .replace(" / ", "/"))
+def _shown(value: object) -> object:
+    """A value short enough for a one-line message: long strings and huge integers cut."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 200:
+        return f"an integer of {value.bit_length():,} bits"
+    if isinstance(value, str) and len(value) > MAX_LENGTH:
+        return value[:MAX_LENGTH] + "…"
+    return value

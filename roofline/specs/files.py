@@ -1,0 +1,125 @@
+"""Reading a spec file safely: a regular file, of bounded size, in UTF-8, parsed without a
+traceback however deep its nesting.
+
+Every loader of the package reads its files through :func:`read_text` (hardware TOML files,
+model ``config.json`` files, and any other small text file a user names). What it refuses, it
+refuses with one :class:`SpecError` line that names the file:
+
+* anything that is not a regular file — a directory, a FIFO, a device such as ``/dev/zero`` —
+  found with :func:`os.stat` *before* the file is opened, so that nothing blocks or streams for
+  ever (POSIX ``stat``: ``S_ISREG``);
+* a file larger than ``max_bytes`` (1 MiB unless told; the largest shipped file is a few KiB);
+* bytes that are not UTF-8 (the first bad byte's offset is given).
+
+:func:`parse_toml` and :func:`parse_json` turn a parser's failures — a syntax error, an integer
+of more digits than Python converts (``sys.get_int_max_str_digits``, 4300 by default), nesting
+thousands deep (a ``RecursionError``) — into the same kind of line.
+
+>>> import tempfile, pathlib
+>>> with tempfile.TemporaryDirectory() as d:
+...     read_text(pathlib.Path(d), "model config")
+Traceback (most recent call last):
+...
+roofline.errors.SpecError: ...: is not a regular file (a directory); a model config must be \
+a regular file
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from ..errors import SpecError
+
+__all__ = ["MAX_BYTES", "read_text", "parse_toml", "parse_json"]
+
+MAX_BYTES = 2**20  # 1 MiB: a spec file is a few KiB; anything far larger is not one
+
+
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return "not a plain file"
+
+
+def read_text(path: str | Path, what: str = "spec file", max_bytes: int = MAX_BYTES) -> str:
+    """The text of the regular file ``path``: at most ``max_bytes`` bytes of UTF-8.
+
+    ``what`` names the file in the model's words (``"hardware file"``, ``"model config"``).
+    Raises :class:`SpecError` (``path: rule``) for a missing or unreadable file, anything but a
+    regular file (checked before opening), a file over ``max_bytes``, or bytes not UTF-8.
+    """
+    path = Path(path)
+    where = str(path)
+    try:
+        info = os.stat(path)  # follows links: a link to a regular file is fine
+    except OSError as err:
+        raise SpecError(where, f"cannot read the file: {err.strerror}") from None
+    except ValueError as err:  # e.g. an embedded NUL byte in the name
+        raise SpecError(where, f"cannot read the file: {err}") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise SpecError(where, f"is not a regular file ({_kind(info.st_mode)}); a {what} must "
+                        "be a regular file")
+    limit = f"a {what} must be at most {max_bytes:,} bytes"
+    if info.st_size > max_bytes:
+        raise SpecError(where, f"is too large ({info.st_size:,} bytes); {limit}")
+    try:
+        # O_NONBLOCK: should the path have been swapped for a FIFO since stat, open returns
+        # at once and fstat below refuses it.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as err:
+        raise SpecError(where, f"cannot read the file: {err.strerror}") from None
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            raise SpecError(where, f"is not a regular file; a {what} must be a regular file")
+        data = f.read(max_bytes + 1)
+    if len(data) > max_bytes:  # it grew after stat
+        raise SpecError(where, f"is too large (over {max_bytes:,} bytes); {limit}")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise SpecError(where, f"is not UTF-8 text (byte {err.start})") from None
+
+
+def parse_toml(text: str, where: str) -> dict[str, Any]:
+    """``tomllib.loads(text)``, or one :class:`SpecError` line naming ``where``.
+
+    >>> parse_toml("a = " + "[" * 5000 + "]" * 5000, "x.toml")
+    Traceback (most recent call last):
+    ...
+    roofline.errors.SpecError: x.toml: is not valid TOML: nested too deeply
+    """
+    try:
+        return tomllib.loads(text)
+    except RecursionError:
+        raise SpecError(where, "is not valid TOML: nested too deeply") from None
+    except ValueError as err:  # TOMLDecodeError, or an integer of too many digits
+        raise SpecError(where, f"is not valid TOML: {_one_line(err)}") from None
+
+
+def parse_json(text: str, where: str) -> Any:
+    """``json.loads(text)``, or one :class:`SpecError` line naming ``where``.
+
+    >>> parse_json("[" * 100000, "x.json")
+    Traceback (most recent call last):
+    ...
+    roofline.errors.SpecError: x.json: is not valid JSON: nested too deeply
+    """
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise SpecError(where, "is not valid JSON: nested too deeply") from None
+    except ValueError as err:  # JSONDecodeError, or an integer of too many digits
+        raise SpecError(where, f"is not valid JSON: {_one_line(err)}") from None
+
+
+def _one_line(err: Exception) -> str:
+    text = " ".join(str(err).split())
+    return text if len(text) <= 200 else text[:199] + "…"
