@@ -14,12 +14,13 @@ from roofline.measure.hwfile import write_hardware
 from roofline.specs.hardware import load_hardware
 
 TINY = cpu.Plan(matmul_n=32, matmul_repeats=2, stream_elements=20_000, stream_repeats=2,
-              chunk=4096, threads=2, why="tiny test sizes", gemm_d_in=64, gemm_d_out=256,
-              gemm_repeats=2)
+                chunk=4096, threads=2, why="tiny test sizes", gemm_d_in=64, gemm_d_out=256,
+                gemm_repeats=2)
 
 
 def test_plan_sizes_from_caches() -> None:
-    levels = [system.CacheLevel(2, "Unified", 2**20, 1, "x"), system.CacheLevel(3, "Unified", 2**25, 4, "y")]
+    levels = [system.CacheLevel(2, "Unified", 2**20, 1, "x"),
+              system.CacheLevel(3, "Unified", 2**25, 4, "y")]
     p = cpu.plan(levels=levels, available=2**34, n_threads=2)
     assert p.stream_elements == 4 * 2**25 // 8  # each array 4x the 32 MiB LLC, fp64
     assert p.chunk == 2**20 // 4 // 8  # a quarter of the private cache, fp64
@@ -61,7 +62,8 @@ def _measurement(triad: float, gemm: float) -> cpu.Measurement:
     def s(x: float) -> timing.Stats:
         return timing.Stats(0.9 * x, x, 1.1 * x, 5)
 
-    levels = [system.CacheLevel(2, "Unified", 2**21, 1, "l2"), system.CacheLevel(3, "Unified", 2**25, 2, "l3")]
+    levels = [system.CacheLevel(2, "Unified", 2**21, 1, "l2"),
+              system.CacheLevel(3, "Unified", 2**25, 2, "l3")]
     return cpu.Measurement(TINY, {"fp32": s(1e11)}, {"triad": s(triad), "copy": s(triad)}, levels,
                          2**34, {"cores": "2"}, gemm={"gemm": s(gemm), "gemv": s(3 * gemm)})
 
@@ -77,7 +79,8 @@ def test_efficiency_written_and_loaded(tmp_path: Path) -> None:
     assert "GEMV (1 row" in note and "24 GB/s median" in note and "recorded as 1" not in note
     assert "streaming its weights" in hw.sources["efficiency.bandwidth"]
     # faster than the triad: clamped to 1, and the note says so
-    fast = load_hardware(write_hardware(tmp_path / "f.toml", _measurement(20e9, 25e9).document("f")))
+    fast = load_hardware(write_hardware(tmp_path / "f.toml",
+                                        _measurement(20e9, 25e9).document("f")))
     assert fast.bandwidth_efficiency == 1.0 and fast.bandwidth() == 20e9
     assert "faster than the triad (ratio 1.25): recorded as 1" in fast.quantity_notes[
         "efficiency.bandwidth"]

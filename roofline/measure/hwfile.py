@@ -149,8 +149,9 @@ def check_name(name: str, argument: str = "name") -> None:
 
 
 def hardware_check(final: str | Path) -> Callable[[Path], None]:
-    """A ``check`` for :func:`roofline.output.write_atomic`: the temporary file must load as a hardware file;
-    an error names ``final`` (the file that was not written) rather than the temporary one."""
+    """A ``check`` for :func:`roofline.output.write_atomic`: the temporary file must load as a
+    hardware file; an error names ``final`` (the file that was not written), not the temporary
+    one."""
     from ..specs.hardware import read_hardware
 
     def check(tmp: Path) -> None:

@@ -230,7 +230,8 @@ def fit_knee(ts: Sequence[float], times: Sequence[float]) -> Knee | None:
 
 
 # --- sizes -----------------------------------------------------------------------------------
-def projection_width(llc_bytes: int | None, available: int | None, factor: int = 2) -> tuple[int, str]:
+def projection_width(llc_bytes: int | None, available: int | None,
+                     factor: int = 2) -> tuple[int, str]:
     """The smallest power-of-two width d with fp32 weights d×d ≥ ``factor``× the LLC.
 
     Capped so the weights and the T = 4096 activations take at most a quarter of available memory.
