@@ -64,8 +64,10 @@ def _measurement(triad: float, gemm: float) -> cpu.Measurement:
 
     levels = [system.CacheLevel(2, "Unified", 2**21, 1, "l2"),
               system.CacheLevel(3, "Unified", 2**25, 2, "l3")]
-    return cpu.Measurement(TINY, {"fp32": s(1e11)}, {"triad": s(triad), "copy": s(triad)}, levels,
-                         2**34, {"cores": "2"}, gemm={"gemm": s(gemm), "gemv": s(3 * gemm)})
+    return cpu.Measurement(plan=TINY, flops={"fp32": s(1e11)},
+                           stream={"triad": s(triad), "copy": s(triad)}, levels=levels,
+                           memory_total=2**34, provenance={"cores": "2"},
+                           gemm={"gemm": s(gemm), "gemv": s(3 * gemm)})
 
 
 def test_efficiency_written_and_loaded(tmp_path: Path) -> None:

@@ -87,7 +87,7 @@ def plan(quick: bool = False, levels: Sequence[CacheLevel] | None = None,
 
 
 # --- the measurement -------------------------------------------------------------------------
-@dataclass
+@dataclass(frozen=True, kw_only=True)
 class Measurement:
     """Everything one run measured, with the plan it followed."""
 
@@ -185,5 +185,6 @@ def measure(quick: bool = False, progress_bar: bool = False, the_plan: Plan | No
                                        progress=bar).items()}
     finally:
         bar.close()
-    return Measurement(p, flops, stream, levels, memory_bytes()[0], provenance(),
-                       {"bf16, fp16": HALF_SKIPPED}, gemm)
+    return Measurement(plan=p, flops=flops, stream=stream, levels=levels,
+                       memory_total=memory_bytes()[0], provenance=provenance(),
+                       skipped={"bf16, fp16": HALF_SKIPPED}, gemm=gemm)
