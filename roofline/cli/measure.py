@@ -13,10 +13,9 @@ Both check what they will write before measuring anything (:func:`roofline.outpu
 a target that cannot be written (a file where a folder must be, an unwritable folder, a folder
 where a file must be) or a ``--name`` the hardware reader refuses is one line and exit status 2,
 with nothing measured or written. The library names its arguments (``output``, ``name``); the
-command line says them as flags (``--output``, ``--name``). A
-measured hardware file is read back with the project's reader before its atomic rename, so
-``measure`` never leaves a file that ``--hardware`` would refuse. The progress bar is drawn only
-when stderr is a terminal.
+command line says them as flags (``--output``, ``--name``). A measured hardware file is read back
+with the project's reader before its atomic rename, so ``measure`` never leaves a file that
+``--hardware`` would refuse. The progress bar is drawn only when stderr is a terminal.
 """
 
 from __future__ import annotations
