@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 import roofline.cli as cli
-from roofline import gpu_measure
-from roofline import hwfile as H
-from roofline import measure as M
-from roofline import validate as V
+from roofline.measure import cpu as M
+from roofline.measure import gpu as gpu_measure
+from roofline.measure import hwfile as H
+from roofline.measure import validation as V
 from roofline.specs.hardware import load_hardware
 
 TINY = M.Plan(matmul_n=32, matmul_repeats=2, stream_elements=20_000, stream_repeats=2,
@@ -52,7 +52,8 @@ def test_measure_writes_a_hardware_file(tmp_path: Path, capsys: pytest.CaptureFi
 def test_measure_rejects_a_non_toml_name(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     status, _, err = _run(capsys, "measure", "-o", str(tmp_path / "me.txt"))
     assert status == 2
-    assert err.strip() == f"roofline: error: -o: must name a .toml file (got '{tmp_path / 'me.txt'}')"
+    assert err.strip() == (f"roofline: error: --output: must name a .toml file "
+                           f"(got '{tmp_path / 'me.txt'}')")
 
 
 @pytest.fixture
@@ -77,8 +78,8 @@ def test_measure_under_a_file_fails_before_measuring(
     a_file.write_text("x")
     target = a_file / "x.toml"
     err = _refused(capsys, "measure", "--quick", "-o", str(target))
-    assert err == (f"roofline: error: -o: cannot write there: {a_file} is a file, not a folder "
-                   f"(got '{target}')\n")
+    assert err == (f"roofline: error: --output: cannot write there: {a_file} is a file, "
+                   f"not a folder (got '{target}')\n")
     assert [p.name for p in tmp_path.iterdir()] == ["afile"] and a_file.read_text() == "x"
 
 
@@ -86,10 +87,10 @@ def test_measure_into_a_folder_named_like_a_file(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], no_measuring: None) -> None:
     (tmp_path / "d.toml").mkdir()
     err = _refused(capsys, "measure", "-o", str(tmp_path / "d.toml"))
-    assert err.startswith("roofline: error: -o: is a folder; give a file name")
+    assert err.startswith("roofline: error: --output: is a folder; give a file name")
     (tmp_path / "x-gpu.toml").mkdir()
     err = _refused(capsys, "measure", "-o", str(tmp_path / "x.toml"))
-    assert f"-o: cannot write {tmp_path / 'x-gpu.toml'}: it is a folder" in err
+    assert f"--output: cannot write {tmp_path / 'x-gpu.toml'}: it is a folder" in err
 
 
 @pytest.mark.parametrize("name, rule", [("", "must be a non-empty string"),
@@ -105,9 +106,9 @@ def test_measure_refuses_a_name_the_reader_refuses(
 def test_measure_never_writes_a_file_the_reader_refuses(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     # a measurement whose document the reader refuses (here: an unknown kind) is not written
-    real = M.Measurement.toml
-    monkeypatch.setattr(M.Measurement, "toml",
-                        lambda self, name: real(self, name).replace('kind = "cpu"', 'kind = "x"'))
+    real = M.Measurement.document
+    monkeypatch.setattr(M.Measurement, "document",
+                        lambda self, name: {**real(self, name), "kind": "x"})
     target = tmp_path / "me.toml"
     err = _refused(capsys, "measure", "-o", str(target))
     assert err.startswith(f"roofline: error: {target}: kind: must be one of ")
@@ -120,15 +121,15 @@ def test_validate_refuses_a_bad_folder_before_work(
     a_file = tmp_path / "afile"
     a_file.write_text("x")
     err = _refused(capsys, "validate", "--quick", "-o", str(a_file / "v"))
-    assert err == (f"roofline: error: -o: cannot write there: {a_file} is a file, not a folder "
-                   f"(got '{a_file / 'v'}')\n")
+    assert err == (f"roofline: error: --output: cannot write there: {a_file} is a file, "
+                   f"not a folder (got '{a_file / 'v'}')\n")
     (tmp_path / "v" / "validation.png").mkdir(parents=True)
     err = _refused(capsys, "validate", "-o", str(tmp_path / "v"))
-    assert err == (f"roofline: error: -o: cannot write validation.png: "
+    assert err == (f"roofline: error: --output: cannot write validation.png: "
                    f"{tmp_path / 'v' / 'validation.png'} is a folder (got '{tmp_path / 'v'}')\n")
     (tmp_path / "w" / "hardware.toml").mkdir(parents=True)  # where the measured file would go
     err = _refused(capsys, "validate", "-o", str(tmp_path / "w"))
-    assert "-o: cannot write hardware.toml: " in err
+    assert "--output: cannot write hardware.toml: " in err
     assert {p.name for p in tmp_path.iterdir()} == {"afile", "v", "w"}  # nothing new written
     assert [p.name for p in (tmp_path / "w").iterdir()] == ["hardware.toml"]
 
@@ -145,7 +146,7 @@ def test_validate_measures_first(tmp_path: Path, capsys: pytest.CaptureFixture[s
 
 
 def test_validate_with_a_hardware_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    hw = H.write_atomic(tmp_path / "hw.toml", M.measure().toml("given"))
+    hw = H.write_hardware(tmp_path / "hw.toml", M.measure().document("given"))
     status, _, err = _run(capsys, "validate", "--hardware", str(hw), "-o", str(tmp_path / "v"))
     assert status == 0 and "GPU part skipped" in err
     assert f"`{hw}`" in (tmp_path / "v" / "validation.md").read_text()
@@ -155,13 +156,14 @@ def test_validate_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     a_file = tmp_path / "f.txt"
     a_file.write_text("x")
     status, _, err = _run(capsys, "validate", "-o", str(a_file))
-    assert status == 2 and f"-o: must be a folder, not a file (got '{a_file}')" in err
+    assert status == 2 and f"--output: must be a folder, not a file (got '{a_file}')" in err
     missing = tmp_path / "none.toml"
     status, _, err = _run(capsys, "validate", "--hardware", str(missing))
     assert status == 2 and err.startswith(f"roofline: error: {missing}: cannot read the file")
     doc = M.measure().document("no-fp32")
     del doc["peak_flops"]["fp32"]
-    no_fp32 = H.write_atomic(tmp_path / "nofp32.toml", H.toml_document(doc))
+    no_fp32 = tmp_path / "nofp32.toml"
+    no_fp32.write_text(H.toml_document(doc))
     status, _, err = _run(capsys, "validate", "--hardware", str(no_fp32), "-o", str(tmp_path / "v"))
     assert status == 2 and f"{no_fp32}: peak_flops.fp32: validate needs the fp32 peak" in err
 

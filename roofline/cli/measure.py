@@ -9,12 +9,13 @@ keeps that file as ``DIR/hardware.toml``, so the comparison always uses numbers 
 machine at the time. Writes ``DIR/validation.md`` and ``DIR/validation.png`` (default DIR:
 ``validation/``).
 
-Both check what they will write before measuring anything: a target that cannot be written (a
-file where a folder must be, an unwritable folder, a folder where a file must be) or a ``--name``
-the hardware reader refuses is one line and exit status 2, with nothing measured or written. A
-measured hardware file is read back with the project's reader before its atomic rename, so
-``measure`` never leaves a file that ``--hardware`` would refuse. The progress bar is drawn only
-when stderr is a terminal.
+Both check what they will write before measuring anything (:func:`roofline.output.check_target`):
+a target that cannot be written (a file where a folder must be, an unwritable folder, a folder
+where a file must be) or a ``--name`` the hardware reader refuses is one line and exit status 2,
+with nothing measured or written. The library names its arguments (``output``, ``name``); the
+command line says them as flags (``--output``, ``--name``). A measured hardware file is read back
+with the project's reader before its atomic rename, so ``measure`` never leaves a file that
+``--hardware`` would refuse. The progress bar is drawn only when stderr is a terminal.
 """
 
 from __future__ import annotations
@@ -61,38 +62,26 @@ def _gpu_file(path: Path) -> Path:
     return path.with_name(f"{path.stem}-gpu.toml")
 
 
-def _check_measure_target(path: Path, option: str = "-o") -> None:
+def _check_measure_target(path: Path) -> None:
     """Before measuring: ``path`` and its GPU file can be written."""
-    from ..hwfile import check_output_file
+    from ..output import check_target
 
-    check_output_file(path, option)
+    check_target(path, "file", suffix=".toml")
     if _gpu_file(path).is_dir():
-        raise InputError(option, f"cannot write {_gpu_file(path)}: it is a folder", str(path))
+        raise InputError("output", f"cannot write {_gpu_file(path)}: it is a folder", str(path))
 
 
-def _write(path: Path, text: str, option: str, check=None) -> None:
-    """:func:`roofline.hwfile.write_atomic`, with an operating-system error as one line."""
-    from ..hwfile import write_atomic
-
-    try:
-        write_atomic(path, text, check)
-    except OSError as err:
-        raise InputError(option, f"cannot write the file: {err.strerror or err}",
-                         str(path)) from None
-
-
-def _measure(path: Path, quick: bool, name: str, option: str = "-o") -> str | None:
+def _measure(path: Path, quick: bool, name: str) -> str | None:
     """Measure, write ``path`` (and the GPU file); returns the GPU skip reason, if any.
 
     The text is read back with the hardware reader before the rename: a file ``--hardware``
     would refuse is never written."""
-    from .. import gpu_measure
-    from ..hwfile import hardware_check, toml_document
-    from ..measure import measure
+    from ..measure import cpu, gpu
+    from ..measure.hwfile import write_hardware
 
-    result = measure(quick=quick, progress_bar=True)
-    _write(path, result.toml(name), option, hardware_check(path))
+    result = cpu.measure(quick=quick, progress_bar=True)
     doc = result.document(name)
+    write_hardware(path, doc, cpu.HEADER)
     print(f"wrote {path}")
     for dtype, entry in doc["peak_flops"].items():
         print(f"  {dtype}: {entry['value']} (min {entry['min']}, max {entry['max']})")
@@ -103,12 +92,10 @@ def _measure(path: Path, quick: bool, name: str, option: str = "-o") -> str | No
     if eff:
         print(f"  bandwidth efficiency (GEMM weight stream / triad): {eff['value']}; "
               f"{eff['note']}")
-    reason = gpu_measure.unavailable()
+    reason = gpu.unavailable()
     if reason is None:
-        gpu_doc = gpu_measure.measure_gpu(quick)
         gpu_path = _gpu_file(path)
-        _write(gpu_path, toml_document(gpu_doc, "Written by `roofline measure`"), option,
-               hardware_check(gpu_path))
+        write_hardware(gpu_path, gpu.measure_gpu(quick), "Written by `roofline measure`")
         print(f"wrote {gpu_path}")
     else:
         print(f"GPU part skipped: {reason}", file=sys.stderr)
@@ -116,7 +103,7 @@ def _measure(path: Path, quick: bool, name: str, option: str = "-o") -> str | No
 
 
 def run_measure(args: argparse.Namespace) -> int:
-    from ..hwfile import check_name
+    from ..measure.hwfile import check_name
 
     path = Path(args.output)
     _check_measure_target(path)  # before any measuring: nothing is lost to a bad target
@@ -126,16 +113,19 @@ def run_measure(args: argparse.Namespace) -> int:
 
 
 def run_validate(args: argparse.Namespace) -> int:
-    from .. import gpu_measure
-    from ..hwfile import check_output_folder
+    import dataclasses
+
+    from ..measure import gpu
+    from ..measure import validation as V
+    from ..measure.hwfile import write_hardware
+    from ..measure.report import write_report
+    from ..output import check_target
     from ..specs.hardware import load_hardware
-    from ..validate import KNEE_MIN_T, validate
-    from ..validation_report import write_report
 
     report = ["validation.md", "validation.png", "validation-gpu.png", "hardware-gpu.toml"]
     if args.hardware is None:
         report.append("hardware.toml")
-    out = check_output_folder(args.output, report)  # before any work
+    out = check_target(args.output, "folder", contents=report)  # before any work
     if args.hardware is None:
         hw_path = out / "hardware.toml"
         _measure(hw_path, args.quick, "this-machine")
@@ -145,32 +135,27 @@ def run_validate(args: argparse.Namespace) -> int:
     if "fp32" not in hw.peak_flops:
         raise SpecError(f"{hw_path}: peak_flops.fp32", "validate needs the fp32 peak; run "
                         "`roofline measure` to write one")
-    result = validate(hw, quick=args.quick, progress_bar=True)
-    reason = gpu_measure.unavailable()
+    result = V.validate(hw, quick=args.quick, progress_bar=True)
+    reason = gpu.unavailable()
     if reason is None:
         gpu_path = _gpu_file(hw_path)
         if not gpu_path.exists():
-            from ..hwfile import hardware_check, toml_document
-
             gpu_path = out / "hardware-gpu.toml"
-            _write(gpu_path, toml_document(gpu_measure.measure_gpu(quick=True)), "-o",
-                   hardware_check(gpu_path))
-        result.gpu = {"validation": gpu_measure.validate_gpu(load_hardware(gpu_path), args.quick)}
+            write_hardware(gpu_path, gpu.measure_gpu(quick=True))
+        result = dataclasses.replace(
+            result, gpu=gpu.validate_gpu(load_hardware(gpu_path), args.quick))
     else:
-        result.gpu = {"skipped": reason}
+        result = dataclasses.replace(result, gpu_skipped=reason)
         if args.hardware is not None:  # otherwise measure said so already
             print(f"GPU part skipped: {reason}", file=sys.stderr)
-    try:
-        written = write_report(result, out)
-    except OSError as err:
-        raise InputError("-o", f"cannot write the report: {err.strerror or err}",
-                         str(out)) from None
-    for path in written:
+    for path in write_report(result, out):
         print(f"wrote {path}")
-    knee = result.knee_measured
-    print(f"projection: median absolute error {result.mae:.1%}", end="")
-    print(f" (uncalibrated {result.mae_uncalibrated:.1%})" if result.calibrated else "", end="")
-    print(f"; measured knee T = {knee.knee:.1f} (fitted on T ≥ {KNEE_MIN_T})" if knee
+    proj = result.projection
+    knee = proj.knee
+    print(f"projection: median absolute error {proj.mae:.1%}", end="")
+    print(f" (uncalibrated {proj.mae_uncalibrated:.1%})" if result.machine.calibrated else "",
+          end="")
+    print(f"; measured knee T = {knee.knee:.1f} (fitted on T ≥ {V.KNEE_MIN_T})" if knee
           else "; no knee fitted", end="")
-    print(f"; predicted crossover T = {result.crossover:.1f}" if result.crossover else "")
+    print(f"; predicted crossover T = {proj.crossover:.1f}" if proj.crossover else "")
     return 0

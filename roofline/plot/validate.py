@@ -13,7 +13,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-    from ..validate import Point, Validation
+    from ..measure.validation import Point, Validation
 
 __all__ = ["plot_projection", "plot_attention", "figure"]
 
@@ -42,41 +42,47 @@ def plot_projection(v: Validation, ax: Axes | None = None) -> Axes:
     prediction (calibrated β when the file has one; the uncalibrated one as a thin grey line),
     its no-overlap bound, the predicted crossover and the measured knee."""
     ax = _axes(ax)
-    _series(ax, v.projection, "projection", "C0")
-    if v.calibrated:
-        ax.plot([p.T for p in v.projection], [p.uncalibrated for p in v.projection], "-",
+    m, s = v.machine, v.projection
+    _series(ax, s.points, "projection", "C0")
+    if m.calibrated:
+        ax.plot([p.T for p in s.points], [p.uncalibrated for p in s.points], "-",
                 color="C7", lw=0.8, label="uncalibrated prediction (β = memory.bandwidth)")
-    ax.plot([p.T for p in v.projection], [p.no_overlap for p in v.projection], ":", color="C0",
+    ax.plot([p.T for p in s.points], [p.no_overlap for p in s.points], ":", color="C0",
             alpha=0.7, label="no-overlap bound F/P + Q/β")
-    if v.crossover:
-        ax.axvline(v.crossover, color="C3", ls="--", lw=1,
-                   label=f"predicted crossover T = {v.crossover:.0f}")
-    knee = v.knee_measured
+    if s.crossover:
+        ax.axvline(s.crossover, color="C3", ls="--", lw=1,
+                   label=f"predicted crossover T = {s.crossover:.0f}")
+    knee = s.knee
     if knee:
         ax.axvline(knee.knee, color="C2", ls="-.", lw=1, label=f"measured knee T = {knee.knee:.0f}")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlabel("prompt tokens T (rows of X)")
     ax.set_ylabel("time per call (s)")
-    error = f"median error {v.mae:.0%}"
-    if v.calibrated:
-        error += f"; uncalibrated {v.mae_uncalibrated:.0%}"
-    ax.set_title(f"projection {v.d_in}×{v.d_out} {v.dtype} ({error})", fontsize=10)
+    error = f"median error {s.mae:.0%}"
+    if m.calibrated:
+        error += f"; uncalibrated {s.mae_uncalibrated:.0%}"
+    ax.set_title(f"projection {s.d_in}×{s.d_out} {m.dtype} ({error})", fontsize=10)
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(fontsize=7, loc="upper left")
     return ax
 
 
 def plot_attention(v: Validation, ax: Axes | None = None) -> Axes:
-    """Causal attention time against T: naive and blocked, measured and predicted."""
+    """Causal attention time against T: each form run (naive, blocked or sdpa), measured and
+    predicted."""
     ax = _axes(ax)
-    for (mode, points), color in zip(v.attention.items(), ("C1", "C4", "C5")):
+    a = v.attention
+    if a is None:
+        return ax
+    for (mode, points), color in zip(a.forms.items(), ("C1", "C4", "C5")):
         _series(ax, points, mode, color)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlabel("prompt tokens T")
     ax.set_ylabel("time per call (s)")
-    ax.set_title(f"causal attention, {v.heads} heads × H = {v.head_dim}, fp32", fontsize=10)
+    ax.set_title(f"causal attention, {a.heads} heads × H = {a.head_dim}, {v.machine.dtype}",
+                 fontsize=10)
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(fontsize=7, loc="upper left")
     return ax
@@ -93,10 +99,11 @@ def figure(v: Validation, **kwargs: Any) -> Figure:
         plot_attention(v, right)
     else:
         right.set_visible(False)
-    beta = f"β = {v.beta / 1e9:.3g} GB/s"
-    if v.calibrated and v.beta_uncalibrated:
-        beta += (f" = {v.beta_uncalibrated / 1e9:.3g} GB/s × {v.beta / v.beta_uncalibrated:.2f}"
+    m = v.machine
+    beta = f"β = {m.beta / 1e9:.3g} GB/s"
+    if m.calibrated:
+        beta += (f" = {m.beta_uncalibrated / 1e9:.3g} GB/s × {m.beta / m.beta_uncalibrated:.2f}"
                  " calibrated")
-    fig.suptitle(f"{v.machine}: measured vs predicted (P = {v.p_peak / 1e9:.0f} GFLOP/s "
-                 f"{v.dtype}, {beta})", fontsize=11)
+    fig.suptitle(f"{m.name}: measured vs predicted (P = {m.p_peak / 1e9:.0f} GFLOP/s "
+                 f"{m.dtype}, {beta})", fontsize=11)
     return fig

@@ -1,31 +1,30 @@
-"""Writing the files ``roofline measure`` and ``roofline validate`` produce.
+"""Writing the hardware file ``roofline measure`` produces.
 
 - numbers with units as a hardware file spells them: rates with a decimal prefix
   (:func:`format_rate`), byte counts with a binary one (:func:`format_bytes`);
 - a small TOML writer (:func:`toml_document`): top-level scalars, then one ``[section]`` per table
   of scalars or inline tables — the shape of a hardware file (``hardware/README.md``);
-- an atomic write (:func:`write_atomic`: a temporary file in the same folder, then a rename), with
-  an optional check of the temporary file before the rename; :func:`hardware_check` is that check
-  for a hardware file: it must load with the project's reader (:mod:`roofline.specs.hardware`);
-- checks made before any measuring, so that no work is lost to a target that cannot be written:
-  :func:`check_output_file`, :func:`check_output_folder`, and :func:`check_name` (a device name the
-  hardware reader would accept).
+- :func:`write_hardware`: the document written atomically (:func:`roofline.output.write_atomic`)
+  after :func:`hardware_check` read the temporary file back with the project's reader
+  (:mod:`roofline.specs.hardware`), so no file the reader would refuse is ever written;
+- :func:`check_name`, made before any measuring: a device name the hardware reader would accept.
 
-What is measured, and how, is :mod:`roofline.measure`; this module holds no hardware number.
+What is measured, and how, is the rest of :mod:`roofline.measure`; this module holds no hardware
+number.
 """
 
 from __future__ import annotations
 
 import math
-import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from .errors import InputError, SpecError
+from ..errors import InputError, SpecError
+from ..output import write_atomic
 
-__all__ = ["format_rate", "format_bytes", "toml_document", "write_atomic", "check_output_file",
-           "check_output_folder", "check_name", "hardware_check"]
+__all__ = ["format_rate", "format_bytes", "toml_document", "check_name", "hardware_check",
+           "write_hardware"]
 
 
 # --- formatting ------------------------------------------------------------------------------
@@ -119,67 +118,6 @@ def _bare(key: str) -> str:
     return key
 
 
-def write_atomic(path: str | Path, text: str,
-                 check: Callable[[Path], Any] | None = None) -> Path:
-    """Write ``text`` to ``path`` through a temporary file in the same folder, then rename.
-
-    ``check(tmp)``, if given, reads the temporary file before the rename; whatever it raises
-    propagates and nothing is renamed (the temporary file is removed)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        if check is not None:
-            check(tmp)
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
-    return path
-
-
-# --- checks made before any measuring ----------------------------------------------------------
-def _writable_folder(folder: Path, option: str, target: Path) -> None:
-    """``folder`` exists and is writable, or the nearest existing folder above it is."""
-    existing = folder
-    while not existing.exists() and existing != existing.parent:
-        existing = existing.parent
-    if not existing.is_dir():
-        raise InputError(option, f"cannot write there: {existing} is a file, not a folder",
-                         str(target))
-    if not os.access(existing, os.W_OK | os.X_OK):
-        raise InputError(option, f"cannot write there: the folder {existing} is not writable",
-                         str(target))
-
-
-def check_output_file(path: str | Path, option: str = "-o",
-                      suffix: str | None = ".toml") -> Path:
-    """Refuse, before any work, a file target that could not be written: a wrong suffix, a
-    folder, a file under a file, an unwritable folder. Returns ``path`` as a Path."""
-    path = Path(path)
-    if suffix is not None and path.suffix != suffix:
-        raise InputError(option, f"must name a {suffix} file", str(path))
-    if path.is_dir():
-        raise InputError(option, "is a folder; give a file name", str(path))
-    _writable_folder(path.parent, option, path)
-    return path
-
-
-def check_output_folder(path: str | Path, files: Iterable[str], option: str = "-o") -> Path:
-    """Refuse, before any work, a folder target that could not hold ``files``: a file in its
-    place, a file above it, an unwritable folder, one of ``files`` already a folder."""
-    path = Path(path)
-    if path.exists() and not path.is_dir():
-        raise InputError(option, "must be a folder, not a file", str(path))
-    _writable_folder(path, option, path)
-    for name in files:
-        if (path / name).is_dir():
-            raise InputError(option, f"cannot write {name}: {path / name} is a folder",
-                             str(path))
-    return path
-
-
 def _probe_document(name: str) -> dict[str, Any]:
     """The smallest hardware file the reader accepts, with ``name`` as its name."""
     def entry(value: str) -> dict[str, str]:
@@ -190,29 +128,31 @@ def _probe_document(name: str) -> dict[str, Any]:
             "memory": {"bandwidth": entry("1 GB/s"), "capacity": entry("1 GiB")}}
 
 
-def check_name(name: str, option: str = "--name") -> None:
-    """Refuse a device name the hardware reader would refuse, by reading a file that has it."""
+def check_name(name: str, argument: str = "name") -> None:
+    """Refuse a device name the hardware reader would refuse, by reading a file that has it; the
+    :class:`InputError` names ``argument``."""
     import tempfile
 
-    from .specs.hardware import read_hardware
+    from ..specs.hardware import read_hardware
 
     try:
         encoded = toml_document(_probe_document(name)).encode("utf-8")
     except UnicodeEncodeError:
-        raise InputError(option, "must be UTF-8 text", name) from None
+        raise InputError(argument, "must be UTF-8 text", name) from None
     with tempfile.TemporaryDirectory() as folder:
         probe = Path(folder, "probe.toml")
         probe.write_bytes(encoded)
         try:
             read_hardware(probe)
         except SpecError as err:
-            raise InputError(option, err.rule, name) from None
+            raise InputError(argument, err.rule, name) from None
 
 
 def hardware_check(final: str | Path) -> Callable[[Path], None]:
-    """A ``check`` for :func:`write_atomic`: the temporary file must load as a hardware file;
-    an error names ``final`` (the file that was not written) rather than the temporary one."""
-    from .specs.hardware import read_hardware
+    """A ``check`` for :func:`roofline.output.write_atomic`: the temporary file must load as a
+    hardware file; an error names ``final`` (the file that was not written), not the temporary
+    one."""
+    from ..specs.hardware import read_hardware
 
     def check(tmp: Path) -> None:
         try:
@@ -222,3 +162,12 @@ def hardware_check(final: str | Path) -> Callable[[Path], None]:
             raise SpecError(where, f"{err.rule}; nothing was written", err.value) from None
 
     return check
+
+
+def write_hardware(path: str | Path, doc: Mapping[str, Any], header: str = "",
+                   argument: str | None = "output") -> Path:
+    """Write ``doc`` as a hardware file at ``path``, atomically, once the temporary file loads
+    with the hardware reader (else a :class:`SpecError` and nothing written); an operating-system
+    error is an :class:`InputError` naming ``argument``."""
+    return write_atomic(path, toml_document(doc, header), check=hardware_check(path),
+                        argument=argument)

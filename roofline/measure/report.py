@@ -1,13 +1,14 @@
 """Write the report of ``roofline validate``: ``validation.md`` and its figures.
 
-:func:`markdown` turns a :class:`roofline.validate.Validation` into the report's text: the setup
+:func:`markdown` turns a :class:`.validation.Validation` into the report's text: the setup
 (hardware file, P_peak and beta_hbm, calibrated or not, the per-call overhead), one table per
 projection or attention form (F, Q, bound, predicted, no-overlap bound, measured, ratio), the
 summary against the targets (median absolute error ≤ 25%, measured knee within a factor of 2 of
 the predicted crossover), the regimes, and where the model misses and why. :func:`write_report`
 writes it with its figures (:mod:`roofline.plot.validate`) into a folder, each file atomically.
 
-Measuring and predicting are :mod:`roofline.validate`; this module only formats what it found.
+Measuring and predicting are :mod:`.validation` and :mod:`.predict`; this module only formats
+what they found (a point's regime is ``roofline.evaluate.bound``).
 """
 
 from __future__ import annotations
@@ -16,12 +17,12 @@ import math
 from collections.abc import Sequence
 from pathlib import Path
 
-from .hwfile import format_bytes, format_rate, write_atomic
-from .validate import KNEE_MIN_T, Point, Validation, median_abs_error
+from ..output import write_atomic
+from .hwfile import format_bytes, format_rate
+from .predict import element_bytes
+from .validation import KNEE_MIN_T, Machine, Point, ProjectionSweep, Validation, median_abs_error
 
 __all__ = ["markdown", "write_report"]
-
-_ELEM = {"fp32": 4, "bf16": 2, "fp16": 2}  # bytes per element of each dtype the report names
 
 
 def _s(x: float) -> str:
@@ -38,55 +39,57 @@ def _s(x: float) -> str:
     return f"{x * 1e9:.3g} ns"
 
 
-def _bound(p: Point, v: Validation) -> str:
-    return "compute" if p.flops / v.p_peak >= p.bytes / v.beta else "memory"
+def _bound(p: Point, m: Machine) -> str:
+    from ..evaluate import bound
+
+    return bound(p.flops, p.bytes, m.p_peak, m.beta)
 
 
-def _table(points: Sequence[Point], v: Validation) -> list[str]:
-    extra = v.calibrated  # the uncalibrated prediction in two more columns
+def _table(points: Sequence[Point], m: Machine) -> list[str]:
+    extra = m.calibrated  # the uncalibrated prediction in two more columns
     rows = ["| T | FLOPs | bytes | bound | overhead term | predicted | no-overlap bound "
             "| measured median (min–max) | measured/predicted |"
             + (" uncalibrated predicted | measured/uncalibrated |" if extra else ""),
             "|---:|---:|---:|:--|---:|---:|---:|---:|---:|" + ("---:|---:|" if extra else "")]
     for p in points:
-        m = p.measured
-        rows.append(f"| {p.T} | {p.flops:.3g} | {format_bytes(p.bytes)} | {_bound(p, v)} | "
-                    f"{_s(p.overhead)} | {_s(p.predicted)} | {_s(p.no_overlap)} | {_s(m.median)} "
-                    f"({_s(m.min)}–{_s(m.max)}) | {p.ratio:.2f} |"
-                    + (f" {_s(p.uncalibrated)} | {m.median / p.uncalibrated:.2f} |"
+        t = p.measured
+        rows.append(f"| {p.T} | {p.flops:.3g} | {format_bytes(p.bytes)} | {_bound(p, m)} | "
+                    f"{_s(p.overhead)} | {_s(p.predicted)} | {_s(p.no_overlap)} | {_s(t.median)} "
+                    f"({_s(t.min)}–{_s(t.max)}) | {p.ratio:.2f} |"
+                    + (f" {_s(p.uncalibrated)} | {t.median / p.uncalibrated:.2f} |"
                        if extra else ""))
     return rows
 
 
-def _calibration_lines(v: Validation) -> list[str]:
+def _calibration_lines(m: Machine) -> list[str]:
     """The bandwidth lines of the setup: calibrated and uncalibrated beta, the calibration note."""
-    if not v.calibrated:
-        return [f"- P_peak ({v.dtype}): {format_rate(v.p_peak, 'FLOP/s')}; beta_hbm: "
-                f"{format_rate(v.beta, 'B/s')}; ridge {v.p_peak / v.beta:.1f} FLOP/byte",
-                *([f"- bandwidth calibration: {v.calibration}"] if v.calibration else [])]
-    b0 = v.beta_uncalibrated or v.beta
-    return [f"- P_peak ({v.dtype}): {format_rate(v.p_peak, 'FLOP/s')}; beta_hbm (calibrated) = "
+    if not m.calibrated:
+        return [f"- P_peak ({m.dtype}): {format_rate(m.p_peak, 'FLOP/s')}; beta_hbm: "
+                f"{format_rate(m.beta, 'B/s')}; ridge {m.p_peak / m.beta:.1f} FLOP/byte",
+                *([f"- bandwidth calibration: {m.calibration}"] if m.calibration else [])]
+    b0 = m.beta_uncalibrated or m.beta
+    return [f"- P_peak ({m.dtype}): {format_rate(m.p_peak, 'FLOP/s')}; beta_hbm (calibrated) = "
             f"memory.bandwidth {format_rate(b0, 'B/s')} × efficiency.bandwidth "
-            f"{v.beta / b0:.4g} = **{format_rate(v.beta, 'B/s')}**; ridge "
-            f"{v.p_peak / v.beta:.1f} FLOP/byte (uncalibrated: {v.p_peak / b0:.1f})",
-            *([f"- bandwidth calibration (hardware file's note): {v.calibration}"]
-              if v.calibration else [])]
+            f"{m.beta / b0:.4g} = **{format_rate(m.beta, 'B/s')}**; ridge "
+            f"{m.p_peak / m.beta:.1f} FLOP/byte (uncalibrated: {m.p_peak / b0:.1f})",
+            *([f"- bandwidth calibration (hardware file's note): {m.calibration}"]
+              if m.calibration else [])]
 
 
-def _crossover_lines(v: Validation) -> list[str]:
-    cross = f"{v.crossover:.1f}" if v.crossover else "none (never compute-bound)"
-    line = (f"- Predicted crossover `projection_compute_bound_tokens` (SymPy solve of "
-            f"intensity(T) = P_peak/beta_hbm for this projection): **T = {cross}**")
-    if v.calibrated:
-        c0 = v.crossover_uncalibrated
+def _crossover_lines(s: ProjectionSweep, m: Machine) -> list[str]:
+    cross = f"{s.crossover:.1f}" if s.crossover else "none (never compute-bound)"
+    line = (f"- Predicted crossover (intensity(T) = P_peak/beta_hbm for this projection, solved "
+            f"by the derivation layer): **T = {cross}**")
+    if m.calibrated:
+        c0 = s.crossover_uncalibrated
         line += f" (uncalibrated: T = {c0:.1f})" if c0 else " (uncalibrated: none)"
     return [line + "."]
 
 
-def _regimes(points: Sequence[Point], v: Validation) -> list[str]:
+def _regimes(points: Sequence[Point], m: Machine) -> list[str]:
     out = []
     for regime in ("memory", "compute"):
-        sel = [p for p in points if _bound(p, v) == regime]
+        sel = [p for p in points if _bound(p, m) == regime]
         if sel:
             ratios = sorted(p.ratio for p in sel)
             out.append(f"- {regime}-bound points (T = {sel[0].T}…{sel[-1].T}): measured/predicted "
@@ -99,33 +102,36 @@ def _regimes(points: Sequence[Point], v: Validation) -> list[str]:
     return out
 
 
-def markdown(v: Validation, figure: str | None = "validation.png", level: int = 1) -> str:
-    """``validation.md``: the setup, the tables, the summary against the targets."""
+def markdown(v: Validation, figure: str | None = "validation.png", level: int = 1,
+             gpu_figure: str | None = "validation-gpu.png") -> str:
+    """``validation.md``: the setup, the tables, the summary against the targets; the GPU's run,
+    if any, as a section of its own (its figure ``gpu_figure``)."""
     h = "#" * level
-    km, kp = v.knee_measured, v.knee_predicted
-    knee_ratio = (km.knee / v.crossover) if km and v.crossover else None
+    m, s = v.machine, v.projection
+    km, kp = s.knee, s.knee_predicted
+    knee_ratio = (km.knee / s.crossover) if km and s.crossover else None
     lines = [
-        f"{h} Validation on {v.machine}", "",
+        f"{h} Validation on {m.name}", "",
         "Generated by `roofline validate`. Prediction per point: "
         "t = t_call·calls + max(F/P_peak, Q/beta_hbm), F and Q from the project's exact "
-        f"derivations with {v.dtype} (b_w = b_a = {_ELEM.get(v.dtype, '?')} bytes) substituted; "
+        f"derivations with {m.dtype} (b_w = b_a = {element_bytes(m.dtype)} bytes) substituted; "
         "the no-overlap bound t_call·calls + F/P_peak + Q/beta_hbm is shown beside it.", "",
-        f"- hardware file: `{v.hardware_path}`",
-        *_calibration_lines(v),
-        f"- per-call overhead t_call (measured, explicit term): {_s(v.t_call)}",
-        *([f"- load average before / after the run: {v.load[0]} / {v.load[1]} (other work on "
-           "the machine slows the measured times)"] if any(v.load) else []),
+        f"- hardware file: `{m.hardware_path}`",
+        *_calibration_lines(m),
+        f"- per-call overhead t_call (measured, explicit term): {_s(m.t_call)}",
+        *([f"- load average before / after the run: {m.load[0]} / {m.load[1]} (other work on "
+           "the machine slows the measured times)"] if any(m.load) else []),
         "", f"{h}# Projection", "",
-        f"X (T×{v.d_in}) @ W ({v.d_in}×{v.d_out}), {v.dtype}; {v.sizing}. "
+        f"X (T×{s.d_in}) @ W ({s.d_in}×{s.d_out}), {m.dtype}; {s.sizing}. "
         "Median of repeats after one warm-up call.", "",
-        *_table(v.projection, v), "",
+        *_table(s.points, m), "",
         f"- **Median absolute error** |predicted/measured − 1| over T = "
-        f"{v.projection[0].T}…{v.projection[-1].T}: **{v.mae:.1%}** (target ≤ 25%: "
-        f"{'met' if v.mae <= 0.25 else 'missed'})"
-        + (f"; uncalibrated (beta_hbm = memory.bandwidth): {v.mae_uncalibrated:.1%}."
-           if v.calibrated else "."),
-        *_crossover_lines(v),
-        (f"- Measured knee (hinge fit t = max(a, b·T) in log–log on {_knee_domain(v)}; plateau "
+        f"{s.points[0].T}…{s.points[-1].T}: **{s.mae:.1%}** (target ≤ 25%: "
+        f"{'met' if s.mae <= 0.25 else 'missed'})"
+        + (f"; uncalibrated (beta_hbm = memory.bandwidth): {s.mae_uncalibrated:.1%}."
+           if m.calibrated else "."),
+        *_crossover_lines(s, m),
+        (f"- Measured knee (hinge fit t = max(a, b·T) in log–log on {_knee_domain(s)}; plateau "
          f"{_s(km.plateau)}, {_s(km.slope)} per token): **T = {km.knee:.1f}**") if km else
         f"- Measured knee: no fit (fewer than four points with T ≥ {KNEE_MIN_T})",
     ]
@@ -135,20 +141,20 @@ def markdown(v: Validation, figure: str | None = "validation.png", level: int = 
     if kp:
         lines.append(f"- The same hinge fit on the predicted times gives T = {kp.knee:.1f} "
                      "(a check of the fitting method against the exact crossover).")
-    lines += _regimes(v.projection, v)
+    lines += _regimes(s.points, m)
     if v.attention:
-        lines += ["", f"{h}# Attention (causal)", "", v.attention_note, ""]
-        for mode, points in v.attention.items():
-            lines += [f"{h}## {mode}", "", *_table(points, v), "",
+        lines += ["", f"{h}# Attention (causal)", "", v.attention.note, ""]
+        for mode, points in v.attention.forms.items():
+            lines += [f"{h}## {mode}", "", *_table(points, m), "",
                       f"- median absolute error: {median_abs_error(points):.0%}", ""]
     if level == 1:
         lines += ["", "## Where the model misses, and why", "", *_why(v), ""]
-    if v.gpu:
+    if v.gpu is not None or v.gpu_skipped:
         lines += ["", f"{h}# GPU", ""]
-        if "skipped" in v.gpu:
-            lines.append(f"GPU part skipped: {v.gpu['skipped']}")
+        if v.gpu is None:
+            lines.append(f"GPU part skipped: {v.gpu_skipped}")
         else:
-            lines.append(markdown(v.gpu["validation"], v.gpu.get("figure"), level + 1))
+            lines.append(markdown(v.gpu, gpu_figure, level + 1, None))
         lines.append("")
     if figure:
         lines += [f"![measured against predicted]({figure})", ""]
@@ -157,32 +163,33 @@ def markdown(v: Validation, figure: str | None = "validation.png", level: int = 
 
 def _why(v: Validation) -> list[str]:
     """The misses, in words, with the T = 1 ratio of this run."""
-    one = next((p for p in v.projection if p.T == 1), None)
+    m = v.machine
+    one = next((p for p in v.projection.points if p.T == 1), None)
     first = ("- Small T (memory-bound): the time is the weights' stream, W read once per call. "
              "OpenBLAS's GEMM packs W into cache-sized panels before its kernel runs, so a thin "
              "product reaches a fraction of the triad bandwidth; "
              + ("the prediction uses that fraction, measured by `roofline measure` on a "
                 "different shape (the GEMM weight stream, X 8×d @ W d×4d; "
-                "`efficiency.bandwidth`)." if v.calibrated else
+                "`efficiency.bandwidth`)." if m.calibrated else
                 "this run's prediction uses `memory.bandwidth` alone (no "
                 "`efficiency.bandwidth` below 1 in the hardware file), so it is optimistic "
                 "there."))
     gemv = ("- T = 1: numpy's one-row product takes BLAS's matrix–vector (GEMV) path, which "
             "reads W without packing it and runs faster than the thin GEMM"
             + (" (the calibration note above gives both rates on the calibration shape)"
-               if "GEMV" in v.calibration else "")
+               if "GEMV" in m.calibration else "")
             + ". The model keeps one "
             "bandwidth for every T and does not special-case it: T = 1 is predicted slower "
             "than it runs" + (f" (measured/predicted {one.ratio:.2f} here)" if one else "")
             + f"; the measured knee is therefore fitted on T ≥ {KNEE_MIN_T} only.")
-    return [first, gemv, _around_crossover, _large_t(v), _attention_why, _cache_why]
+    return [first, gemv, _around_crossover, _large_t(m), _attention_why, _cache_why]
 
 
-def _knee_domain(v: Validation) -> str:
+def _knee_domain(s: ProjectionSweep) -> str:
     """Which points the knee was fitted on, and why T = 1 is left out (if it was measured)."""
-    pts = v.knee_points
+    pts = s.knee_points
     where = f"T = {pts[0].T}…{pts[-1].T}" if pts else f"T ≥ {KNEE_MIN_T}"
-    if len(pts) == len(v.projection):
+    if len(pts) == len(s.points):
         return where
     return (f"{where}; T = 1 is left out: it takes the matrix–vector (GEMV) path, which the "
             "model does not cover")
@@ -200,13 +207,13 @@ def _peak_shape(source: str) -> str | None:
     return f"{found.group(1)}³" if found else None
 
 
-def _large_t(v: Validation) -> str:
+def _large_t(m: Machine) -> str:
     """The compute-bound miss, quoting the shape P_peak was measured on."""
-    shape = _peak_shape(v.peak_source)
+    shape = _peak_shape(m.peak_source)
     rate = (f"the rate of a square {shape} product (the hardware file's source: "
-            f"\"{v.peak_source}\")" if shape else
-            f"the hardware file's {v.dtype} peak"
-            + (f" (its source: \"{v.peak_source}\")" if v.peak_source else ""))
+            f"\"{m.peak_source}\")" if shape else
+            f"the hardware file's {m.dtype} peak"
+            + (f" (its source: \"{m.peak_source}\")" if m.peak_source else ""))
     return (f"- Large T (compute-bound): P_peak is {rate}; a T×d by d×d product with T ≪ d "
             "packs and blocks differently and may run below it.")
 
@@ -229,20 +236,20 @@ _cache_why = (
 
 def write_report(v: Validation, directory: str | Path) -> list[Path]:
     """Write ``validation.md`` and ``validation.png`` (and ``validation-gpu.png`` with a GPU
-    part) into ``directory``, each atomically; returns the paths written."""
-    from .plot.validate import figure as make_figure
+    part) into ``directory``, each atomically (:func:`roofline.output.write_atomic`; an
+    operating-system error names ``output``); returns the paths written."""
+    import io
+
+    from ..plot.validate import figure as make_figure
 
     directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
     written = []
     figures = [(v, "validation.png")]
-    if "validation" in v.gpu:
-        v.gpu["figure"] = "validation-gpu.png"
-        figures.append((v.gpu["validation"], "validation-gpu.png"))
+    if v.gpu is not None:
+        figures.append((v.gpu, "validation-gpu.png"))
     for val, name in figures:
-        tmp = directory / f".{name}.tmp.png"
-        make_figure(val).savefig(tmp, dpi=110)
-        tmp.replace(directory / name)
-        written.append(directory / name)
-    written.insert(0, write_atomic(directory / "validation.md", markdown(v)))
+        png = io.BytesIO()
+        make_figure(val).savefig(png, format="png", dpi=110)
+        written.append(write_atomic(directory / name, png.getvalue(), argument="output"))
+    written.insert(0, write_atomic(directory / "validation.md", markdown(v), argument="output"))
     return written

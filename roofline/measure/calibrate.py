@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .hwfile import format_bytes, format_rate
-from .measure import Stats, time_call
+from .timing import Stats, time_call
 
 __all__ = ["GEMM_ROWS", "ASPECT", "gemm_shape", "stream_bytes", "measure_gemm_stream",
            "Calibration"]
@@ -55,16 +55,17 @@ def gemm_shape(llc_bytes: int | None, available: int | None, factor: int = 2) ->
 
 
 def stream_bytes(rows: int, d_in: int, d_out: int, elem: int = _FP32) -> float:
-    """Bytes of one ``X @ W``: ``roofline.derive.projection.hbm_bytes`` with b_w = b_a = elem.
+    """Bytes of one ``X @ W``: ``roofline.derive.projection.hbm_bytes`` with b_w = b_a = elem,
+    evaluated by the evaluation core.
 
     >>> stream_bytes(8, 3, 5)  # 4·3·5 + 4·8·(3 + 5)
     316.0
     """
-    from .derive import projection
-    from .symbols import CATALOGUE
+    from .. import evaluate
+    from ..derive import projection
 
     shape = {"T": rows, "d_in": d_in, "d_out": d_out, "b_w": elem, "b_a": elem}
-    return float(projection.hbm_bytes().subs({CATALOGUE[k].symbol: v for k, v in shape.items()}))
+    return evaluate.scalar(projection.hbm_bytes(), shape)
 
 
 def measure_gemm_stream(d_in: int, d_out: int, repeats: int, rows: int = GEMM_ROWS,

@@ -1,4 +1,4 @@
-"""roofline.calibrate: the GEMM weight-stream shape and bytes by hand, a tiny run, the entry."""
+"""roofline.measure.calibrate: the GEMM weight-stream shape and bytes by hand, a tiny run, the entry."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import tomllib
 
 import pytest
 
-from roofline import calibrate as C
-from roofline.hwfile import toml_document
-from roofline.measure import Stats
+from roofline.measure import calibrate as C
+from roofline.measure.hwfile import toml_document
+from roofline.measure.timing import Stats
 
 
 def test_gemm_shape_by_hand() -> None:
