@@ -11,8 +11,7 @@ import json
 import numpy as np
 import pytest
 
-from roofline import cli
-from roofline.cli import ttft as ttft_cli
+from roofline import api, cli
 
 
 @pytest.fixture(autouse=True)
@@ -24,11 +23,12 @@ def _registered(monkeypatch):
 @pytest.fixture
 def stand_in(monkeypatch):
     """Prefill time = 1e-4 s per token: a 1000-token prompt takes 0.1 s."""
-    monkeypatch.setattr(ttft_cli, "_prefill_times",
-                        lambda args, lengths: np.asarray(lengths, dtype=float) * 1e-4)
+    monkeypatch.setattr(api, "_prefill_times",
+                        lambda setting, lengths: np.asarray(lengths, dtype=float) * 1e-4)
 
 
-BASE = ["ttft", "--hardware", "H100-SXM", "--model", "m"]
+BASE = ["ttft", "--hardware", "H100-SXM", "--model", "Llama-3-8B"]
+M = "Llama-3-8B, bf16, tiled attention"
 
 
 def _json(capsys, argv):
@@ -83,17 +83,17 @@ def _first_line(capsys, argv) -> str:
 
 
 @pytest.mark.parametrize("extra, rate, config", [
-    ([], "5", "5 requests/s (H100-SXM, m, bf16; prompt 1000 tokens; one device, no parallelism)"),
+    ([], "5", f"5 requests/s (H100-SXM, {M}; prompt 1000 tokens; one device, no parallelism)"),
     (["--parallel", "inter"], "5",
-     "5 requests/s (H100-SXM, m, bf16; prompt 1000 tokens; two-way inter-op (pipeline) "
+     f"5 requests/s (H100-SXM, {M}; prompt 1000 tokens; two-way inter-op (pipeline) "
      "parallelism)"),
     (["--parallel", "intra", "--speedup", "1.6"], "5",
-     "5 requests/s (H100-SXM, m, bf16; prompt 1000 tokens; two-way intra-op parallelism, "
+     f"5 requests/s (H100-SXM, {M}; prompt 1000 tokens; two-way intra-op parallelism, "
      "speedup K = 1.6)"),
     (["--replicas", "2"], "5",
-     "5 requests/s (H100-SXM, m, bf16; prompt 1000 tokens; one device, no parallelism; "
+     f"5 requests/s (H100-SXM, {M}; prompt 1000 tokens; one device, no parallelism; "
      "2 replicas, 2.5 requests/s each)"),
-    ([], "1", "1 request/s (H100-SXM, m, bf16; prompt 1000 tokens; one device, no parallelism)"),
+    ([], "1", f"1 request/s (H100-SXM, {M}; prompt 1000 tokens; one device, no parallelism)"),
 ])
 def test_first_line_names_the_configuration(stand_in, capsys, extra, rate, config):
     line = _first_line(capsys, [*BASE, "--prompt", "1000", "--rate", rate, *extra])
@@ -105,7 +105,7 @@ def test_first_line_of_a_distribution_says_execution_is_a_mean(stand_in, capsys,
     path.write_text("500\n2500\n")
     assert cli.main([*BASE, "--prompt-dist", str(path), "--rate", "1", "--slo", "1"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0] == (f"time to first token at 1 request/s (H100-SXM, m, bf16; prompt lengths "
+    assert lines[0] == (f"time to first token at 1 request/s (H100-SXM, {M}; prompt lengths "
                         f"from {path}: execution is the mean over them; one device, no "
                         "parallelism)")
     assert lines[1] == "  execution    150 ms (mean over the prompt lengths)"  # (0.05 + 0.25)/2
@@ -116,8 +116,8 @@ def test_first_line_of_a_distribution_says_execution_is_a_mean(stand_in, capsys,
 def test_rate_of_one_is_singular(monkeypatch, capsys):
     # prefill time 0.5 s: steady state below 1/0.5 = 2 requests/s; mean TTFT at rate R is
     # 0.5 + R·0.25/(2(1 − 0.5R)), which is 0.75 s at R = 1: the SLO 0.75 s is met up to 1 /s
-    monkeypatch.setattr(ttft_cli, "_prefill_times",
-                        lambda args, lengths: np.full(len(lengths), 0.5))
+    monkeypatch.setattr(api, "_prefill_times",
+                        lambda setting, lengths: np.full(len(lengths), 0.5))
     assert cli.main([*BASE, "--prompt", "10", "--rate", "0.5", "--slo", "0.75"]) == 0
     out = capsys.readouterr().out
     assert "(steady state below 2 requests/s)" in out
@@ -140,7 +140,7 @@ def _warnings(capsys, argv) -> tuple[str, list[str]]:
 def test_prompt_beyond_the_context_warns_like_prefill(capsys):
     out, warned = _warnings(capsys, ["ttft", "--hardware", "H100-SXM", "--model", "Llama-3-8B",
                                      "--prompt", "100000", "--rate", "0.01"])
-    assert warned == ["roofline: warning: --prompt: 100000 tokens is beyond Llama-3-8B's "
+    assert warned == ["roofline: warning: prompt: 100000 tokens is beyond Llama-3-8B's "
                       "context of 8192 tokens"]
     assert out.startswith("time to first token at 0.01 requests/s (H100-SXM, Llama-3-8B, bf16, "
                           "tiled attention; prompt 100000 tokens;")
@@ -151,7 +151,7 @@ def test_distribution_beyond_the_context_warns(capsys, tmp_path):
     path.write_text("512\n9000\n")
     _, warned = _warnings(capsys, ["ttft", "--hardware", "H100-SXM", "--model", "Llama-3-8B",
                                    "--prompt-dist", str(path), "--rate", "0.01"])
-    assert warned == [f"roofline: warning: --prompt-dist: 9000 tokens (the longest in {path}) "
+    assert warned == [f"roofline: warning: prompt_dist: 9000 tokens (the longest in {path}) "
                       "is beyond Llama-3-8B's context of 8192 tokens"]
 
 
@@ -221,12 +221,13 @@ def test_bad_speedup(stand_in, capsys, k):
 
 def test_speedup_needs_intra(stand_in, capsys):
     err = _error(capsys, [*BASE, "--prompt", "1000", "--rate", "1", "--speedup", "1.5"])
-    assert "--speedup: applies only with --parallel intra" in err
+    assert "--speedup: applies only with intra-op parallelism" in err
 
 
 def test_bad_prompt(stand_in, capsys):
     err = _error(capsys, [*BASE, "--prompt", "0", "--rate", "1"])
-    assert "--prompt: a prompt length must be a positive integer (got 0)" in err
+    assert "--prompt: a prompt length must be a positive integer of at most 1,000,000,000 " \
+        "tokens (got 0)" in err
 
 
 def test_real_model_end_to_end(capsys):
@@ -270,12 +271,12 @@ def test_batching_and_chunking_text(capsys):
     assert added[4] == ("  stops helping at   0.159 prompts = projection crossover 326 rows / "
                         "2048 tokens")
     assert "one prompt is compute-bound already" in added[6]
-    assert added[7] == ("chunked prefill of 2048 tokens in chunks of 512 (4 chunks; the layers "
-                        "only, batch 1)")
+    assert added[7] == ("chunked prefill of 2048 tokens in chunks of 512 (4 chunks; tiled "
+                        "attention; the layers only, batch 1)")
     assert added[8].startswith("  chunk 0            ") and added[8].endswith(" ms (tokens 0–511)")
     assert added[11].endswith(" ms (tokens 1536–2047)")
     assert added[12].startswith("  total              ") and "× the one-shot" in added[12]
-    assert added[13].startswith("  extra HBM bytes    42.3 GB")
+    assert added[13].startswith("  extra HBM bytes    ")
     assert added[14] == ("  smallest chunk     326.1 tokens keeps the projections compute-bound "
                          "(the projection crossover)")
 
@@ -318,32 +319,32 @@ def test_short_prompts_batch_until_the_crossover(capsys):
     text = capsys.readouterr().out
     assert "stops helping at   20.4 prompts = projection crossover 326 rows / 16 tokens" in text
     assert "compute-bound already" not in text
-    assert "(3 chunks; the last 2 tokens; the layers only, batch 1)" in text
+    assert "(3 chunks; the last 2 tokens; tiled attention; the layers only, batch 1)" in text
     assert "(tokens 14–15)" in text and "waits 100 ms for 1 more arrival)" in text
 
 
 @pytest.mark.parametrize("given, name", [(["--batch-prompts", "2"], "--batch-prompts"),
                                          (["--chunk", "8"], "--chunk"),
                                          (["--batch-prompts", "2", "--chunk", "8"],
-                                          "--batch-prompts, --chunk")])
+                                          "--batch-prompts")])
 def test_batching_and_chunking_need_one_prompt_length(stand_in, capsys, tmp_path, given, name):
     path = tmp_path / "d.txt"
     path.write_text("500\n")
     err = _error(capsys, [*BASE, "--prompt-dist", str(path), "--rate", "1", *given])
-    assert err == (f"roofline: error: {name}: needs one prompt length --prompt T, not "
-                   f"--prompt-dist (got '{path}')\n")
+    assert err == (f"roofline: error: {name}: needs one prompt length (prompt), not a "
+                   f"distribution (prompt_dist) (got '{path}')\n")
 
 
 def test_batching_and_chunking_not_with_parallelism(stand_in, capsys):
     err = _error(capsys, [*BASE, "--prompt", "1000", "--rate", "1", "--parallel", "inter",
                           "--chunk", "100"])
     assert err == ("roofline: error: --chunk: models one prefill instance on one device, not "
-                   "--parallel (got 'inter')\n")
+                   "parallel (got 'inter')\n")
 
 
 @pytest.mark.parametrize("option, value, message", [
     ("--batch-prompts", "0", "--batch-prompts: the number of prompts in a batch must be an "
-                             "integer ≥ 1 (got 0)"),
+                             "integer from 1 to 1,000,000 (got 0)"),
     ("--chunk", "0", "--chunk: a chunk must be an integer from 1 to the prompt length 1000 "
                      "tokens (got 0)"),
     ("--chunk", "1001", "--chunk: a chunk must be an integer from 1 to the prompt length 1000 "
@@ -359,3 +360,80 @@ def test_setting_warnings_appear_once_with_batching(capsys):
                                    "--prompt", "128", "--rate", "0.01", "--batch-prompts", "2",
                                    "--chunk", "64"])
     assert len(warned) == 1 and "do not fit" in warned[0]
+
+
+# --- issue 14 ------------------------------------------------------------------------------------
+def test_chunks_in_the_chosen_attention_mode(capsys):
+    # issue 14: --attention naive chunked to the same total as tiled, "1 × the one-shot", the
+    # one-shot being ideal attention while the execution line was tiled
+    def chunk_lines(mode):
+        out = _json(capsys, ["ttft", "--hardware", "H100-SXM", "--model", "Llama-3-8B",
+                             "--prompt", "8192", "--rate", "1", "--chunk", "512",
+                             "--attention", mode, "--json"])
+        return out["execution_s"], out["chunking"]
+
+    from roofline.api import prefill
+
+    for mode in ("tiled", "naive"):
+        execution, c = chunk_lines(mode)
+        assert c["attention"] == mode
+        # the one-shot is the prefill's layers in that mode: the execution less the embedding,
+        # final norm and LM head (a second method: the core's per-operation table)
+        (point,) = prefill("H100-SXM", "Llama-3-8B", [8192], attention=mode).points
+        edges = sum(o.time_s for o in point.operations if o.count == 1)
+        assert c["one_shot_s"] == pytest.approx(execution - edges, rel=1e-9)
+    assert chunk_lines("naive")[1]["total_s"] != pytest.approx(chunk_lines("tiled")[1]["total_s"])
+
+
+def test_ideal_chunks_extra_bytes(capsys):
+    assert cli.main([*LLAMA, "--rate", "10", "--chunk", "512", "--attention", "ideal"]) == 0
+    text = capsys.readouterr().out
+    # 32 layers · (3 more reads of 2·218,112,000 weight bytes + 4096 bytes · 3072 cached tokens)
+    assert "  extra HBM bytes    42.3 GB" in text and "× the one-shot" in text
+
+
+def test_mixture_of_experts_batches_and_chunks(capsys):
+    # issue 14: NotImplementedError (multiple generators [Min(n_e, T_chunk*n_a), T_chunk])
+    out = _json(capsys, ["ttft", "--hardware", "H100-SXM", "--model", "Mixtral-8x7B", "--prompt",
+                         "2048", "--rate", "1", "--chunk", "512", "--batch-prompts", "4",
+                         "--json"])
+    assert 1100 < out["chunking"]["min_compute_bound_chunk"] < 1300
+    assert out["batching"]["crossover_rows"] == out["chunking"]["min_compute_bound_chunk"]
+
+
+@pytest.mark.parametrize("value", ["18446744073709551615", "1000000001"])
+def test_prompt_beyond_the_bound(capsys, value):
+    # issue 14: 2⁶⁴ − 1 tokens wrapped to −1 token
+    err = _error(capsys, [*BASE, "--prompt", value, "--rate", "1"])
+    assert err == ("roofline: error: --prompt: a prompt length must be a positive integer of at "
+                   f"most 1,000,000,000 tokens (got {value})\n")
+
+
+@pytest.mark.parametrize("value", ["٥١٢", "1_0", "+5", "²"])
+def test_prompt_in_ascii_digits(capsys, value):
+    with pytest.raises(SystemExit) as exit_:
+        cli.main([*BASE, "--prompt", value, "--rate", "1"])
+    assert exit_.value.code == 2
+    assert capsys.readouterr().err == ("roofline: error: ttft: argument --prompt: must be a "
+                                       f"positive integer in ASCII digits: {value!r}\n")
+
+
+def test_setting_options_as_prefill(capsys):
+    from roofline.api import ttft
+
+    base = _json(capsys, [*LLAMA, "--rate", "1", "--json"])
+    out = _json(capsys, [*LLAMA, "--rate", "1", "--weight-dtype", "int4", "--kv-dtype", "fp8",
+                         "--json"])
+    assert out["weight_dtype"] == "int4" and out["kv_dtype"] == "fp8"
+    expected = ttft("H100-SXM", "Llama-3-8B", prompt=2048, rate=1, weight_dtype="int4",
+                    kv_dtype="fp8")
+    assert out["execution_s"] == pytest.approx(expected.queue.execution, rel=1e-12)
+    assert out["execution_s"] < base["execution_s"]  # a quarter of the weight bytes
+    first = _first_line(capsys, [*LLAMA, "--rate", "1", "--weight-dtype", "int4"])
+    assert "(H100-SXM, Llama-3-8B, bf16, int4 weights, tiled attention;" in first
+
+
+def test_batch_is_one_prompt_per_prefill(capsys):
+    err = _error(capsys, [*LLAMA, "--rate", "1", "--batch", "2"])
+    assert err == ("roofline: error: --batch: a TTFT prefill serves one prompt: batch prompts "
+                   "with --batch-prompts B (got '2')\n")
