@@ -243,7 +243,7 @@ def chunk_attention(mode: str = "ideal", index: Expr = i_chunk, size: Expr = T_c
     At o = 0, q = T each is that module's prefill attention of T tokens (B = 1).
     """
     q, o = size, index * size
-    k = o + q
+    k = (index + 1) * size  # = o + q
     if mode == "naive":
         fl = 4 * n_q * H * q * k
     else:
