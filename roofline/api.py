@@ -278,6 +278,7 @@ def ttft(hardware: str | Hardware, model: str | ModelShape, *, prompt: int | Non
     batch = None if batch_prompts is None else queueing.batching(
         s, prompt, batch_prompts, rate / replicas)  # each replica's batches fill at R/N
     chunks = None if chunk is None else queueing.chunking(s, prompt, chunk)
-    label = None if prompt_dist is None else str(getattr(prompt_dist, "name", prompt_dist))
+    label = (None if prompt_dist is None else "the given distribution"
+             if isinstance(prompt_dist, Distribution) else str(prompt_dist))
     return TTFTResult(s, dist, prompt, label, parallel, speedup, replicas, slo, mean, second,
                       queue, point, batch, chunks)

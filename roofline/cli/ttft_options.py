@@ -24,6 +24,10 @@ def add_ttft_arguments(parser: argparse.ArgumentParser, rate_required: bool) -> 
     ``--weight-dtype``, ``--kv-dtype``, ``--attention``; ``--batch`` must stay 1: a prefill
     serves one prompt, several are ``--batch-prompts``), then the TTFT options."""
     add_setting_arguments(parser)
+    for action in parser._actions:  # the shared --batch, said as what it means here
+        if action.dest == "batch":
+            action.help = ("sequences per prefill: must stay 1 (several prompts in one prefill: "
+                           "--batch-prompts)")
     prompt = parser.add_mutually_exclusive_group(required=True)
     prompt.add_argument("--prompt", type=_count, metavar="T", help="prompt tokens")
     prompt.add_argument("--prompt-dist", metavar="FILE",
