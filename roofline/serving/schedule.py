@@ -13,6 +13,8 @@ import numpy as np
 from .checks import check_batch, check_chunk, check_prompt, check_rate
 
 if TYPE_CHECKING:
+    from sympy import Expr
+
     from ..derive.transformer import Architecture, Operation
     from ..evaluate import Setting
 
@@ -118,7 +120,7 @@ def _chunk_ops(arch: Architecture, mode: str) -> list[Operation]:
 
 
 @cache
-def _extra_bytes_form(arch: Architecture):  # -> Expr
+def _extra_bytes_form(arch: Architecture) -> Expr:
     from ..derive.service import chunk_bytes_extra
 
     return chunk_bytes_extra(arch)
