@@ -15,7 +15,7 @@ from typing import Any
 # public name → the module that defines it
 _WHERE = {
     "prefill": "api", "crossovers": "api", "setting": "api", "PrefillTable": "api",
-    "CrossoverTable": "api", "catalogue": "catalog", "get": "catalog",
+    "CrossoverTable": "api", "ttft": "api", "TTFTResult": "api", "catalogue": "catalog", "get": "catalog",
     "RooflineError": "errors", "load_hardware": "specs.hardware",
     "list_hardware": "specs.hardware", "load_model": "specs.model", "list_models": "specs.model",
 }

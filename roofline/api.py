@@ -15,11 +15,18 @@ from .evaluate import CrossoverValue, DecodeResult, PrefillPoint, Setting, arith
 from .specs.hardware import Hardware, load_hardware
 from .specs.model import ModelShape, load_model
 from .tables import render, si
+from .serving.result import TTFTResult
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    import numpy as np
     from sympy import Expr
 
-__all__ = ["setting", "prefill", "crossovers", "PrefillTable", "CrossoverTable"]
+    from .specs.distribution import Distribution
+
+__all__ = ["setting", "prefill", "crossovers", "ttft", "PrefillTable", "CrossoverTable",
+           "TTFTResult"]
 
 
 def setting(hardware: str | Hardware, model: str | ModelShape, *, dtype: str = "bf16",
@@ -200,3 +207,78 @@ def crossovers(hardware: str | Hardware, model: str | ModelShape, **options: Any
     return CrossoverTable(s, values)
 
 
+def _prefill_times(s: Setting, lengths: np.ndarray) -> np.ndarray:
+    """The one-device prefill time of each prompt length, seconds (the core's ``prefill_time``)."""
+    return evaluate.prefill_time(s, lengths)
+
+
+def ttft(hardware: str | Hardware, model: str | ModelShape, *, prompt: int | None = None,
+         prompt_dist: str | Path | Distribution | None = None, rate: float | None = None,
+         slo: float | None = None, parallel: str | None = None, speedup: float | None = None,
+         replicas: int = 1, batch_prompts: int | None = None, chunk: int | None = None,
+         dtype: str = "bf16", weight_dtype: str | None = None, kv_dtype: str | None = None,
+         attention: str | None = None) -> TTFTResult:
+    """Mean time to first token of prompts of ``prompt`` tokens (or lengths drawn from
+    ``prompt_dist``, a file or a :class:`~roofline.specs.distribution.Distribution`) arriving
+    at ``rate`` per second: execution (the roofline prefill, one sequence) and queueing (DistServe
+    §3.1 Eq. 1–3; M/G/1 for a distribution) apart. ``slo`` adds the highest rate meeting that
+    mean TTFT; ``parallel`` is ``"inter"`` or ``"intra"`` (with ``speedup`` K in (1, 2]);
+    ``replicas`` share the arrivals. Without ``rate`` only the queue is described.
+
+    With one ``prompt`` and no parallelism, ``batch_prompts=B`` adds B prompts batched into one
+    prefill (needs ``rate``: the first prompt waits for the batch to fill) and ``chunk=C`` the
+    prompt prefilled in chunks of C tokens (in the setting's attention mode). The setting
+    options are those of :func:`setting` (one sequence per prefill).
+    """
+    from . import serving as queueing
+    from .specs.distribution import Distribution, read_distribution
+
+    if (prompt is None) == (prompt_dist is None):
+        raise InputError("prompt", "give one of prompt (tokens) and prompt_dist (lengths)",
+                         prompt)
+    if rate is not None:
+        queueing.checks.check_rate(rate)
+    if slo is not None:
+        queueing.checks.check_slo(slo)
+    for name, value in (("batch_prompts", batch_prompts), ("chunk", chunk)):
+        if value is not None and prompt_dist is not None:
+            raise InputError(name, "needs one prompt length (prompt), not a distribution "
+                             "(prompt_dist)", str(prompt_dist))
+        if value is not None and parallel is not None:
+            raise InputError(name, "models one prefill instance on one device, not parallel",
+                             parallel)
+    if batch_prompts is not None and rate is None:
+        raise InputError("rate", "batching needs an arrival rate: the first prompt waits for "
+                         "the batch to fill")
+    if prompt is not None:
+        queueing.checks.check_prompt(prompt)
+        if chunk is not None:
+            queueing.checks.check_chunk(chunk, prompt)
+        dist = Distribution.of([prompt], where="prompt")
+    elif isinstance(prompt_dist, Distribution):
+        dist = prompt_dist
+    else:
+        dist = read_distribution(prompt_dist)
+    if batch_prompts is not None:
+        queueing.checks.check_batch(batch_prompts)
+    queueing.queue_model(1.0, None, parallel, speedup, replicas)  # the options, before any work
+    s = setting(hardware, model, dtype=dtype, weight_dtype=weight_dtype, kv_dtype=kv_dtype,
+                attention=attention)
+    longest, context = int(dist.lengths.max()), s.model.max_position
+    if longest > context:
+        what = (f"prompt: {longest} tokens" if prompt_dist is None else
+                f"prompt_dist: {longest} tokens (the longest in {prompt_dist})")
+        warnings.warn(f"{what} is beyond {s.model.name}'s context of {context} tokens",
+                      stacklevel=2)
+    mean, second = queueing.moments(dist, lambda lengths: _prefill_times(s, lengths))
+    if prompt is not None:
+        second = mean**2  # one length: exactly deterministic
+    queue = queueing.queue_model(mean, second, parallel, speedup, replicas)
+    point = None if rate is None else queueing.ttft(rate, queue, slo)
+    batch = None if batch_prompts is None else queueing.batching(
+        s, prompt, batch_prompts, rate / replicas)  # each replica's batches fill at R/N
+    chunks = None if chunk is None else queueing.chunking(s, prompt, chunk)
+    label = (None if prompt_dist is None else "the given distribution"
+             if isinstance(prompt_dist, Distribution) else str(prompt_dist))
+    return TTFTResult(s, dist, prompt, label, parallel, speedup, replicas, slo, mean, second,
+                      queue, point, batch, chunks)

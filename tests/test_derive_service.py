@@ -7,7 +7,7 @@ from fractions import Fraction
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from sympy import Float, Integer, Rational, Symbol, simplify, solve, summation
+from sympy import Float, Integer, Min, Rational, Symbol, simplify, solve, summation
 
 from roofline.derive import projection, service
 from roofline.derive.transformer import Architecture
@@ -216,3 +216,66 @@ def test_max_rate_is_no_valid_rate_when_the_target_is_below_execution():
     for slo in (Rational(1, 4), Rational(1, 3), Rational(9, 10)):
         rate = service.max_rate_for_slo().subs({t_pre: 1, t_slo: slo})
         assert rate < 0 or rate >= 1, slo
+
+
+# --- chunks in every attention mode --------------------------------------------------------------
+def _brute_tiled(q, o, b_c, h):
+    """Algorithm 1 over o + q keys in column blocks of b_c from position 0, counted row by row:
+    per query head, elements at b_a and at b_kv."""
+    keys = o + q
+    visits = sum(1 for j in range(-(-keys // b_c)) for p in range(o, o + q) if j * b_c <= p)
+    return 2 * q * h + q * h + 2 * q + visits * (3 * h + 4), 2 * o * h
+
+
+def _brute_fa2(q, o, b_r, h):
+    """FlashAttention-2 order, row blocks of b_r aligned to the chunk, each reading the keys up
+    to its last row: per query head, elements at b_a (own keys) and at b_kv (cached keys)."""
+    own = cached = 0
+    for start in range(0, q, b_r):
+        last = min(start + b_r, q)
+        own, cached = own + last, cached + o
+    return 2 * q * h + q + 2 * h * own, 2 * h * cached
+
+
+def test_tiled_chunks_count_their_block_visits():
+    from roofline.symbols import M_sram
+
+    i = service.i_chunk
+    vals = {H: 4, n_q: 1, b_a: 1, b_kv: 3, M_sram: 48}  # B_c = ⌈48/16⌉ = 3, B_r = min(3, 4) = 3
+    tiled = service.chunk_attention("tiled").bytes.subs(vals)
+    fa2 = service.chunk_attention("tiled_fa2").bytes.subs(vals)
+    for q, k in ((5, 0), (5, 1), (5, 3), (7, 2), (3, 4), (1, 6), (6, 1)):
+        o = q * k
+        at_a, at_kv = _brute_tiled(q, o, 3, 4)
+        assert tiled.subs({i: k, T_chunk: q}) == at_a + 3 * at_kv, (q, k)
+        at_a, at_kv = _brute_fa2(q, o, 3, 4)
+        assert fa2.subs({i: k, T_chunk: q}) == at_a + 3 * at_kv, (q, k)
+
+
+def test_naive_chunk_by_hand():
+    # 2 queries at offset 4 over 6 keys, H = 3: Q, O 2·2·3, own K, V 2·2·3 at b_a, the scores
+    # 4·2·6 at b_a, cached K, V 2·4·3 at b_kv; every one of the 2·6 scores computed
+    op = service.chunk_attention("naive", Integer(2), Integer(2))
+    vals = {H: 3, n_q: 1, b_a: 1, b_kv: 10}
+    assert op.bytes.subs(vals) == 12 + 12 + 48 + 10 * 24
+    assert op.flops.subs(vals) == 4 * 3 * 2 * 6
+
+
+def test_chunk_modes_at_offset_zero_are_the_prefill_attention():
+    from roofline.derive import attention
+
+    i = service.i_chunk
+    for mode in attention.MODES:
+        op = service.chunk_attention(mode)
+        full = {i: 0, T_chunk: T}
+        assert simplify(op.bytes.subs(full) - attention.hbm_bytes(mode).subs(B, 1)) == 0, mode
+        assert simplify(op.flops.subs(full) - attention.mode_flops(mode).subs(B, 1)) == 0, mode
+
+
+def test_moe_projection_crossover_is_solved():
+    # issue 14: solve() raised "multiple generators [Min(n_e, T_chunk*n_a), T_chunk]"
+    moe = Architecture(moe=True)
+    chunk = service.min_compute_bound_chunk(moe)
+    assert not chunk.has(Min)
+    assert simplify(service.batch_stops_helping(moe) * T
+                    - service.projection_crossover_rows(moe)) == 0

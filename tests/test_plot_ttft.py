@@ -56,7 +56,7 @@ def test_intra_against_inter(ax):
 
 
 def test_compare_needs_a_speedup(ax):
-    with pytest.raises(InputError, match="^--speedup: comparing intra-op with inter-op needs"):
+    with pytest.raises(InputError, match="^speedup: comparing intra-op with inter-op needs"):
         plot_ttft(0.1, compare=True, ax=ax)
 
 
@@ -89,3 +89,57 @@ def test_rate_wording():
     assert per_second(1.0) == "1 request/s"
     assert per_second(49.01) == "49 requests/s"
     assert per_second(0.5) == "0.5 requests/s"
+
+
+def test_every_mark_lies_inside_the_axes(ax):
+    # issue 14: with --compare the inter-op mark sat on the right edge, cut in half, or beyond
+    # it. D = 0.1 s, K = 1.6, target 2 s: inter-op meets it up to R with
+    # 0.1 + R·0.01/(4(2 − 0.1R)) = 2, R = 15.2/0.77 ≈ 19.74/s, beyond 98 % of its stable rate
+    # 20/s (19.6/s), where the old x axis ended
+    plot_ttft(0.1, parallel="intra", speedup=1.6, slo=2, compare=True, ax=ax)
+    (mark,) = [line for line in ax.lines
+               if line.get_label().startswith("highest rate meeting it, inter-op")]
+    r = mark.get_xdata()[0]
+    assert r == pytest.approx(15.2 / 0.77)
+    left, right = ax.get_xlim()
+    assert r <= right - 0.03 * (right - left)
+
+
+def test_rate_batching_and_chunking_from_the_library(ax):
+    from roofline.api import ttft
+    from roofline.plot.ttft import plot_ttft_result
+
+    result = ttft("H100-SXM", "Llama-3-8B", prompt=2048, rate=20, slo=0.3, batch_prompts=4,
+                  chunk=512, attention="naive")
+    plot_ttft_result(result, ax=ax)
+    lines = {line.get_label(): line for line in ax.lines}
+    (at,) = [v for k, v in lines.items() if k.startswith("at 20 requests/s")]
+    assert at.get_ydata()[0] == pytest.approx(result.point.total_s)
+    first = lines["first of 4 batched prompts"]
+    r, y = first.get_xdata(), first.get_ydata()
+    b = result.batching
+    assert y == pytest.approx(b.execution_s + 3 / r)  # waits (4 − 1)/R for the batch
+    assert lines["last of 4 batched prompts"].get_ydata()[0] == pytest.approx(b.execution_s)
+    chunked = lines["total, chunks of 512 tokens"]
+    c = result.chunking
+    t = result.mean_s - c.one_shot_s + c.total_s  # the layers chunked, the edges as one-shot
+    r, y = chunked.get_xdata()[1], chunked.get_ydata()[1]
+    assert y == pytest.approx(t + r * t * t / (2 * (1 - r * t)))
+    assert "naive attention" in ax.get_title()
+
+
+def test_plot_ttft_command_takes_the_ttft_options(tmp_path, capsys):
+    from roofline import cli
+
+    out = tmp_path / "t.png"
+    assert cli.main(["plot", "ttft", "--hardware", "H100-SXM", "--model", "Llama-3-8B",
+                     "--prompt", "2048", "--rate", "20", "--batch-prompts", "4", "--chunk",
+                     "512", "--weight-dtype", "int4", "--kv-dtype", "fp8", "--attention",
+                     "tiled_fa2", "-o", str(out)]) == 0
+    assert out.stat().st_size > 0
+    assert cli.main(["plot", "ttft", "--hardware", "H100-SXM", "--model", "Llama-3-8B",
+                     "--prompt", "2048", "--batch-prompts", "4", "-o", str(out)]) == 2
+    assert capsys.readouterr().err.endswith(
+        "roofline: error: --rate: batching needs an arrival rate: the first prompt waits for the "
+        "batch to fill\n")
+

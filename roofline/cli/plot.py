@@ -21,7 +21,8 @@ _HELP = {
                  "the memory footprint",
     "phases": "intensity of prefill against prompt length T and of decode against batch B, "
               "with the ridge",
-    "ttft": "time to first token against arrival rate (execution and queueing)",
+    "ttft": "time to first token against arrival rate (execution and queueing); the options of "
+            "roofline ttft, --rate optional",
 }
 
 
@@ -52,9 +53,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         k = kinds.add_parser(kind, help=text, description=text[0].upper() + text[1:] + ".",
                              conflict_handler="resolve")
         if kind == "ttft":
-            from .ttft import add_arguments
+            from .ttft_options import add_ttft_arguments
 
-            add_arguments(k)
+            add_ttft_arguments(k, rate_required=False)
             k.add_argument("--compare", action="store_true",
                            help="add two-way inter-op against intra-op (needs --speedup)")
             k.add_argument("-o", "--output", required=True, metavar="FILE",
@@ -77,17 +78,15 @@ def _settings(args: argparse.Namespace) -> list:
 
 
 def _ttft_figure(args: argparse.Namespace):
+    from ..api import ttft
     from ..plot import _style
-    from ..plot.ttft import plot_ttft
-    from .ttft import prepare
+    from ..plot.ttft import plot_ttft_result
+    from .ttft_options import ttft_options
 
-    prepared = prepare(args)
+    result = ttft(**ttft_options(args))
     with _style.style():
         fig = _style.figure(_style.SIZE)
-        plot_ttft(prepared.mean_s, prepared.second_s2, parallel=args.parallel,
-                  speedup=args.speedup, replicas=args.replicas, slo=args.slo,
-                  compare=args.compare, device=args.hardware, model=args.model,
-                  dtype=args.dtype, prompt=prepared.prompt, ax=fig.subplots())
+        plot_ttft_result(result, compare=args.compare, ax=fig.subplots())
     return fig
 
 

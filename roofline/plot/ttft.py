@@ -1,5 +1,6 @@
 """TTFT against arrival rate: execution and queueing stacked, the target and the highest rate
-that meets it marked; optionally two-way intra-op against inter-op (DistServe §3.1, Fig. 4)."""
+that meets it marked; optionally two-way intra-op against inter-op (DistServe §3.1, Fig. 4), an
+operating rate, batched prompts and chunked prefill (:func:`plot_ttft_result`)."""
 
 from __future__ import annotations
 
@@ -8,13 +9,16 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .. import service
+from .. import serving
 from ..errors import InputError
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
-__all__ = ["plot_ttft", "per_second"]
+    from ..serving import Batching
+    from ..serving.result import TTFTResult
+
+__all__ = ["plot_ttft", "plot_ttft_result", "per_second"]
 
 
 def _crossing(rates: np.ndarray, a: np.ndarray, b: np.ndarray) -> float | None:
@@ -49,59 +53,92 @@ def _config(parallel: str | None, speedup: float | None) -> str:
 def plot_ttft(mean: float, second: float | None = None, *, parallel: str | None = None,
               speedup: float | None = None, replicas: int = 1, slo: float | None = None,
               compare: bool = False, device: str = "", model: str = "", dtype: str = "",
-              prompt: str = "", points: int = 200, ax: Axes | None = None) -> Axes:
-    """Mean TTFT against arrival rate, from 0 to 98 % of the rate where the load reaches 1.
+              prompt: str = "", rate: float | None = None, batching: Batching | None = None,
+              chunked: tuple[int, float] | None = None, points: int = 200,
+              ax: Axes | None = None) -> Axes:
+    """Mean TTFT against arrival rate, from 0 to 98 % of the rate where the load reaches 1 (or
+    further, to show every marked rate with a margin).
 
     ``mean``, ``second``: E[t], E[t²] of the one-GPU prefill time (one length: ``second`` None).
     Execution and queueing of the chosen configuration are stacked; ``slo`` draws the target
     and marks the highest rate that meets it. ``compare`` (needs ``speedup``) adds the totals of
     two-way inter-op and intra-op, marks the highest rate that meets the target for each of
     them, and the rate above which inter-op wins. ``prompt``: a prompt length in tokens, or
-    the name of a prompt-length distribution.
+    the name of a prompt-length distribution. ``rate`` marks that operating rate on the
+    total; ``batching`` adds the TTFT of the first (wait (B − 1)/R plus the batch's execution)
+    and last prompt of a batch; ``chunked`` = (chunk, execution) adds the total TTFT when each
+    prompt is prefilled in chunks of that size with that execution time (one length).
     """
     import matplotlib.pyplot as plt
 
     ax = plt.gca() if ax is None else ax
-    queue = service.queue_model(mean, second, parallel, speedup, replicas)
-    top = queue.stable_rate
+    queue = serving.queue_model(mean, second, parallel, speedup, replicas)
+    queues = [queue]
     if compare:
         if speedup is None:
-            raise InputError("--speedup", "comparing intra-op with inter-op needs a "
-                                     "speedup K in (1, 2]")
-        inter = service.queue_model(mean, second, "inter", None, replicas)
-        intra = service.queue_model(mean, second, "intra", speedup, replicas)
-        top = max(top, inter.stable_rate, intra.stable_rate)
-    rates = np.linspace(0.0, 0.98 * top, points)
-    execution, queueing = service.ttft_curve(rates, queue)
-    shown = np.isfinite(queueing)
+            raise InputError("speedup", "comparing intra-op with inter-op needs a speedup K in "
+                             "(1, 2]")
+        inter = serving.queue_model(mean, second, "inter", None, replicas)
+        intra = serving.queue_model(mean, second, "intra", speedup, replicas)
+        queues += [inter, intra]
     label = _config(parallel, speedup) + (f", {replicas} replicas" if replicas > 1 else "")
-    ax.stackplot(rates[shown], execution[shown], queueing[shown],
-                 labels=[f"execution, {label}", f"queueing, {label}"], alpha=0.6)
     # (configuration, its queue, colour, marker) whose highest rate meeting the target is marked
     marked = [(label, queue, "black", "o")]
     if compare:
-        curves = {}
         for name, q, color, marker in (("inter-op", inter, "tab:green", "s"),
                                        (_config("intra", speedup), intra, "tab:purple", "D")):
-            e, w = service.ttft_curve(rates, q)
-            curves[name] = e + w
-            ax.plot(rates, curves[name], linewidth=1.5, color=color, label=f"total, {name}")
             if name == label:
                 marked[0] = (name, q, color, marker)
             else:
                 marked.append((name, q, color, marker))
+    best = {name: serving.max_rate(q, slo) if slo is not None else None
+            for name, q, _, _ in marked}
+    # the x range: 98 % of the highest stable rate, and every marked rate 4 % inside the right
+    # edge (a mark at the edge would be cut in half; beyond a stable rate its curve stops)
+    right = 0.98 * max(q.stable_rate for q in queues)
+    for r in [*best.values(), rate]:
+        if r is not None:
+            right = max(right, 1.04 * r)
+    rates = np.linspace(0.0, right, points)
+    execution, queueing = serving.ttft_curve(rates, queue)
+    shown = np.isfinite(queueing)
+    ax.stackplot(rates[shown], execution[shown], queueing[shown],
+                 labels=[f"execution, {label}", f"queueing, {label}"], alpha=0.6)
+    if compare:
+        curves = {}
+        for name, q, color, _ in (("inter-op", inter, "tab:green", "s"),
+                                  (_config("intra", speedup), intra, "tab:purple", "D")):
+            e, w = serving.ttft_curve(rates, q)
+            curves[name] = e + w
+            ax.plot(rates, curves[name], linewidth=1.5, color=color, label=f"total, {name}")
+    if batching is not None:
+        first = batching.execution_s + serving.batch_wait_curve(batching.batch, rates)
+        ax.plot(rates[1:], first[1:], color="tab:brown", linewidth=1.5,
+                label=f"first of {batching.batch} batched prompts")
+        ax.axhline(batching.execution_s, color="tab:brown", linestyle="--", linewidth=1,
+                   label=f"last of {batching.batch} batched prompts")
+    if chunked is not None:
+        size, time = chunked
+        e, w = serving.ttft_curve(rates, serving.queue_model(time, None, None, None, replicas))
+        ax.plot(rates, e + w, color="tab:olive", linewidth=1.5,
+                label=f"total, chunks of {size} tokens")
     if slo is not None:
         ax.axhline(slo, color="black", linestyle="--", linewidth=1, label=f"target {slo:g} s")
         for name, q, color, marker in marked:
-            best = service.max_rate(q, slo)
-            if best is not None:
-                ax.axvline(best, color=color, linestyle=":", linewidth=1)
+            if best[name] is not None:
+                ax.axvline(best[name], color=color, linestyle=":", linewidth=1)
                 who = f", {name}" if compare else ""
-                ax.plot([best], [slo], marker, color=color, zorder=5,
-                        label=f"highest rate meeting it{who}: {per_second(best)}")
+                ax.plot([best[name]], [slo], marker, color=color, zorder=5,
+                        label=f"highest rate meeting it{who}: {per_second(best[name])}")
+    if rate is not None:
+        ax.axvline(rate, color="tab:blue", linestyle=":", linewidth=1)
+        if rate < queue.stable_rate:
+            point = serving.ttft(rate, queue)
+            ax.plot([rate], [point.total_s], "v", color="tab:blue", zorder=5,
+                    label=f"at {per_second(rate)}: {point.total_s:.3g} s")
     if compare:
         one_length = second is None or math.isclose(second, mean**2, rel_tol=1e-12)
-        cross = (service.inter_beats_intra_rate(mean, speedup) * replicas if one_length
+        cross = (serving.inter_beats_intra_rate(mean, speedup) * replicas if one_length
                  else _crossing(rates, *curves.values()))
         if cross is not None and math.isfinite(cross) and cross <= rates[-1]:
             ax.axvline(cross, color="tab:red", linestyle="-.", linewidth=1,
@@ -116,3 +153,18 @@ def plot_ttft(mean: float, second: float | None = None, *, parallel: str | None 
     ax.set_title("TTFT against arrival rate" + (f": {', '.join(parts)}" if parts else ""))
     ax.legend(loc="upper left", fontsize="small")
     return ax
+
+
+def plot_ttft_result(result: TTFTResult, *, compare: bool = False, points: int = 200,
+                     ax: Axes | None = None) -> Axes:
+    """:func:`plot_ttft` of what :func:`roofline.ttft` returned: its queue, target, rate,
+    batching and chunking (chunked execution: the prefill with its layers chunked)."""
+    s, c = result.setting, result.chunking
+    chunked = None if c is None else (c.chunk, result.mean_s - c.one_shot_s + c.total_s)
+    prompt = str(result.prompt) if result.prompt_dist is None else result.prompt_dist
+    return plot_ttft(result.mean_s, result.second_s2, parallel=result.parallel,
+                     speedup=result.speedup, replicas=result.replicas, slo=result.slo,
+                     compare=compare, device=s.hardware.name, model=s.model.name,
+                     dtype=f"{s.dtype}, {s.attention} attention", prompt=prompt,
+                     rate=result.rate, batching=result.batching, chunked=chunked,
+                     points=points, ax=ax)

@@ -1,0 +1,65 @@
+"""The inputs of the TTFT models, checked: each error names the argument in the library's words
+(``rate``, ``batch_prompts``, ``chunk``), the rule and the value."""
+
+from __future__ import annotations
+
+import math
+from numbers import Integral
+
+from ..errors import InputError
+from ..specs.distribution import MAX_TOKENS, is_tokens
+
+__all__ = ["PARALLEL", "MAX_BATCH", "MAX_TOKENS", "check_rate", "check_slo", "check_speedup",
+           "check_replicas", "check_prompt", "check_batch", "check_chunk", "shown"]
+
+PARALLEL = ("inter", "intra")
+MAX_BATCH = 10**6  # the most prompts one batched prefill may hold
+
+
+def shown(x: float) -> float | int:
+    """A number as a message shows it: 10 rather than 10.0 (non-finite numbers as they are).
+
+    >>> shown(10.0), shown(2.5), shown(float("inf"))
+    (10, 2.5, inf)
+    """
+    return int(x) if math.isfinite(x) and float(x).is_integer() else float(x)
+
+
+def check_rate(rate: float, option: str = "rate") -> None:
+    if not (math.isfinite(rate) and rate > 0):
+        raise InputError(option, "the arrival rate must be a finite number > 0 per second",
+                         shown(rate))
+
+
+def check_slo(slo: float, option: str = "slo") -> None:
+    if not (math.isfinite(slo) and slo > 0):
+        raise InputError(option, "the TTFT target must be a finite number of seconds > 0", slo)
+
+
+def check_speedup(speedup: float, option: str = "speedup") -> None:
+    """Two-way intra-op parallelism speeds a prefill up by K in (1, 2] (DistServe §3.1)."""
+    if not (1 < speedup <= 2):
+        raise InputError(option, "a two-way intra-op speedup must lie in (1, 2]", shown(speedup))
+
+
+def check_replicas(replicas: int, option: str = "replicas") -> None:
+    if isinstance(replicas, bool) or not isinstance(replicas, Integral) or replicas < 1:
+        raise InputError(option, "must be an integer ≥ 1", replicas)
+
+
+def check_prompt(prompt: int, option: str = "prompt") -> None:
+    if not is_tokens(prompt):
+        raise InputError(option, f"a prompt length must be a positive integer of at most "
+                         f"{MAX_TOKENS:,} tokens", prompt)
+
+
+def check_batch(batch: int, option: str = "batch_prompts") -> None:
+    if isinstance(batch, bool) or not isinstance(batch, Integral) or not 1 <= batch <= MAX_BATCH:
+        raise InputError(option, f"the number of prompts in a batch must be an integer from 1 "
+                         f"to {MAX_BATCH:,}", batch)
+
+
+def check_chunk(chunk: int, prompt: int, option: str = "chunk") -> None:
+    if not (is_tokens(chunk) and chunk <= prompt):
+        raise InputError(option, f"a chunk must be an integer from 1 to the prompt length "
+                         f"{prompt} tokens", chunk)

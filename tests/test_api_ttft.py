@@ -1,0 +1,78 @@
+"""``roofline.ttft``: the public TTFT entry point, its result and its errors in argument names."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import roofline
+from roofline import api
+from roofline.errors import InputError, NoSteadyStateError
+from roofline.specs.distribution import Distribution
+
+
+@pytest.fixture
+def stand_in(monkeypatch):
+    """Prefill time = 1e-4 s per token: a 1000-token prompt takes 0.1 s."""
+    monkeypatch.setattr(api, "_prefill_times",
+                        lambda setting, lengths: np.asarray(lengths, dtype=float) * 1e-4)
+
+
+def test_hand_numbers_and_result(stand_in):
+    r = roofline.ttft("H100-SXM", "Llama-3-8B", prompt=1000, rate=5, slo=0.2)
+    assert isinstance(r, roofline.TTFTResult)
+    # DistServe Eq. 1 with D = 0.1 s at 5/s: 0.1 + 5·0.01/(2·0.5) = 0.15 s; target 0.2 s met up
+    # to 2·0.1/(0.1·0.3) = 20/3 per second
+    assert r.point.total_s == pytest.approx(0.15) and r.point.queueing_s == pytest.approx(0.05)
+    assert r.point.max_rate_per_s == pytest.approx(20 / 3)
+    d = r.as_dict()
+    assert json.loads(json.dumps(d)) == d
+    assert d["total_s"] == pytest.approx(0.15) and d["attention"] == "tiled"
+    text = str(r)
+    assert text.splitlines()[0].startswith("time to first token at 5 requests/s (H100-SXM, "
+                                           "Llama-3-8B, bf16, tiled attention; prompt 1000")
+    assert "  total        150 ms" in text and r._repr_markdown_().startswith("```")
+
+
+def test_without_a_rate_only_the_queue(stand_in):
+    r = roofline.ttft("H100-SXM", "Llama-3-8B", prompt=1000)
+    assert r.point is None and r.rate is None
+    assert r.queue.stable_rate == pytest.approx(10)
+    assert r.as_dict()["total_s"] is None and "steady state below 10 requests/s" in str(r)
+
+
+def test_a_distribution_object(stand_in):
+    dist = Distribution.of([500, 2500])  # 0.05 s and 0.25 s, equally likely
+    r = roofline.ttft("H100-SXM", "Llama-3-8B", prompt_dist=dist, rate=5)
+    # E[t] = 0.15, E[t²] = 0.0325: 0.15 + 5·0.0325 / (2·0.25) = 0.475
+    assert r.point.total_s == pytest.approx(0.475)
+
+
+@pytest.mark.parametrize("kwargs, option, rule", [
+    ({"prompt": 1000, "rate": 0}, "rate", "the arrival rate must be a finite number > 0"),
+    ({"prompt": 2**64 - 1, "rate": 1}, "prompt", "a prompt length must be a positive integer"),
+    ({"prompt": 1000}, "prompt", None),  # placeholder, replaced below
+    ({"prompt": 1000, "rate": 1, "batch_prompts": 0}, "batch_prompts", "the number of prompts"),
+    ({"prompt": 1000, "rate": 1, "chunk": 1001}, "chunk", "a chunk must be an integer"),
+    ({"prompt": 1000, "batch_prompts": 2}, "rate", "batching needs an arrival rate"),
+    ({"prompt": 1000, "rate": 1, "speedup": 1.5}, "speedup", "applies only with intra-op"),
+    ({"prompt": 1000, "rate": 1, "parallel": "intra"}, "speedup", "intra-op parallelism needs"),
+    ({"prompt": 1000, "rate": 1, "replicas": 0}, "replicas", "must be an integer ≥ 1"),
+    ({"prompt": 1000, "rate": 1, "attention": "flash"}, "attention", "must be one of"),
+    ({"rate": 1}, "prompt", "give one of prompt (tokens) and prompt_dist (lengths)"),
+])
+def test_errors_name_the_argument(stand_in, kwargs, option, rule):
+    if rule is None:
+        kwargs, rule = {"prompt": 1000, "prompt_dist": "x.txt"}, "give one of prompt"
+    with pytest.raises(InputError) as info:
+        roofline.ttft("H100-SXM", "Llama-3-8B", **kwargs)
+    assert info.value.option == option and info.value.rule.startswith(rule)
+
+
+def test_no_steady_state_is_an_error_of_the_rate(stand_in):
+    with pytest.raises(NoSteadyStateError) as info:
+        roofline.ttft("H100-SXM", "Llama-3-8B", prompt=1200, rate=10)
+    assert str(info.value) == ("rate: the queue has no steady state at load R·t = 1.2 ≥ 1; the "
+                               "largest rate it can take is 8.33 /s (got 10)")
