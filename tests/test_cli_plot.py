@@ -52,6 +52,24 @@ def test_several_devices(capsys, tmp_path):
     assert path.read_bytes()[:5] == b"%PDF-"
 
 
+@pytest.mark.parametrize("kind", ["roofline", "time", "attention", "phases"])
+def test_names_are_text_not_mathtext(capsys, tmp_path, kind):
+    # issue 14: two '$' in a device's name opened mathtext, where '^' ended the figure with a
+    # ParseException; the name comes from the file's `name` key
+    from pathlib import Path
+
+    shipped = Path(cli.__file__).parents[2] / "hardware" / "H100-SXM.toml"
+    text = shipped.read_text().replace('name = "H100-SXM"', 'name = "My$GPU^_$x"', 1)
+    assert 'name = "My$GPU^_$x"' in text
+    (tmp_path / "mine.toml").write_text(text)
+    path = tmp_path / f"{kind}.png"
+    status, out, err = _run(capsys, "plot", kind, "--hardware",
+                            f"{tmp_path / 'mine.toml'},A100-80GB-SXM", "--model", "Llama-3-8B",
+                            "--prompt", "2048", "-o", str(path))
+    assert (status, err) == (0, "")
+    assert path.read_bytes()[:8] == PNG
+
+
 def test_ttft(capsys, tmp_path):
     path = tmp_path / "ttft.png"
     status, out, _ = _run(capsys, "plot", "ttft", *BASE, "--prompt", "2048", "--slo", "0.2",

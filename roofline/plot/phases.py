@@ -13,7 +13,8 @@ import numpy as np
 from .. import sweeps
 from ..evaluate import Setting
 from . import _style
-from ._common import as_list, crossovers, legend_below, log_axes, per_byte, title
+from ._common import (as_list, crossovers, device_label, legend_below, log_axes, per_byte,
+                      title)
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
@@ -31,7 +32,7 @@ _SHARED = "#777777"  # curves that do not depend on the device, when several are
 def _ridges(ax: Axes, group: list[Setting]) -> None:
     several = len(group) > 1
     for i, s in enumerate(group):
-        who = f"{s.hardware.name} " if several else ""
+        who = f"{device_label(s)} " if several else ""
         ax.axhline(s.ridge, color=_style.device_color(i) if several else "#444444", lw=1.2,
                    ls="-.", gid=f"ridge:{s.hardware.name}",
                    label=f"{who}ridge P/β = {per_byte(s.ridge)} ({s.dtype})")
@@ -60,7 +61,7 @@ def plot_prefill_intensity(settings: Setting | Sequence[Setting],
             lw=1.3 if several else 1.6,
             label="projections (QKV, O, MLP)" + (", every device" if several else ""))
     for i, s in enumerate(group):
-        who = f"{s.hardware.name}: " if several else ""
+        who = f"{device_label(s)}: " if several else ""
         if several or i == 0:
             ax.plot(xs, sweeps.intensity(s, xs, ("attention",)),
                     color=_style.device_color(i) if several else _style.KIND["attention"],
@@ -76,7 +77,7 @@ def plot_prefill_intensity(settings: Setting | Sequence[Setting],
                     label=f"{who}T = {', '.join(f'{t:,}' for t in prompts)}")
     _ridges(ax, group)
     for i, s in enumerate(group):
-        who = f"{s.hardware.name}: " if several else ""
+        who = f"{device_label(s)}: " if several else ""
         color = _style.device_color(i) if several else "#000000"
         v = crossovers(s)[f"prefill_compute_bound_tokens.{s.attention}"]
         if v.exists:
@@ -122,7 +123,7 @@ def plot_decode_intensity(settings: Setting | Sequence[Setting], context: int,
                 color=step, zorder=5, label=f"B = {', '.join(f'{b:,}' for b in batches)}")
     _ridges(ax, group)
     for i, s in enumerate(group):
-        who = f"{s.hardware.name}: " if several else ""
+        who = f"{device_label(s)}: " if several else ""
         v = crossovers(s)["decode_critical_batch"]
         if v.exists:
             _cross(ax, v.value, s.ridge, _style.device_color(i) if several else "#000000",

@@ -19,7 +19,8 @@ from .. import sweeps
 from ..evaluate import Setting
 from ..tables import si
 from . import _style
-from ._common import as_list, binary_size, per_byte, side_legend, title, work_unit
+from ._common import (as_list, binary_size, device_label, per_byte, side_legend, title,
+                      work_unit)
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
@@ -69,7 +70,7 @@ def _draw_ceilings(ax: Axes, s: Setting, color: str, x: tuple[float, float],
     bw = s.hardware.bandwidth()
     rows = ceilings(s)
     top = rows[-1][1]
-    who = f"{s.hardware.name}: " if several else ""
+    who = f"{device_label(s)}: " if several else ""
     ridges = (f"\n(ridge{'s' if len(rows) > 1 else ''} "
               f"{', '.join(f'{r:,.0f}' for _, _, r in rows)} FLOP/byte)" if several else "")
     ax.plot([x[0], top / bw], [x[0] * bw, top], color=color, lw=1.8,
@@ -171,7 +172,7 @@ def plot_roofline(settings: Setting | Sequence[Setting], prompts: Sequence[int] 
                         decode_at[b] = (p.intensity, p.attained, color)
         if sram and s.hardware.sram_per_sm is not None:
             cap = caps[s.hardware.name]
-            who = f"{s.hardware.name}: " if several else ""
+            who = f"{device_label(s)}: " if several else ""
             color = _style.device_color(i) if several else _style.MODE["tiled"]
             ax.axvline(cap, color=color, ls=":", lw=1.2, gid=f"sram:{s.hardware.name}",
                        label=f"{who}tiled attention's SRAM ceiling: {per_byte(cap)}\n"
