@@ -96,8 +96,18 @@ def test_roofline_several_devices(s):
     assert not [a for a in ax.findobj() if str(a.get_gid()).startswith("sram:")]
 
 
+def _table(fig) -> tuple[list[str], list[list[str]]]:
+    """The crossover table under the time figure, as text: headers and rows."""
+    table = _by_gid(fig, "crossover-table")
+    cells = table.get_celld()
+    n_rows = 1 + max(r for r, _ in cells)
+    n_cols = 1 + max(c for _, c in cells)
+    text = [[cells[r, c].get_text().get_text() for c in range(n_cols)] for r in range(n_rows)]
+    return text[0], text[1:]
+
+
 def test_time_lines_and_crossovers(s):
-    fig = plot.time_figure(s)
+    fig = plot.time_figure(s, max_prompt=2**20)  # the old range: every crossover on the axis
     ax = fig.axes[0]
     compute = _by_gid(ax, "time:H100-SXM:total:compute")
     memory = _by_gid(ax, "time:H100-SXM:total:memory")
@@ -117,24 +127,27 @@ def test_time_lines_and_crossovers(s):
         assert _xy(line)[0][0] == pytest.approx(values[name].value)
     ends = _by_gid(ax, "crossover:H100-SXM:prefill_compute_bound_tokens.tiled:ends")
     assert _xy(ends)[0][0] == pytest.approx(values["prefill_compute_bound_tokens.tiled"].ends_at)
-    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    # issue 14: the crossovers are a table under the plot, no longer a paragraph of legend
+    headers, rows = _table(fig)
+    assert headers == ["crossover (tokens)", "tiled (drawn)", "naive", "tiled_fa2", "ideal"]
+    table = {row[0]: row[1:] for row in rows}
     value = values["prefill_compute_bound_tokens.tiled"].value
-    assert any(f"prefill compute-bound (tiled): {value:,.0f}" in t for t in labels)
-    assert any("decode critical batch" in t and "sequences" in t for t in labels)
-    assert any(t.startswith("never:") for t in labels)  # tiled attention never reaches the ridge
-    # second root: the wording of the crossover table, no nested parentheses
     ends_at = values["prefill_compute_bound_tokens.tiled"].ends_at
-    assert any(t.endswith(f"(tiled): {value:,.0f}; memory-bound again from {ends_at:,.0f} (2′)")
-               for t in labels)
+    # second root: tagged like its line, 2 and 2′ (projections at 326 are 1)
+    assert table["prefill compute-bound"][0] == f"[2] {value:,.0f} to [2′] {ends_at:,.0f}"
+    assert table["decode critical batch"][0] == \
+        f"{values['decode_critical_batch'].value:,.0f} sequences"
+    assert table["attention compute-bound"][0] == "never"  # tiled never reaches the ridge
+    # the other modes listed without a line (no tag)
+    naive = values["prefill_compute_bound_tokens.naive"]
+    assert table["prefill compute-bound"][1] == f"{naive.value:,.0f} to {naive.ends_at:,.0f}"
+    assert not ax.get_legend().get_texts()[0].get_text().startswith("crossovers")
+    assert all(len(t.get_text()) < 50 for t in ax.get_legend().get_texts())
     # only the plotted mode (tiled) and the mode-free crossovers get a line; the other modes
     # are listed without one
     gids = {str(a.get_gid()) for a in ax.findobj()}
     for mode in ("naive", "tiled_fa2", "ideal"):
         assert not [g for g in gids if g.startswith("crossover:") and g.endswith(f".{mode}")]
-    naive = values["prefill_compute_bound_tokens.naive"]
-    listed = " ".join(t.strip() for t in labels)
-    assert "other attention modes, no line drawn: prefill compute-bound: naive " \
-           f"{naive.value:,.0f} to {naive.ends_at:,.0f}" in listed
     # the numbered tags at the top of the lines never overlap one another
     r = _renderer(fig)
     boxes = [t.get_window_extent(r) for t in ax.texts if str(t.get_gid()).startswith("tag:")]
@@ -145,6 +158,55 @@ def test_time_lines_and_crossovers(s):
         assert not any(a.overlaps(b) for b in boxes[i + 1:])
     assert ax.get_xlabel() == "prompt length T (tokens)" and "(s)" in ax.get_ylabel()
     _legend_clear_of_data(fig)
+    # the table sits under the plot, clear of it and of its legend
+    table = _by_gid(fig, "crossover-table").get_window_extent(r)
+    assert not table.overlaps(ax.get_window_extent(r))
+    assert not table.overlaps(ax.get_legend().get_window_extent(r))
+
+
+def test_time_default_range_is_the_context(s):
+    # issue 14: no longer to 10⁶ tokens; to twice the context limit (8,192 for Llama-3-8B),
+    # the octave past it shaded; crossovers past the axis keep their value, without a line
+    fig = plot.time_figure(s)
+    ax = fig.axes[0]
+    xs, _ = _xy(_by_gid(ax, "time:H100-SXM:total:compute"))
+    assert xs[0] == 16 and xs[-1] == 2 * s.model.max_position == 16384
+    assert ax.get_xlim() == pytest.approx((16, 16384))
+    values = evaluate.crossover_values(s)
+    gids = {str(a.get_gid()) for a in ax.findobj()}
+    assert "crossover:H100-SXM:kv_cache_exceeds_memory_tokens" not in gids
+    table = {row[0]: row[1:] for row in _table(fig)[1]}
+    assert table["KV cache exceeds memory"][0] == \
+        f"{values['kv_cache_exceeds_memory_tokens'].value:,.0f}"
+    assert table["projection compute-bound"][0].startswith("[1] ")
+    ax = plot.plot_time(s, max_prompt=4096, crossovers=False)
+    assert ax.get_xlim() == pytest.approx((16, 4096))
+    with pytest.raises(InputError, match="^max_prompt: must be more than 16 tokens"):
+        plot.plot_time(s, max_prompt=16)
+
+
+def test_time_naive_curve_stops_where_scores_exceed_memory(s):
+    naive = api.setting("H100-SXM", "Llama-3-8B", attention="naive")
+    ax = plot.plot_time(naive, max_prompt=100_000)
+    used = sweeps.footprint(naive, np.array([1000.0]))
+    limit = evaluate.crossover_values(naive)["naive_scores_exceed_memory_tokens"].value
+    for kind in ("total", "attention"):
+        xs, yc = _xy(_by_gid(ax, f"time:H100-SXM:{kind}:compute"))
+        _, ym = _xy(_by_gid(ax, f"time:H100-SXM:{kind}:memory"))
+        drawn = ~(np.isnan(yc) & np.isnan(ym))
+        # coloured only while weights + one layer's scores fit in 80 GB
+        fits = used["weights"][0] + 32 * xs**2 * 2 <= 80e9
+        assert np.array_equal(drawn, fits) and xs[drawn][-1] < limit < xs[~drawn][0]
+        gx, gy = _xy(_by_gid(ax, f"time:H100-SXM:{kind}:no-fit"))
+        grey = ~np.isnan(gy)
+        assert gx[grey][0] < limit and gx[grey][-1] == xs[-1]  # grey from there on
+        assert gy[grey] == pytest.approx(evaluate.prefill_time(naive, gx[grey]) if kind ==
+                                         "total" else gy[grey])
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "does not fit in memory (naive scores)" in labels
+    # tiled attention needs no score matrix: nothing greyed
+    tiled = plot.plot_time(s, max_prompt=100_000, ax=plt.figure().subplots())
+    assert not [a for a in tiled.findobj() if str(a.get_gid()).endswith(":no-fit")]
 
 
 def test_time_per_kind(s):
@@ -368,6 +430,31 @@ def test_sizes_and_intensities_formatted():
     left = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
     assert "tiled (FlashAttention), SRAM 128 MiB/SM (TPU-v5e)" in left
     assert "tiled (FlashAttention), SRAM 32 MiB/SM" in left
+
+
+def test_user_names_are_plain_text(tmp_path):
+    # issue 14: a '$' in a device's (or model's) name is escaped wherever a label shows it, so
+    # matplotlib never reads the name as mathtext; the figure shows the name as it is
+    from pathlib import Path
+
+    from roofline.plot._common import plain
+
+    assert plain("My$GPU^_$x") == r"My\$GPU^_\$x" and plain("H100-SXM") == "H100-SXM"
+    shipped = Path(plot.__file__).parents[2] / "hardware" / "H100-SXM.toml"
+    path = tmp_path / "mine.toml"
+    path.write_text(shipped.read_text().replace('name = "H100-SXM"', 'name = "My$GPU^_$x"', 1))
+    mine = api.setting(str(path), "Llama-3-8B")
+    other = api.setting("A100-80GB-SXM", "Llama-3-8B")
+    for fig in (plot.roofline_figure([mine, other], prompts=(2048,)),
+                plot.time_figure([mine, other]), plot.attention_figure([mine, other]),
+                plot.phases_figure([mine], prompts=(2048,))):
+        _renderer(fig)  # drawing raised ParseException before
+        shown = [t for t in fig.findobj(matplotlib.text.Text) if "GPU^" in t.get_text()]
+        assert shown
+        for t in shown:
+            text, math = t._preprocess_math(t.get_text())
+            assert math is False and "My$GPU^_$x" in text
+        plt.close(fig)
 
 
 def test_label_helpers():
