@@ -362,13 +362,74 @@ def test_roofline_two_devices_readable_by_device(s, mi300x):
            "(T → ∞, 64 KiB SRAM per SM)" in labels
     texts = {t.get_text(): t for t in ax.texts}
     assert texts[f"SRAM ceiling {cap:,.0f}"].get_color() == colors["MI300X"]
-    # int8 counts operations: 1978.9 TOP/s on H100-SXM, beside fp8's FLOP/s
-    assert "H100-SXM: fp8: 1.98 PFLOP/s, int8: 1.98 POP/s" in texts
+    # int8 counts operations: 1978.9 TOP/s on H100-SXM, beside fp8's FLOP/s; issue 14: the
+    # label on the ceiling in the device's colour, without its name (names made them collide)
+    assert texts["fp8: 1.98 PFLOP/s, int8: 1.98 POP/s"].get_color() == colors["H100-SXM"]
     # one "B = " label per batch (the decode stars of both devices share an intensity)
     assert sorted(t for t in texts if t.startswith("B = ")) == ["B = 1", "B = 64"]
     # no two labels on the axes overlap
     r = _renderer(fig)
     assert not _overlaps([t.get_window_extent(r) for t in ax.texts])
+    _legend_clear_of_data(fig)
+
+
+def test_roofline_four_devices_ceiling_labels_apart():
+    # issue 14: with four devices the compute ceilings' labels collided; now each sits on its
+    # own ceiling (just above or below it), in its device's colour, inside the axes, and no two
+    # touch: where ceilings crowd they are staggered along x
+    with pytest.warns(UserWarning, match="TPU-v5e"):
+        group = [api.setting(h, "Llama-3-8B")
+                 for h in ("H100-SXM", "A100-80GB-SXM", "MI300X", "TPU-v5e")]
+    fig = plot.roofline_figure(group, prompts=(128, 2048, 8192), batches=(1, 64), context=8192)
+    ax = fig.axes[0]
+    labels = [t for t in ax.texts if str(t.get_gid()).startswith("ceiling-label:")]
+    from roofline.plot.roofline import ceiling_label, ceilings
+
+    want = [(ceiling_label(n, p), p, _by_gid(ax, f"memory:{s.hardware.name}").get_color())
+            for s in group for n, p, _ in ceilings(s)]
+    assert sorted((t.get_text(), t.get_color()) for t in labels) == \
+        sorted((text, color) for text, _, color in want)
+    r = _renderer(fig)
+    boxes = [t.get_window_extent(r) for t in labels]
+    grown = [b.expanded(1.02, 1.0) for b in boxes]
+    assert not _overlaps(grown)
+    axes_box = ax.get_window_extent(r)
+    to_pixels = ax.transData.transform
+    for t, box in zip(labels, boxes):
+        assert axes_box.x0 <= box.x0 and box.x1 <= axes_box.x1
+        assert axes_box.y0 <= box.y0 and box.y1 <= axes_box.y1
+        peak = next(p for text, p, c in want if text == t.get_text() and c == t.get_color())
+        y = to_pixels((1.0, peak))[1]
+        assert min(abs(box.y0 - y), abs(box.y1 - y)) < 5  # on its own line: 2 points away
+    # more than one column: the crowded ceilings are staggered along x
+    assert len({round(b.x1) for b in boxes}) > 1
+    # and no label lies over a plotted point
+    points = [a for a in ax.lines if str(a.get_gid()).startswith("point:")]
+    xs = [to_pixels((a.get_xdata()[0], a.get_ydata()[0])) for a in points]
+    assert not any(b.contains(x, y) for b in boxes for x, y in xs)
+
+
+def test_roofline_marks_what_does_not_fit_in_memory(s):
+    # issue 14: a decode step of 64 sequences at 8,192 tokens holds 16.06 GB of weights and
+    # 64 × 1.07 GB of KV cache, 84.8 GB > 80 GB: hollow, not drawn as if it ran
+    assert sweeps.decode_memory(s, [64], 8192)[0] == pytest.approx(
+        2 * 8_030_261_248 + 64 * 2 * 32 * 8 * 128 * 8192 * 2)
+    assert sweeps.max_batch(s, 8192) == 59
+    assert list(sweeps.decode_fits(s, [1, 59, 60], 8192)) == [True, True, False]
+    fig = plot.roofline_figure(s, prompts=(2048, 32768), batches=(1, 64), context=8192)
+    ax = fig.axes[0]
+    one = _by_gid(ax, "point:H100-SXM:decode:decode step, batch 1")
+    many = _by_gid(ax, "point:H100-SXM:decode:decode step, batch 64")
+    assert one.get_markerfacecolor() == one.get_color()  # filled: it fits
+    assert many.get_markerfacecolor() == "white"  # hollow
+    assert many.get_markeredgecolor() == many.get_color()
+    # naive attention at 32,768 tokens: one layer's scores (68.7 GB) beside the weights do not
+    # fit; at 2,048 they do; tiled attention needs no score matrix
+    assert _by_gid(ax, "point:H100-SXM:attention.naive:32768").get_markerfacecolor() == "white"
+    assert _by_gid(ax, "point:H100-SXM:attention.naive:2048").get_markerfacecolor() != "white"
+    assert _by_gid(ax, "point:H100-SXM:attention.tiled:32768").get_markerfacecolor() != "white"
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert any(t.startswith("hollow: does not fit in memory") for t in labels)
     _legend_clear_of_data(fig)
 
 
