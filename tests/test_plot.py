@@ -456,6 +456,68 @@ def test_phases_two_devices_attention_per_device(s, mi300x):
     _legend_clear_of_data(fig)
 
 
+def test_phases_decode_memory(s):
+    # issue 14: at context 8,192 an H100-SXM (80 GB) holds the weights and 59 sequences' KV
+    # cache: the decode curves are solid to B = 59, dashed past it; B = 64 hollow; the axis
+    # ends at the power of two past the critical batch (326 × 1.2), not at 4,096
+    fig = plot.phases_figure(s, prompts=(2048,), batches=(1, 64), context=8192)
+    right = fig.axes[1]
+    for gid in ("decode:step", "decode:projection"):
+        x, y = _xy(_by_gid(right, gid))
+        _, past = _xy(_by_gid(right, f"{gid}:does-not-fit"))
+        assert x[-1] == 512 and x[0] == 1
+        assert np.all(np.isnan(y[x >= 60])) and not np.any(np.isnan(y[x <= 59]))
+        assert np.all(~np.isnan(past[x > 60])) and np.all(np.isnan(past[x < 40]))
+        assert _by_gid(right, f"{gid}:does-not-fit").get_linestyle() == "--"
+    assert _xy(_by_gid(right, "memory:H100-SXM"))[0][0] == 59
+    x, _ = _xy(_by_gid(right, "batches:does-not-fit"))
+    assert list(x) == [64]
+    assert _by_gid(right, "batches:does-not-fit").get_markerfacecolor() == "white"
+    labels = [t.get_text() for t in right.get_legend().get_texts()]
+    assert "memory holds B ≤ 59 at context 8,192" in labels
+    assert any(t.startswith("critical batch B = 326") and "more than memory holds" in t
+               for t in labels)
+    # a context short enough for the critical batch: solid to B = 476, no batch hollow
+    right = plot.plot_decode_intensity(s, 1024, batches=(1, 64))
+    _, past = _xy(_by_gid(right, "decode:step:does-not-fit"))
+    x, y = _xy(_by_gid(right, "decode:step"))
+    assert sweeps.max_batch(s, 1024) == 476 and x[-1] == 1024  # 2 × 476, to a power of two
+    assert not np.any(np.isnan(y[x <= 476])) and np.all(np.isnan(y[x >= 477]))
+    assert not [a for a in right.findobj() if a.get_gid() == "batches:does-not-fit"]
+
+
+def test_phases_four_devices_each_visible():
+    # issue 14: overlaid devices hid each other (ridges 247 and 241 FLOP/byte, critical batches
+    # 268 and 261 on MI300X and TPU-v5e): each device's ridge has its own dash pattern, its
+    # markers and lines are nested (the first largest, later ones smaller and on top)
+    with pytest.warns(UserWarning, match="TPU-v5e"):
+        group = [api.setting(h, "Llama-3-8B")
+                 for h in ("H100-SXM", "A100-80GB-SXM", "MI300X", "TPU-v5e")]
+    names = [g.hardware.name for g in group]
+    fig = plot.phases_figure(group, prompts=(128, 2048), batches=(1, 64), context=8192)
+    left, right = fig.axes[:2]
+    for ax in (left, right):
+        dashes = [_by_gid(ax, f"ridge:{n}")._unscaled_dash_pattern for n in names]
+        assert len({repr(d) for d in dashes}) == 4
+        squares = [_by_gid(ax, f"crossover:{n}:" + ("projection_compute_bound_tokens"
+                                                    if ax is left else "decode_critical_batch"))
+                   for n in names]
+        sizes = [m.get_markersize() for m in squares]
+        assert sizes == sorted(sizes, reverse=True) and len(set(sizes)) == 4
+        orders = [m.get_zorder() for m in squares]
+        assert orders == sorted(orders) and len(set(orders)) == 4
+        assert len({m.get_markeredgecolor() for m in squares}) == 4
+    widths = [_by_gid(left, f"prefill:{n}").get_linewidth() for n in names]
+    assert widths == sorted(widths, reverse=True) and len(set(widths)) == 4
+    prompts = [_by_gid(left, f"prompts:{n}").get_markersize() for n in names]
+    assert prompts == sorted(prompts, reverse=True) and len(set(prompts)) == 4
+    # each device's memory limit: 59 on both 80 GB devices, 177 on MI300X, none on TPU-v5e
+    held = {n: _xy(_by_gid(right, f"memory:{n}"))[0] for n in names}
+    assert held["H100-SXM"][0] == held["A100-80GB-SXM"][0] == 59 and held["MI300X"][0] == 177
+    assert len(held["TPU-v5e"]) == 0
+    _legend_clear_of_data(fig)
+
+
 def test_attention_two_devices(s, mi300x):
     fig = plot.attention_figure([s, mi300x])
     left, right = fig.axes[:2]
