@@ -277,6 +277,15 @@ def test_same_inputs_same_bytes(s, tmp_path, ext):
     assert b"CreationDate" not in a.read_bytes()
 
 
+@pytest.mark.parametrize("kind, ext", [("roofline", "svg"), ("time", "pdf")])
+def test_changed_figures_same_bytes(tmp_path, kind, ext):
+    # the roofline lays out once to place its ceiling labels; the time figure has a table
+    group = [api.setting("H100-SXM", "Llama-3-8B"), api.setting("MI300X", "Llama-3-8B")]
+    a = plot.save(plot.figure(kind, group, prompts=(512, 8192)), tmp_path / f"a.{ext}")
+    b = plot.save(plot.figure(kind, group, prompts=(512, 8192)), tmp_path / f"b.{ext}")
+    assert a.read_bytes() == b.read_bytes()
+
+
 def test_output_checks(tmp_path):
     with pytest.raises(InputError, match=r"^-o: the file's extension names the format; "
                                          r"matplotlib writes .*png.* \(got '.*x\.xyz'\)"):
