@@ -54,8 +54,9 @@ MARKER = {"projection": "s", "attention.naive": "v", "attention.tiled": "D",
 
 # Dash patterns of overlaid devices' reference lines (ridges, memory limits): two devices whose
 # lines nearly coincide still show both colours, alternating along the line.
-DEVICE_DASHES = ((0, (6, 2, 1, 2)), (3, (3, 3)), (0, (4, 1, 1, 1)), (1, (8, 2, 1, 2, 1, 2)),
-                 (2, (4, 1.5)), (0, (2, 1, 2, 4)))
+# Every one has a dot, so that none reads as a plain dashed line ("does not fit in memory").
+DEVICE_DASHES = ((0, (6, 2, 1, 2)), (3, (3, 1.5, 1, 1.5)), (0, (8, 2, 1, 2, 1, 2)),
+                 (1, (4, 1, 1, 1, 1, 1, 1, 1)), (2, (10, 2, 1, 2)), (0, (2, 1, 1, 1)))
 
 
 def device_color(i: int) -> str:

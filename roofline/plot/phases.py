@@ -76,17 +76,17 @@ def plot_prefill_intensity(settings: Setting | Sequence[Setting],
         if several or i == 0:
             ax.plot(xs, sweeps.intensity(s, xs, ("attention",)),
                     color=_style.device_color(i) if several else _style.KIND["attention"],
-                    ls=":" if several else "-", lw=_size(i, n, 2.4, 1.1, 1.3),
+                    ls=":" if several else "-", lw=_size(i, n, 2.0, 1.0, 1.3),
                     zorder=2 + i / 10,
                     gid="prefill:attention" if i == 0 else f"prefill:attention:{s.hardware.name}",
                     label=f"{who}attention ({s.attention})")
         color = _style.device_color(i) if several else _style.KIND["total"]
-        ax.plot(xs, sweeps.intensity(s, xs), color=color, lw=_size(i, n, 3.6, 1.2, 2.2),
+        ax.plot(xs, sweeps.intensity(s, xs), color=color, lw=_size(i, n, 3.0, 1.4, 2.2),
                 zorder=2.5 + i / 10, gid=f"prefill:{s.hardware.name}",
                 label=f"{who}whole prefill ({s.attention} attention)")
         if prompts:
             ax.plot(prompts, sweeps.intensity(s, prompts), "D", color=color,
-                    ms=_size(i, n, 7.5, 3.5, 4.5), mec="white" if several else color, mew=0.5,
+                    ms=_size(i, n, 7.0, 4.0, 4.5), mec="white" if several else color, mew=0.5,
                     zorder=5 + i / 10,
                     gid=f"prompts:{s.hardware.name}",
                     label=f"{who}T = {', '.join(f'{t:,}' for t in prompts)}")
@@ -94,7 +94,7 @@ def plot_prefill_intensity(settings: Setting | Sequence[Setting],
     for i, s in enumerate(group):
         who = f"{device_label(s)}: " if several else ""
         color = _style.device_color(i) if several else "#000000"
-        size, z = _size(i, n, 10.0, 4.5, 6.0), 6 + i / 10
+        size, z = _size(i, n, 9.0, 5.0, 6.0), 6 + i / 10
         v = crossovers(s)[f"prefill_compute_bound_tokens.{s.attention}"]
         if v.exists:
             tail = f"; memory-bound again from {v.ends_at:,.0f}" if v.ends_at else ""
@@ -195,7 +195,7 @@ def plot_decode_intensity(settings: Setting | Sequence[Setting], context: int,
             _cross(ax, v.value, s.ridge, color,
                    f"{who}critical batch B = {v.value:,.0f} (projections reach the ridge"
                    f"{beyond})", f"crossover:{s.hardware.name}:{v.name}", marker="s",
-                   size=_size(i, n, 10.0, 4.5, 6.0), zorder=6 + i / 10)
+                   size=_size(i, n, 9.0, 5.0, 6.0), zorder=6 + i / 10)
     log_axes(ax, (bs[0] / 1.2, bs[-1] * 1.2),  # room for a marker at B = 1
              "decode batch B (sequences)", "arithmetic intensity (FLOP/byte)",
              f"Decode: one step of B sequences at context {context:,}")
