@@ -114,7 +114,10 @@ def _place_ceiling_labels(ax: Axes, labels: list[tuple[float, str, str, float]],
     label and no other ceiling's line crosses it; further columns stagger the labels along x
     where ceilings lie closer than a line of text (several devices). Placed in points of the
     laid-out Axes, so that the boxes are those drawn."""
-    fig = ax.figure
+    try:
+        fig = ax.get_figure(root=True)  # the Figure, also for an Axes in a SubFigure
+    except TypeError:  # matplotlib < 3.10
+        fig = ax.figure
     fig.draw_without_rendering()  # the layout: the Axes' final size in points
     box = ax.get_window_extent()
     scale = 72.0 / fig.dpi

@@ -1,8 +1,11 @@
 """Figure 2, prefill time against prompt length (log–log): the whole prefill and each operation
 class (:func:`roofline.sweeps.by_kind`), solid where compute-bound and dashed where memory-bound,
-and each crossover of the catalogue (:func:`roofline.evaluate.crossover_values`) that holds for
-the plotted attention mode (or for every mode) as a numbered vertical line, its name and value
-listed beside the plot; the other modes' crossovers are listed without a line."""
+from 16 tokens to twice the model's context limit (``max_prompt``; the part past the context
+shaded). Each crossover of the catalogue (:func:`roofline.evaluate.crossover_values`) that holds
+for the plotted attention mode (or for every mode) and lies on the axis is a vertical line with a
+numbered tag; a table under the plot gives every crossover's value, of every mode, the drawn
+ones with their tags. With naive attention, the curves are greyed where one layer's score matrix
+no longer fits beside the weights."""
 
 from __future__ import annotations
 
