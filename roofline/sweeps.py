@@ -25,8 +25,9 @@ from .evaluate import Setting, numeric, roofline_time
 from .symbols import B, M_sram, T, T_ctx
 
 __all__ = ["KindSweep", "by_kind", "intensity", "attention_bytes", "attention_t2_coefficient",
-           "attention_intensity_limit", "footprint", "decode_intensity", "OperationPoint",
-           "operation_points", "decode_point", "with_mode"]
+           "attention_intensity_limit", "footprint", "scores_fit", "prefill_fits", "decode_memory",
+           "decode_fits", "max_batch", "decode_intensity", "OperationPoint",
+           "operation_points", "decode_point", "with_mode", "with_batch"]
 
 def _numeric(expr: Expr, x: Symbol, where: Any = None) -> Callable[[np.ndarray], np.ndarray]:
     """``expr`` as a numpy function of an array of ``x`` (the evaluation core's ``numeric``)."""
@@ -128,6 +129,51 @@ def footprint(setting: Setting, tokens: np.ndarray | Sequence[int]) -> dict[str,
     return {"weights": _numeric(weight_bytes(setting.model.architecture), T, setting)(xs),
             "scores": _numeric(attention.score_bytes(), T, setting)(xs),
             "kv_cache": _numeric(kv_cache_bytes(), T, setting)(xs)}
+
+
+def scores_fit(setting: Setting, tokens: np.ndarray | Sequence[int]) -> np.ndarray:
+    """Whether one layer's naive score matrix fits beside the weights at each T (the rule of
+    the crossover ``naive_scores_exceed_memory_tokens``)."""
+    used = footprint(setting, tokens)
+    return used["weights"] + used["scores"] <= setting.hardware.memory_capacity
+
+
+def prefill_fits(setting: Setting, tokens: np.ndarray | Sequence[int]) -> np.ndarray:
+    """Whether a prefill of T tokens fits in the device's memory at each T: the weights and the
+    KV cache of the setting's batch, and one layer's naive score matrix too where the setting's
+    attention is naive (:func:`footprint` against ``hardware.memory_capacity``)."""
+    used = footprint(setting, tokens)
+    total = used["weights"] + used["kv_cache"]
+    if setting.attention == "naive":
+        total = total + used["scores"]
+    return total <= setting.hardware.memory_capacity
+
+
+def decode_memory(setting: Setting, batches: np.ndarray | Sequence[int],
+                  context: int) -> np.ndarray:
+    """Bytes in use by a decode step of B sequences at ``context`` cached tokens, over an array
+    of B: the weights and B times one sequence's KV cache (:func:`footprint` at the context)."""
+    one = footprint(with_batch(setting, 1), [context])
+    return one["weights"][0] + _array(batches, "batch") * one["kv_cache"][0]
+
+
+def decode_fits(setting: Setting, batches: np.ndarray | Sequence[int],
+                context: int) -> np.ndarray:
+    """Whether a decode step of B sequences at ``context`` fits in the device's memory."""
+    return decode_memory(setting, batches, context) <= setting.hardware.memory_capacity
+
+
+def max_batch(setting: Setting, context: int) -> int:
+    """The largest batch whose weights and KV cache at ``context`` fit in the device's memory
+    (0: not even one sequence fits)."""
+    one = footprint(with_batch(setting, 1), [context])
+    room = setting.hardware.memory_capacity - one["weights"][0]
+    return max(0, int(np.floor(room / one["kv_cache"][0]))) if room >= 0 else 0
+
+
+def with_batch(setting: Setting, batch: int) -> Setting:
+    """The same setting with another batch."""
+    return setting if setting.batch == batch else replace(setting, batch=batch)
 
 
 # --- decode against batch -------------------------------------------------------------------

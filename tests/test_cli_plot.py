@@ -52,6 +52,36 @@ def test_several_devices(capsys, tmp_path):
     assert path.read_bytes()[:5] == b"%PDF-"
 
 
+@pytest.mark.parametrize("kind", ["roofline", "time", "attention", "phases"])
+def test_names_are_text_not_mathtext(capsys, tmp_path, kind):
+    # issue 14: two '$' in a device's name opened mathtext, where '^' ended the figure with a
+    # ParseException; the name comes from the file's `name` key
+    from pathlib import Path
+
+    shipped = Path(cli.__file__).parents[2] / "hardware" / "H100-SXM.toml"
+    text = shipped.read_text().replace('name = "H100-SXM"', 'name = "My$GPU^_$x"', 1)
+    assert 'name = "My$GPU^_$x"' in text
+    (tmp_path / "mine.toml").write_text(text)
+    path = tmp_path / f"{kind}.png"
+    status, out, err = _run(capsys, "plot", kind, "--hardware",
+                            f"{tmp_path / 'mine.toml'},A100-80GB-SXM", "--model", "Llama-3-8B",
+                            "--prompt", "2048", "-o", str(path))
+    assert (status, err) == (0, "")
+    assert path.read_bytes()[:8] == PNG
+
+
+def test_time_max_prompt(capsys, tmp_path):
+    # issue 14: the time figure's x-range, by default twice the context (8,192 → 16,384)
+    path = tmp_path / "t.svg"
+    status, out, err = _run(capsys, "plot", "time", *BASE, "--max-prompt", "131072",
+                            "-o", str(path))
+    assert (status, err) == (0, "")
+    assert ET.parse(path).getroot().tag == "{http://www.w3.org/2000/svg}svg"
+    with pytest.raises(SystemExit):  # a time figure's option only
+        cli.main(["plot", "roofline", *BASE, "--max-prompt", "9000", "-o", str(path)])
+    assert "unrecognized arguments: --max-prompt" in capsys.readouterr().err
+
+
 def test_ttft(capsys, tmp_path):
     path = tmp_path / "ttft.png"
     status, out, _ = _run(capsys, "plot", "ttft", *BASE, "--prompt", "2048", "--slo", "0.2",
@@ -85,6 +115,8 @@ def test_report(capsys, tmp_path):
     (["plot", "time", *BASE, "--dtype", "fp4", "-o", "x.png"],
      "roofline: error: --dtype: H100-SXM has no fp4"),
     (["report", "--model", "Nope-1B"], "roofline: error: unknown model 'Nope-1B'"),
+    (["plot", "time", *BASE, "--max-prompt", "16", "-o", "x.png"],
+     "roofline: error: --max-prompt: must be more than 16 tokens (got 16)"),
 ])
 def test_bad_options_are_one_line(capsys, tmp_path, monkeypatch, argv, message):
     monkeypatch.chdir(tmp_path)

@@ -96,8 +96,18 @@ def test_roofline_several_devices(s):
     assert not [a for a in ax.findobj() if str(a.get_gid()).startswith("sram:")]
 
 
+def _table(fig) -> tuple[list[str], list[list[str]]]:
+    """The crossover table under the time figure, as text: headers and rows."""
+    table = _by_gid(fig, "crossover-table")
+    cells = table.get_celld()
+    n_rows = 1 + max(r for r, _ in cells)
+    n_cols = 1 + max(c for _, c in cells)
+    text = [[cells[r, c].get_text().get_text() for c in range(n_cols)] for r in range(n_rows)]
+    return text[0], text[1:]
+
+
 def test_time_lines_and_crossovers(s):
-    fig = plot.time_figure(s)
+    fig = plot.time_figure(s, max_prompt=2**20)  # the old range: every crossover on the axis
     ax = fig.axes[0]
     compute = _by_gid(ax, "time:H100-SXM:total:compute")
     memory = _by_gid(ax, "time:H100-SXM:total:memory")
@@ -117,24 +127,27 @@ def test_time_lines_and_crossovers(s):
         assert _xy(line)[0][0] == pytest.approx(values[name].value)
     ends = _by_gid(ax, "crossover:H100-SXM:prefill_compute_bound_tokens.tiled:ends")
     assert _xy(ends)[0][0] == pytest.approx(values["prefill_compute_bound_tokens.tiled"].ends_at)
-    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    # issue 14: the crossovers are a table under the plot, no longer a paragraph of legend
+    headers, rows = _table(fig)
+    assert headers == ["crossover (tokens)", "tiled (drawn)", "naive", "tiled_fa2", "ideal"]
+    table = {row[0]: row[1:] for row in rows}
     value = values["prefill_compute_bound_tokens.tiled"].value
-    assert any(f"prefill compute-bound (tiled): {value:,.0f}" in t for t in labels)
-    assert any("decode critical batch" in t and "sequences" in t for t in labels)
-    assert any(t.startswith("never:") for t in labels)  # tiled attention never reaches the ridge
-    # second root: the wording of the crossover table, no nested parentheses
     ends_at = values["prefill_compute_bound_tokens.tiled"].ends_at
-    assert any(t.endswith(f"(tiled): {value:,.0f}; memory-bound again from {ends_at:,.0f} (2′)")
-               for t in labels)
+    # second root: tagged like its line, 2 and 2′ (projections at 326 are 1)
+    assert table["prefill compute-bound"][0] == f"[2] {value:,.0f} to [2′] {ends_at:,.0f}"
+    assert table["decode critical batch"][0] == \
+        f"{values['decode_critical_batch'].value:,.0f} sequences"
+    assert table["attention compute-bound"][0] == "never"  # tiled never reaches the ridge
+    # the other modes listed without a line (no tag)
+    naive = values["prefill_compute_bound_tokens.naive"]
+    assert table["prefill compute-bound"][1] == f"{naive.value:,.0f} to {naive.ends_at:,.0f}"
+    assert not ax.get_legend().get_texts()[0].get_text().startswith("crossovers")
+    assert all(len(t.get_text()) < 50 for t in ax.get_legend().get_texts())
     # only the plotted mode (tiled) and the mode-free crossovers get a line; the other modes
     # are listed without one
     gids = {str(a.get_gid()) for a in ax.findobj()}
     for mode in ("naive", "tiled_fa2", "ideal"):
         assert not [g for g in gids if g.startswith("crossover:") and g.endswith(f".{mode}")]
-    naive = values["prefill_compute_bound_tokens.naive"]
-    listed = " ".join(t.strip() for t in labels)
-    assert "other attention modes, no line drawn: prefill compute-bound: naive " \
-           f"{naive.value:,.0f} to {naive.ends_at:,.0f}" in listed
     # the numbered tags at the top of the lines never overlap one another
     r = _renderer(fig)
     boxes = [t.get_window_extent(r) for t in ax.texts if str(t.get_gid()).startswith("tag:")]
@@ -145,6 +158,55 @@ def test_time_lines_and_crossovers(s):
         assert not any(a.overlaps(b) for b in boxes[i + 1:])
     assert ax.get_xlabel() == "prompt length T (tokens)" and "(s)" in ax.get_ylabel()
     _legend_clear_of_data(fig)
+    # the table sits under the plot, clear of it and of its legend
+    table = _by_gid(fig, "crossover-table").get_window_extent(r)
+    assert not table.overlaps(ax.get_window_extent(r))
+    assert not table.overlaps(ax.get_legend().get_window_extent(r))
+
+
+def test_time_default_range_is_the_context(s):
+    # issue 14: no longer to 10⁶ tokens; to twice the context limit (8,192 for Llama-3-8B),
+    # the octave past it shaded; crossovers past the axis keep their value, without a line
+    fig = plot.time_figure(s)
+    ax = fig.axes[0]
+    xs, _ = _xy(_by_gid(ax, "time:H100-SXM:total:compute"))
+    assert xs[0] == 16 and xs[-1] == 2 * s.model.max_position == 16384
+    assert ax.get_xlim() == pytest.approx((16, 16384))
+    values = evaluate.crossover_values(s)
+    gids = {str(a.get_gid()) for a in ax.findobj()}
+    assert "crossover:H100-SXM:kv_cache_exceeds_memory_tokens" not in gids
+    table = {row[0]: row[1:] for row in _table(fig)[1]}
+    assert table["KV cache exceeds memory"][0] == \
+        f"{values['kv_cache_exceeds_memory_tokens'].value:,.0f}"
+    assert table["projection compute-bound"][0].startswith("[1] ")
+    ax = plot.plot_time(s, max_prompt=4096, crossovers=False)
+    assert ax.get_xlim() == pytest.approx((16, 4096))
+    with pytest.raises(InputError, match="^max_prompt: must be more than 16 tokens"):
+        plot.plot_time(s, max_prompt=16)
+
+
+def test_time_naive_curve_stops_where_scores_exceed_memory(s):
+    naive = api.setting("H100-SXM", "Llama-3-8B", attention="naive")
+    ax = plot.plot_time(naive, max_prompt=100_000)
+    used = sweeps.footprint(naive, np.array([1000.0]))
+    limit = evaluate.crossover_values(naive)["naive_scores_exceed_memory_tokens"].value
+    for kind in ("total", "attention"):
+        xs, yc = _xy(_by_gid(ax, f"time:H100-SXM:{kind}:compute"))
+        _, ym = _xy(_by_gid(ax, f"time:H100-SXM:{kind}:memory"))
+        drawn = ~(np.isnan(yc) & np.isnan(ym))
+        # coloured only while weights + one layer's scores fit in 80 GB
+        fits = used["weights"][0] + 32 * xs**2 * 2 <= 80e9
+        assert np.array_equal(drawn, fits) and xs[drawn][-1] < limit < xs[~drawn][0]
+        gx, gy = _xy(_by_gid(ax, f"time:H100-SXM:{kind}:no-fit"))
+        grey = ~np.isnan(gy)
+        assert gx[grey][0] < limit and gx[grey][-1] == xs[-1]  # grey from there on
+        assert gy[grey] == pytest.approx(evaluate.prefill_time(naive, gx[grey]) if kind ==
+                                         "total" else gy[grey])
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "does not fit in memory (naive scores)" in labels
+    # tiled attention needs no score matrix: nothing greyed
+    tiled = plot.plot_time(s, max_prompt=100_000, ax=plt.figure().subplots())
+    assert not [a for a in tiled.findobj() if str(a.get_gid()).endswith(":no-fit")]
 
 
 def test_time_per_kind(s):
@@ -213,6 +275,15 @@ def test_same_inputs_same_bytes(s, tmp_path, ext):
     assert a.read_bytes() == b.read_bytes()
     assert b"Date" not in a.read_bytes() or ext == "pdf"
     assert b"CreationDate" not in a.read_bytes()
+
+
+@pytest.mark.parametrize("kind, ext", [("roofline", "svg"), ("time", "pdf")])
+def test_changed_figures_same_bytes(tmp_path, kind, ext):
+    # the roofline lays out once to place its ceiling labels; the time figure has a table
+    group = [api.setting("H100-SXM", "Llama-3-8B"), api.setting("MI300X", "Llama-3-8B")]
+    a = plot.save(plot.figure(kind, group, prompts=(512, 8192)), tmp_path / f"a.{ext}")
+    b = plot.save(plot.figure(kind, group, prompts=(512, 8192)), tmp_path / f"b.{ext}")
+    assert a.read_bytes() == b.read_bytes()
 
 
 def test_output_checks(tmp_path):
@@ -300,13 +371,74 @@ def test_roofline_two_devices_readable_by_device(s, mi300x):
            "(T → ∞, 64 KiB SRAM per SM)" in labels
     texts = {t.get_text(): t for t in ax.texts}
     assert texts[f"SRAM ceiling {cap:,.0f}"].get_color() == colors["MI300X"]
-    # int8 counts operations: 1978.9 TOP/s on H100-SXM, beside fp8's FLOP/s
-    assert "H100-SXM: fp8: 1.98 PFLOP/s, int8: 1.98 POP/s" in texts
+    # int8 counts operations: 1978.9 TOP/s on H100-SXM, beside fp8's FLOP/s; issue 14: the
+    # label on the ceiling in the device's colour, without its name (names made them collide)
+    assert texts["fp8: 1.98 PFLOP/s, int8: 1.98 POP/s"].get_color() == colors["H100-SXM"]
     # one "B = " label per batch (the decode stars of both devices share an intensity)
     assert sorted(t for t in texts if t.startswith("B = ")) == ["B = 1", "B = 64"]
     # no two labels on the axes overlap
     r = _renderer(fig)
     assert not _overlaps([t.get_window_extent(r) for t in ax.texts])
+    _legend_clear_of_data(fig)
+
+
+def test_roofline_four_devices_ceiling_labels_apart():
+    # issue 14: with four devices the compute ceilings' labels collided; now each sits on its
+    # own ceiling (just above or below it), in its device's colour, inside the axes, and no two
+    # touch: where ceilings crowd they are staggered along x
+    with pytest.warns(UserWarning, match="TPU-v5e"):
+        group = [api.setting(h, "Llama-3-8B")
+                 for h in ("H100-SXM", "A100-80GB-SXM", "MI300X", "TPU-v5e")]
+    fig = plot.roofline_figure(group, prompts=(128, 2048, 8192), batches=(1, 64), context=8192)
+    ax = fig.axes[0]
+    labels = [t for t in ax.texts if str(t.get_gid()).startswith("ceiling-label:")]
+    from roofline.plot.roofline import ceiling_label, ceilings
+
+    want = [(ceiling_label(n, p), p, _by_gid(ax, f"memory:{s.hardware.name}").get_color())
+            for s in group for n, p, _ in ceilings(s)]
+    assert sorted((t.get_text(), t.get_color()) for t in labels) == \
+        sorted((text, color) for text, _, color in want)
+    r = _renderer(fig)
+    boxes = [t.get_window_extent(r) for t in labels]
+    grown = [b.expanded(1.02, 1.0) for b in boxes]
+    assert not _overlaps(grown)
+    axes_box = ax.get_window_extent(r)
+    to_pixels = ax.transData.transform
+    for t, box in zip(labels, boxes):
+        assert axes_box.x0 <= box.x0 and box.x1 <= axes_box.x1
+        assert axes_box.y0 <= box.y0 and box.y1 <= axes_box.y1
+        peak = next(p for text, p, c in want if text == t.get_text() and c == t.get_color())
+        y = to_pixels((1.0, peak))[1]
+        assert min(abs(box.y0 - y), abs(box.y1 - y)) < 5  # on its own line: 2 points away
+    # more than one column: the crowded ceilings are staggered along x
+    assert len({round(b.x1) for b in boxes}) > 1
+    # and no label lies over a plotted point
+    points = [a for a in ax.lines if str(a.get_gid()).startswith("point:")]
+    xs = [to_pixels((a.get_xdata()[0], a.get_ydata()[0])) for a in points]
+    assert not any(b.contains(x, y) for b in boxes for x, y in xs)
+
+
+def test_roofline_marks_what_does_not_fit_in_memory(s):
+    # issue 14: a decode step of 64 sequences at 8,192 tokens holds 16.06 GB of weights and
+    # 64 × 1.07 GB of KV cache, 84.8 GB > 80 GB: hollow, not drawn as if it ran
+    assert sweeps.decode_memory(s, [64], 8192)[0] == pytest.approx(
+        2 * 8_030_261_248 + 64 * 2 * 32 * 8 * 128 * 8192 * 2)
+    assert sweeps.max_batch(s, 8192) == 59
+    assert list(sweeps.decode_fits(s, [1, 59, 60], 8192)) == [True, True, False]
+    fig = plot.roofline_figure(s, prompts=(2048, 32768), batches=(1, 64), context=8192)
+    ax = fig.axes[0]
+    one = _by_gid(ax, "point:H100-SXM:decode:decode step, batch 1")
+    many = _by_gid(ax, "point:H100-SXM:decode:decode step, batch 64")
+    assert one.get_markerfacecolor() == one.get_color()  # filled: it fits
+    assert many.get_markerfacecolor() == "white"  # hollow
+    assert many.get_markeredgecolor() == many.get_color()
+    # naive attention at 32,768 tokens: one layer's scores (68.7 GB) beside the weights do not
+    # fit; at 2,048 they do; tiled attention needs no score matrix
+    assert _by_gid(ax, "point:H100-SXM:attention.naive:32768").get_markerfacecolor() == "white"
+    assert _by_gid(ax, "point:H100-SXM:attention.naive:2048").get_markerfacecolor() != "white"
+    assert _by_gid(ax, "point:H100-SXM:attention.tiled:32768").get_markerfacecolor() != "white"
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert any(t.startswith("hollow: does not fit in memory") for t in labels)
     _legend_clear_of_data(fig)
 
 
@@ -330,6 +462,68 @@ def test_phases_two_devices_attention_per_device(s, mi300x):
         assert _by_gid(left, f"ridge:{name}").get_color() == color
         marker = _by_gid(left, f"crossover:{name}:projection_compute_bound_tokens")
         assert marker.get_markeredgecolor() == color and marker.get_marker() == "s"
+    _legend_clear_of_data(fig)
+
+
+def test_phases_decode_memory(s):
+    # issue 14: at context 8,192 an H100-SXM (80 GB) holds the weights and 59 sequences' KV
+    # cache: the decode curves are solid to B = 59, dashed past it; B = 64 hollow; the axis
+    # ends at the power of two past the critical batch (326 × 1.2), not at 4,096
+    fig = plot.phases_figure(s, prompts=(2048,), batches=(1, 64), context=8192)
+    right = fig.axes[1]
+    for gid in ("decode:step", "decode:projection"):
+        x, y = _xy(_by_gid(right, gid))
+        _, past = _xy(_by_gid(right, f"{gid}:does-not-fit"))
+        assert x[-1] == 512 and x[0] == 1
+        assert np.all(np.isnan(y[x >= 60])) and not np.any(np.isnan(y[x <= 59]))
+        assert np.all(~np.isnan(past[x > 60])) and np.all(np.isnan(past[x < 40]))
+        assert _by_gid(right, f"{gid}:does-not-fit").get_linestyle() == "--"
+    assert _xy(_by_gid(right, "memory:H100-SXM"))[0][0] == 59
+    x, _ = _xy(_by_gid(right, "batches:does-not-fit"))
+    assert list(x) == [64]
+    assert _by_gid(right, "batches:does-not-fit").get_markerfacecolor() == "white"
+    labels = [t.get_text() for t in right.get_legend().get_texts()]
+    assert "memory holds B ≤ 59 at context 8,192" in labels
+    assert any(t.startswith("critical batch B = 326") and "more than memory holds" in t
+               for t in labels)
+    # a context short enough for the critical batch: solid to B = 476, no batch hollow
+    right = plot.plot_decode_intensity(s, 1024, batches=(1, 64))
+    _, past = _xy(_by_gid(right, "decode:step:does-not-fit"))
+    x, y = _xy(_by_gid(right, "decode:step"))
+    assert sweeps.max_batch(s, 1024) == 476 and x[-1] == 1024  # 2 × 476, to a power of two
+    assert not np.any(np.isnan(y[x <= 476])) and np.all(np.isnan(y[x >= 477]))
+    assert not [a for a in right.findobj() if a.get_gid() == "batches:does-not-fit"]
+
+
+def test_phases_four_devices_each_visible():
+    # issue 14: overlaid devices hid each other (ridges 247 and 241 FLOP/byte, critical batches
+    # 268 and 261 on MI300X and TPU-v5e): each device's ridge has its own dash pattern, its
+    # markers and lines are nested (the first largest, later ones smaller and on top)
+    with pytest.warns(UserWarning, match="TPU-v5e"):
+        group = [api.setting(h, "Llama-3-8B")
+                 for h in ("H100-SXM", "A100-80GB-SXM", "MI300X", "TPU-v5e")]
+    names = [g.hardware.name for g in group]
+    fig = plot.phases_figure(group, prompts=(128, 2048), batches=(1, 64), context=8192)
+    left, right = fig.axes[:2]
+    for ax in (left, right):
+        dashes = [_by_gid(ax, f"ridge:{n}")._unscaled_dash_pattern for n in names]
+        assert len({repr(d) for d in dashes}) == 4
+        squares = [_by_gid(ax, f"crossover:{n}:" + ("projection_compute_bound_tokens"
+                                                    if ax is left else "decode_critical_batch"))
+                   for n in names]
+        sizes = [m.get_markersize() for m in squares]
+        assert sizes == sorted(sizes, reverse=True) and len(set(sizes)) == 4
+        orders = [m.get_zorder() for m in squares]
+        assert orders == sorted(orders) and len(set(orders)) == 4
+        assert len({m.get_markeredgecolor() for m in squares}) == 4
+    widths = [_by_gid(left, f"prefill:{n}").get_linewidth() for n in names]
+    assert widths == sorted(widths, reverse=True) and len(set(widths)) == 4
+    prompts = [_by_gid(left, f"prompts:{n}").get_markersize() for n in names]
+    assert prompts == sorted(prompts, reverse=True) and len(set(prompts)) == 4
+    # each device's memory limit: 59 on both 80 GB devices, 177 on MI300X, none on TPU-v5e
+    held = {n: _xy(_by_gid(right, f"memory:{n}"))[0] for n in names}
+    assert held["H100-SXM"][0] == held["A100-80GB-SXM"][0] == 59 and held["MI300X"][0] == 177
+    assert len(held["TPU-v5e"]) == 0
     _legend_clear_of_data(fig)
 
 
@@ -367,6 +561,31 @@ def test_sizes_and_intensities_formatted():
     left = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
     assert "tiled (FlashAttention), SRAM 128 MiB/SM (TPU-v5e)" in left
     assert "tiled (FlashAttention), SRAM 32 MiB/SM" in left
+
+
+def test_user_names_are_plain_text(tmp_path):
+    # issue 14: a '$' in a device's (or model's) name is escaped wherever a label shows it, so
+    # matplotlib never reads the name as mathtext; the figure shows the name as it is
+    from pathlib import Path
+
+    from roofline.plot._common import plain
+
+    assert plain("My$GPU^_$x") == r"My\$GPU^_\$x" and plain("H100-SXM") == "H100-SXM"
+    shipped = Path(plot.__file__).parents[2] / "hardware" / "H100-SXM.toml"
+    path = tmp_path / "mine.toml"
+    path.write_text(shipped.read_text().replace('name = "H100-SXM"', 'name = "My$GPU^_$x"', 1))
+    mine = api.setting(str(path), "Llama-3-8B")
+    other = api.setting("A100-80GB-SXM", "Llama-3-8B")
+    for fig in (plot.roofline_figure([mine, other], prompts=(2048,)),
+                plot.time_figure([mine, other]), plot.attention_figure([mine, other]),
+                plot.phases_figure([mine], prompts=(2048,))):
+        _renderer(fig)  # drawing raised ParseException before
+        shown = [t for t in fig.findobj(matplotlib.text.Text) if "GPU^" in t.get_text()]
+        assert shown
+        for t in shown:
+            text, math = t._preprocess_math(t.get_text())
+            assert math is False and "My$GPU^_$x" in text
+        plt.close(fig)
 
 
 def test_label_helpers():

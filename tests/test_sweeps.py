@@ -167,3 +167,25 @@ def test_bad_context(s):
         sweeps.decode_intensity(s, [1], 0)
     with pytest.raises(InputError, match="^batch: needs a non-empty list"):
         sweeps.decode_intensity(s, [], 1024)
+
+
+def test_memory_fits_by_hand(s):
+    # issue 14: weights 2·8,030,261,248 bytes; one sequence's KV cache 2·L·n_kv·H·b_kv per
+    # token = 131,072 bytes; 80 GB of HBM
+    weights, kv = 2 * 8_030_261_248, 2 * 32 * 8 * 128 * 2
+    assert sweeps.decode_memory(s, [1, 64], 8192) == pytest.approx(
+        weights + np.array([1, 64]) * kv * 8192)
+    held = (80e9 - weights) // (kv * 8192)  # 59 sequences at 8,192 tokens
+    assert sweeps.max_batch(s, 8192) == held == 59
+    assert list(sweeps.decode_fits(s, [held, held + 1], 8192)) == [True, False]
+    assert sweeps.max_batch(s, 10**7) == 0  # not even one sequence of 10⁷ tokens
+    # one layer's naive scores beside the weights: the crossover's rule
+    limit = evaluate.crossover_values(s)["naive_scores_exceed_memory_tokens"].value
+    assert list(sweeps.scores_fit(s, [limit - 1, limit + 1])) == [True, False]
+    # a prefill: weights and its KV cache, and with naive attention the scores too
+    naive = sweeps.with_mode(s, "naive")
+    assert list(sweeps.prefill_fits(naive, [limit * 0.9, limit * 0.99])) == [True, False]  # + KV
+    assert list(sweeps.prefill_fits(s, [limit * 1.01, 400_000, 500_000])) == [True, True, False]
+    kv_limit = evaluate.crossover_values(s)["kv_cache_exceeds_memory_tokens"].value
+    assert (80e9 - weights) / kv == pytest.approx(kv_limit)
+    assert sweeps.with_batch(s, 1) is s and sweeps.with_batch(s, 4).batch == 4

@@ -16,7 +16,8 @@ __all__ = ["register", "run"]
 KINDS = ("roofline", "time", "attention", "phases", "ttft")
 _HELP = {
     "roofline": "the roofline: ceilings per data type, a prefill's operations and decode steps",
-    "time": "prefill time against prompt length, per operation class, with every crossover",
+    "time": "prefill time against prompt length, per operation class, with every crossover "
+            "(a table under the plot)",
     "attention": "attention's HBM traffic against prompt length T (naive, tiled, ideal) and "
                  "the memory footprint",
     "phases": "intensity of prefill against prompt length T and of decode against batch B, "
@@ -26,7 +27,7 @@ _HELP = {
 }
 
 
-def _figure_arguments(p: argparse.ArgumentParser) -> None:
+def _figure_arguments(p: argparse.ArgumentParser, kind: str) -> None:
     add_setting_arguments(p)
     p.add_argument("--hardware", required=True,
                    help="device name(s) or .toml path(s), comma-separated to overlay devices")
@@ -38,6 +39,11 @@ def _figure_arguments(p: argparse.ArgumentParser) -> None:
                         "sequence")
     p.add_argument("--context", type=int,
                    help="the decode step's cached tokens (default: the longest prompt)")
+    if kind == "time":
+        p.add_argument("--max-prompt", type=int, metavar="N",
+                       help="the longest prompt on the x-axis, in tokens (default: twice the "
+                            "model's context limit, the part past the context shaded; "
+                            "crossovers past the axis are listed in the table without a line)")
     p.add_argument("-o", "--output", required=True, metavar="FILE",
                    help="output file; its extension names the format (png, svg, pdf, ...); a "
                         "missing folder is created")
@@ -62,7 +68,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                            help="output file; its extension names the format; a missing folder "
                                 "is created")
         else:
-            _figure_arguments(k)
+            _figure_arguments(k, kind)
         k.set_defaults(run=run)
 
 
@@ -106,9 +112,12 @@ def run(args: argparse.Namespace) -> int:
         batches = parse_ints(args.batch, "--batch")
         if args.context is not None and args.context <= 0:
             raise InputError("--context", "must be a positive integer", args.context)
+        max_prompt = getattr(args, "max_prompt", None)
+        if max_prompt is not None and max_prompt <= 16:
+            raise InputError("--max-prompt", "must be more than 16 tokens", max_prompt)
         settings = _settings(args)
         fig = plot.figure(args.kind, settings, prompts=prompts, batches=batches,
-                          context=args.context)
+                          context=args.context, max_prompt=max_prompt)
         devices = ", ".join(s.hardware.name for s in settings)
         what = f"{args.kind}: {settings[0].model.name} on {devices} ({args.dtype})"
     _style.savefig(fig, out)

@@ -33,17 +33,19 @@ BATCHES = (1, 64)  # default decode batches
 
 
 def figure(kind: str, settings: Setting | Sequence[Setting], prompts: Sequence[int] = PROMPTS,
-           batches: Sequence[int] = BATCHES, context: int | None = None) -> Figure:
+           batches: Sequence[int] = BATCHES, context: int | None = None,
+           max_prompt: int | None = None) -> Figure:
     """The figure of one kind (roofline, time, attention, phases) for one or several settings.
 
     ``prompts``: prompt lengths placed on the roofline and marked on the phases figure;
     ``batches``: decode batches; ``context``: the decode step's cached tokens (default: the
-    longest prompt).
+    longest prompt); ``max_prompt``: the time figure's longest prompt (default: twice the
+    model's context limit).
     """
     if kind == "roofline":
         return roofline_figure(settings, prompts=prompts, batches=batches, context=context)
     if kind == "time":
-        return time_figure(settings)
+        return time_figure(settings, max_prompt=max_prompt)
     if kind == "attention":
         return attention_figure(settings)
     if kind == "phases":

@@ -13,8 +13,8 @@ from ..tables import binary_size, grouped
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
 
-__all__ = ["as_list", "title", "side_legend", "device_label", "crossovers", "binary_size",
-           "per_byte", "work_unit", "grouped"]
+__all__ = ["as_list", "title", "side_legend", "device_label", "plain", "crossovers",
+           "binary_size", "per_byte", "work_unit", "grouped"]
 
 
 def work_unit(dtypes: str | Sequence[str]) -> str:
@@ -41,22 +41,35 @@ def as_list(settings: Setting | Sequence[Setting]) -> list[Setting]:
     return out
 
 
+def plain(name: str) -> str:
+    r"""A user-given name (a device's or a model's) as plain text in a matplotlib label: each
+    ``$`` escaped, so that no pair of them opens mathtext (where ``_``, ``^`` and ``\`` would
+    be read as markup, and a bad formula raises when the figure is drawn). Matplotlib shows
+    ``\$`` outside mathtext as ``$``.
+
+    >>> plain("My$GPU_2^x")
+    'My\\$GPU_2^x'
+    """
+    return name.replace("$", r"\$")
+
+
 def device_label(s: Setting) -> str:
-    return s.hardware.name
+    """The device's name for a label (:func:`plain`)."""
+    return plain(s.hardware.name)
 
 
 def title(what: str, settings: list[Setting], attention: bool = True) -> str:
     """'<what>: <model> on <devices> (<dtype>, <mode> attention)'; a device in another mode
     (one without SRAM size) named after it: '(bf16, tiled attention; ideal on TPU-v4)'."""
     first = settings[0]
-    devices = ", ".join(dict.fromkeys(s.hardware.name for s in settings))
-    models = ", ".join(dict.fromkeys(s.model.name for s in settings))
+    devices = ", ".join(dict.fromkeys(device_label(s) for s in settings))
+    models = ", ".join(dict.fromkeys(plain(s.model.name) for s in settings))
     dtypes = ", ".join(dict.fromkeys(s.dtype for s in settings))
     parts = [dtypes]
     if first.precision["weights"] != first.dtype:
         parts.append(f"{first.precision['weights']} weights")
     if attention:
-        others = {s.hardware.name: s.attention for s in settings if s.attention != first.attention}
+        others = {device_label(s): s.attention for s in settings if s.attention != first.attention}
         parts.append(f"{first.attention} attention"
                      + "".join(f"; {mode} on {name}" for name, mode in others.items()))
     if first.batch != 1:

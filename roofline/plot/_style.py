@@ -21,7 +21,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
 __all__ = ["RC", "SIZE", "WIDE", "KIND", "MODE", "DEVICE", "LABEL", "style", "figure", "axes",
-           "formats", "check_output", "savefig", "tokens_label", "headless", "device_color"]
+           "formats", "check_output", "savefig", "tokens_label", "headless", "device_color",
+           "device_dashes", "nested", "DEVICE_DASHES"]
 
 SIZE = (7.5, 4.8)  # inches: one figure of a paper's full width
 WIDE = (11.0, 4.8)  # two panels, or one panel with a side legend
@@ -51,9 +52,28 @@ MARKER = {"projection": "s", "attention.naive": "v", "attention.tiled": "D",
           "attention.tiled_fa2": "d", "attention.ideal": "^", "prefill": "o", "decode": "*"}
 
 
+# Dash patterns of overlaid devices' reference lines (ridges, memory limits): two devices whose
+# lines nearly coincide still show both colours, alternating along the line.
+# Every one has a dot, so that none reads as a plain dashed line ("does not fit in memory").
+DEVICE_DASHES = ((0, (6, 2, 1, 2)), (3, (3, 1.5, 1, 1.5)), (0, (8, 2, 1, 2, 1, 2)),
+                 (1, (4, 1, 1, 1, 1, 1, 1, 1)), (2, (10, 2, 1, 2)), (0, (2, 1, 1, 1)))
+
+
 def device_color(i: int) -> str:
     """The colour of the i-th device overlaid (the palette repeats past six)."""
     return DEVICE[i % len(DEVICE)]
+
+
+def device_dashes(i: int) -> tuple:
+    """The dash pattern of the i-th device's reference lines (repeats past six)."""
+    return DEVICE_DASHES[i % len(DEVICE_DASHES)]
+
+
+def nested(i: int, n: int, big: float, small: float) -> float:
+    """A size for the i-th of n overlaid devices, from ``big`` (the first, drawn first) down
+    to ``small`` (the last, drawn on top): markers that coincide show as concentric rings,
+    lines that coincide as nested stripes."""
+    return big if n <= 1 else big - (big - small) * i / (n - 1)
 
 
 _METADATA = {"svg": {"Date": None}, "pdf": {"CreationDate": None, "ModDate": None},

@@ -14,7 +14,8 @@ from .. import sweeps
 from ..evaluate import Setting
 from ..tables import si
 from . import _style
-from ._common import as_list, binary_size, crossovers, legend_below, log_axes, title
+from ._common import (as_list, binary_size, crossovers, device_label, legend_below, log_axes,
+                      title)
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
@@ -60,7 +61,7 @@ def plot_traffic(settings: Setting | Sequence[Setting], tokens: np.ndarray | Non
                     ls=_DASHES.get(float(scale), "-") if srams is None else "-",
                     alpha=1.0 if own else 0.8,
                     label=f"tiled (FlashAttention), SRAM {_kib(size)}/SM"
-                          + (f" ({first.hardware.name})" if own else ""))
+                          + (f" ({device_label(first)})" if own else ""))
         c = sweeps.attention_t2_coefficient(first, "tiled")
         ax.plot(xs, c * xs**2, color="#000000", lw=0.8, ls=(0, (4, 1.5, 1, 1.5)),
                 gid="asymptote:tiled",
@@ -72,7 +73,7 @@ def plot_traffic(settings: Setting | Sequence[Setting], tokens: np.ndarray | Non
         if several and s.hardware.sram_per_sm is not None:
             ax.plot(xs, sweeps.attention_bytes(s, xs, "tiled"), color=_style.device_color(i),
                     lw=1.6, gid=f"traffic:tiled:{s.hardware.name}",
-                    label=f"{s.hardware.name}: tiled (FlashAttention), SRAM "
+                    label=f"{device_label(s)}: tiled (FlashAttention), SRAM "
                           f"{_kib(s.hardware.sram_per_sm)}/SM")
     ax.plot(xs, sweeps.attention_bytes(first, xs, "ideal"), color=_style.MODE["ideal"], lw=2,
             gid="traffic:ideal",
@@ -104,7 +105,7 @@ def plot_footprint(settings: Setting | Sequence[Setting], tokens: np.ndarray | N
         color = _style.device_color(i)
         cap = s.hardware.memory_capacity
         ax.axhline(cap, color=color, lw=1.2, ls="-.", gid=f"capacity:{s.hardware.name}",
-                   label=f"device memory{f' of {s.hardware.name}' if several else ''}: "
+                   label=f"device memory{f' of {device_label(s)}' if several else ''}: "
                          f"{si(cap, 'B')}")
         values = crossovers(s)
         for k, name in enumerate(("naive_scores_exceed_memory_tokens",
@@ -112,7 +113,7 @@ def plot_footprint(settings: Setting | Sequence[Setting], tokens: np.ndarray | N
             v = values[name]
             if v.exists and xs[0] <= v.value <= xs[-1]:
                 what = "naive scores" if k == 0 else "KV cache"
-                who = f"{s.hardware.name}: " if several else ""
+                who = f"{device_label(s)}: " if several else ""
                 ax.axvline(v.value, color=color, lw=1.0, ls=":" if k == 0 else (0, (1, 3)),
                            gid=f"crossover:{s.hardware.name}:{name}",
                            label=f"{who}{what} exceed{'s' if k else ''} memory at "

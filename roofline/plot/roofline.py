@@ -19,7 +19,8 @@ from .. import sweeps
 from ..evaluate import Setting
 from ..tables import si
 from . import _style
-from ._common import as_list, binary_size, per_byte, side_legend, title, work_unit
+from ._common import (as_list, binary_size, device_label, per_byte, side_legend, title,
+                      work_unit)
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
@@ -61,15 +62,15 @@ def ceiling_label(names: str, peak: float) -> str:
 
 
 def _draw_ceilings(ax: Axes, s: Setting, color: str, x: tuple[float, float],
-                   several: bool) -> list[tuple[float, str, str]]:
+                   several: bool) -> list[tuple[float, str, str, float]]:
     """The memory ceiling, each compute ceiling and its ridge; returns the compute ceilings'
-    labels (peak, text, colour), placed later so that they do not collide. Several devices:
+    labels (peak, text, colour, ridge), placed later so that they do not collide. Several devices:
     the ridges are listed in the memory ceiling's legend entry, not beside their knees, where
     two devices' labels would touch."""
     bw = s.hardware.bandwidth()
     rows = ceilings(s)
     top = rows[-1][1]
-    who = f"{s.hardware.name}: " if several else ""
+    who = f"{device_label(s)}: " if several else ""
     ridges = (f"\n(ridge{'s' if len(rows) > 1 else ''} "
               f"{', '.join(f'{r:,.0f}' for _, _, r in rows)} FLOP/byte)" if several else "")
     ax.plot([x[0], top / bw], [x[0] * bw, top], color=color, lw=1.8,
@@ -81,7 +82,9 @@ def _draw_ceilings(ax: Axes, s: Setting, color: str, x: tuple[float, float],
         ax.plot([ridge, x[1]], [peak, peak], color=color, lw=1.8 if main else 1.0,
                 ls="-" if main else "--", alpha=1.0 if main else 0.6,
                 gid=f"compute:{s.hardware.name}:{names}")
-        labels.append((peak, f"{who}{ceiling_label(names, peak)}", color))
+        # several devices: the label in the device's colour, on its line, without its name
+        # (long names would not fit beside one another where ceilings crowd)
+        labels.append((peak, ceiling_label(names, peak), color, ridge))
         ax.plot([ridge], [peak], "o", ms=4, color=color, mfc="white", zorder=4,
                 gid=f"ridge:{s.hardware.name}:{names}")
         if not several:
@@ -91,21 +94,81 @@ def _draw_ceilings(ax: Axes, s: Setting, color: str, x: tuple[float, float],
     return labels
 
 
-def _place_ceiling_labels(ax: Axes, labels: list[tuple[float, str, str]], right: float) -> None:
-    """Each label at the right end of its ceiling: above it, or below it where the next
-    ceiling up is closer than a line of text, and never on another label (pushed up)."""
-    low, high = (np.log10(v) for v in ax.get_ylim())
-    per_point = (high - low) / (ax.figure.get_figheight() * 0.75 * 72)  # decades per point
-    h, pad = 9.5 * per_point, 2.0 * per_point  # a 7-point line of text, and its distance
-    labels = sorted(labels, key=lambda r: r[0])
-    floor = -np.inf  # top of the highest label placed so far
-    for k, (peak, text, color) in enumerate(labels):
-        y = np.log10(peak)
-        crowded = k + 1 < len(labels) and np.log10(labels[k + 1][0]) - y < h + 2 * pad
-        bottom = y - pad - h if crowded and y - pad - h >= floor else max(y + pad, floor)
-        ax.annotate(text, (right, 10**bottom), xytext=(-2, 0), textcoords="offset points",
-                    ha="right", va="bottom", fontsize=7, color=color)
-        floor = bottom + h
+_LABEL_SIZE = 7.0  # points: the compute ceilings' labels
+
+
+def _text_size(text: str) -> tuple[float, float]:
+    """Width and height in points of one line of label text (no renderer needed)."""
+    from matplotlib.font_manager import FontProperties
+    from matplotlib.textpath import TextToPath
+
+    w, h, _ = TextToPath().get_text_width_height_descent(
+        text, FontProperties(size=_LABEL_SIZE), ismath=False)
+    return w, h
+
+
+def _place_ceiling_labels(ax: Axes, labels: list[tuple[float, str, str, float]],
+                          clear_of: float) -> None:
+    """Each compute ceiling's label on its own ceiling, right of ``clear_of`` (the points):
+    above the line, else below it, in the rightmost column where its box touches no other
+    label and no other ceiling's line crosses it; further columns stagger the labels along x
+    where ceilings lie closer than a line of text (several devices). Placed in points of the
+    laid-out Axes, so that the boxes are those drawn."""
+    try:
+        fig = ax.get_figure(root=True)  # the Figure, also for an Axes in a SubFigure
+    except TypeError:  # matplotlib < 3.10
+        fig = ax.figure
+    fig.draw_without_rendering()  # the layout: the Axes' final size in points
+    box = ax.get_window_extent()
+    scale = 72.0 / fig.dpi
+    width, height = box.width * scale, box.height * scale
+    (x0, x1), (y0, y1) = (np.log10(v) for v in ax.get_xlim()), (np.log10(v) for v in ax.get_ylim())
+    px = width / (x1 - x0)  # points per decade
+    py = height / (y1 - y0)
+    pad, gap = 2.0, 12.0
+    sizes = [_text_size(text) for _, text, _, _ in labels]
+    column = max(w for w, _ in sizes) + gap
+    left_limit = (np.log10(clear_of) - x0) * px
+    lines = [((np.log10(r) - x0) * px, (np.log10(p) - y0) * py) for p, _, _, r in labels]
+    placed: list[tuple[float, float, float, float]] = []  # (left, bottom, right, top) points
+
+    def free(rect: tuple[float, float, float, float], own: int, lines_too: bool) -> bool:
+        left, bottom, right, top = rect
+        if bottom < 0 or top > height or left < left_limit:
+            return False
+        if any(left < r and l < right and bottom < t and b < top for l, b, r, t in placed):
+            return False
+        return not lines_too or not any(k != own and bottom < ly < top and lx < right
+                                        for k, (lx, ly) in enumerate(lines))
+
+    order = sorted(range(len(labels)), key=lambda k: -labels[k][0])
+    for k in order:
+        w, h = sizes[k]
+        y = lines[k][1]
+        slots = [(c, side, (width - 2 - c * column - w, y + pad if side > 0 else y - pad - h,
+                            width - 2 - c * column, y + pad + h if side > 0 else y - pad))
+                 for c in range(6) for side in (1, -1)]
+        c, side, rect = next((slot for strict in (True, False) for slot in slots
+                              if free(slot[2], k, strict)), slots[0])
+        placed.append(rect)
+        peak, text, color, _ = labels[k]
+        # anchored to the right edge in points: a later layout that resizes the Axes moves
+        # every label with it, the columns keep their widths
+        ax.annotate(text, (1.0, peak), xycoords=("axes fraction", "data"),
+                    xytext=(-2 - c * column, side * pad), textcoords="offset points",
+                    ha="right", va="bottom" if side > 0 else "top", fontsize=_LABEL_SIZE,
+                    color=color, annotation_clip=False, in_layout=False,
+                    gid=f"ceiling-label:{text}")
+
+
+def _fits(s: Setting, p: sweeps.OperationPoint, context: int) -> bool:
+    """Whether the point runs in its device's memory: a decode step holds the weights and the
+    KV cache of its batch at ``context``; a prefill (and its operations) the weights and the
+    KV cache of its prompt, and with naive attention one layer's score matrix too."""
+    if p.group == "decode":
+        return bool(sweeps.decode_fits(s, [int(p.label.rsplit(" ", 1)[1])], context)[0])
+    mode = p.group.partition(".")[2] or s.attention
+    return bool(sweeps.prefill_fits(sweeps.with_mode(s, mode), [p.tokens])[0])
 
 
 def plot_roofline(settings: Setting | Sequence[Setting], prompts: Sequence[int] = (128, 2048,
@@ -114,7 +177,11 @@ def plot_roofline(settings: Setting | Sequence[Setting], prompts: Sequence[int] 
     """The roofline of each device with the operations of a prefill and decode steps on it.
 
     One device: each operation class in its colour. Several: each device in its colour (its
-    ceilings, points and SRAM ceiling), each operation class by its marker.
+    ceilings, points and SRAM ceiling), each operation class by its marker. A point that does
+    not fit in its device's memory (:func:`roofline.sweeps.decode_fits`,
+    :func:`roofline.sweeps.prefill_fits`) is hollow. The compute ceilings' labels sit on their
+    lines, staggered along x where ceilings crowd (several devices: without the device's name,
+    in its colour).
     ``context``: cached tokens of the decode step (default: the longest prompt). ``sram``: draw
     tiled attention's ceiling (devices that give their SRAM per SM).
     """
@@ -143,6 +210,7 @@ def plot_roofline(settings: Setting | Sequence[Setting], prompts: Sequence[int] 
     seen: set[str] = set()
     op_handles: list[tuple[Line2D, str]] = []
     decode_at: dict[str, tuple[float, float, str]] = {}  # batch → lowest star, its colour
+    hollow = False  # a point that does not fit in its device's memory
     for i, s in enumerate(group):
         mine = [p for t, p in points if t is s]
         for g in dict.fromkeys(p.group for p in mine):
@@ -162,8 +230,12 @@ def plot_roofline(settings: Setting | Sequence[Setting], prompts: Sequence[int] 
                                               ms=11 if g == "decode" else 7, mec="white"),
                                        label))
                 size = 11.0 if g == "decode" else sizes[p.tokens]
+                fits = _fits(s, p, context)
+                hollow = hollow or not fits
                 ax.plot([p.intensity], [p.attained], _MARKER[g], color=color, ms=size,
-                        mec="white", mew=0.6, zorder=6 - size / 20,  # small ones on top
+                        mec="white" if fits else color, mew=0.6 if fits else 1.3,
+                        mfc=color if fits else "white",
+                        zorder=6 - size / 20,  # small ones on top
                         gid=f"point:{s.hardware.name}:{g}:{p.label if g == 'decode' else p.tokens}")
                 if g == "decode":
                     b = p.label.rsplit(" ", 1)[1]
@@ -171,7 +243,7 @@ def plot_roofline(settings: Setting | Sequence[Setting], prompts: Sequence[int] 
                         decode_at[b] = (p.intensity, p.attained, color)
         if sram and s.hardware.sram_per_sm is not None:
             cap = caps[s.hardware.name]
-            who = f"{s.hardware.name}: " if several else ""
+            who = f"{device_label(s)}: " if several else ""
             color = _style.device_color(i) if several else _style.MODE["tiled"]
             ax.axvline(cap, color=color, ls=":", lw=1.2, gid=f"sram:{s.hardware.name}",
                        label=f"{who}tiled attention's SRAM ceiling: {per_byte(cap)}\n"
@@ -190,7 +262,6 @@ def plot_roofline(settings: Setting | Sequence[Setting], prompts: Sequence[int] 
     attained = [p.attained for _, p in points]
     bottom = min([*attained, x[0] * group[0].hardware.bandwidth()]) / 2  # room for "B = 1"
     ax.set_ylim(10 ** np.floor(np.log10(bottom)), max(peaks) * 3)
-    _place_ceiling_labels(ax, ceiling_labels, x[1])
     ax.set_xlabel("arithmetic intensity I (FLOP/byte)")
     ax.set_ylabel("attained FLOP/s (FLOP/s)")
     ax.set_title(title("Roofline", group))
@@ -200,12 +271,18 @@ def plot_roofline(settings: Setting | Sequence[Setting], prompts: Sequence[int] 
         labels.append("operations (colour: device)")
     handles += [h for h, _ in op_handles]
     labels += [text for _, text in op_handles]
+    if hollow:
+        handles.append(Line2D([], [], ls="none", marker="o", ms=7, color="#777777", mfc="white",
+                              mew=1.3))
+        labels.append("hollow: does not fit in memory\n(weights + KV cache, naive: + scores)")
     handles.append(Line2D([], [], ls="none"))
     labels.append("marker size: prompt tokens")
     for t, size in sizes.items():
         handles.append(Line2D([], [], ls="none", marker="o", ms=size, color="#999999"))
         labels.append(f"T = {t:,}")
     side_legend(ax, handles=handles, labels=labels)
+    clear = max([p.intensity for _, p in points] + [c[2] for s in group for c in ceilings(s)])
+    _place_ceiling_labels(ax, ceiling_labels, clear * 1.5)  # after the legend: final layout
     return ax
 
 
