@@ -1,0 +1,110 @@
+"""Writing a file the library produces: check the target before any work, then write atomically.
+
+- :func:`check_target` refuses, before anything is computed, a target that could not be written:
+  a wrong suffix, a folder where a file must go (or a file where a folder must), a file above it,
+  an unwritable folder, a folder in place of one of the files a folder target will hold. It
+  creates nothing.
+- :func:`write_atomic` writes text or bytes through a temporary file in the same folder and
+  renames it over the target (``os.replace``): a reader sees the old file or the new one, never
+  half of one. The temporary file is removed on any exception, ``KeyboardInterrupt`` included. An
+  operating-system error is one line naming the path and the reason.
+
+Errors name the library's argument (``output`` by default), not a command-line flag; the command
+line maps an argument it has to its flag.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from .errors import InputError, RooflineError
+
+__all__ = ["check_target", "write_atomic"]
+
+
+def _writable_folder(folder: Path, argument: str, target: Path) -> None:
+    """``folder`` exists and is writable, or the nearest existing folder above it is."""
+    existing = folder
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise InputError(argument, f"cannot write there: {existing} is a file, not a folder",
+                         str(target))
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise InputError(argument, f"cannot write there: the folder {existing} is not writable",
+                         str(target))
+
+
+def check_target(path: str | Path, what: str = "file", *, suffix: str | None = None,
+                 contents: Iterable[str] = (), argument: str = "output") -> Path:
+    """Refuse, before any work, a target that could not be written; returns it as a Path.
+
+    ``what`` is ``"file"`` (``suffix``, if given, is the one it must have) or ``"folder"``
+    (``contents``: the names of the files it will hold, none of which may be a folder).
+    An :class:`InputError` names ``argument``.
+
+    >>> check_target("out/report.md", suffix=".md").name
+    'report.md'
+    >>> check_target("out/report.txt", suffix=".md")
+    Traceback (most recent call last):
+    ...
+    roofline.errors.InputError: output: must name a .md file (got 'out/report.txt')
+    """
+    path = Path(path)
+    if what == "file":
+        if suffix is not None and path.suffix != suffix:
+            raise InputError(argument, f"must name a {suffix} file", str(path))
+        if path.is_dir():
+            raise InputError(argument, "is a folder; give a file name", str(path))
+        _writable_folder(path.parent, argument, path)
+    elif what == "folder":
+        if path.exists() and not path.is_dir():
+            raise InputError(argument, "must be a folder, not a file", str(path))
+        _writable_folder(path, argument, path)
+        for name in contents:
+            if (path / name).is_dir():
+                raise InputError(argument, f"cannot write {name}: {path / name} is a folder",
+                                 str(path))
+    else:
+        raise ValueError(f"what must be 'file' or 'folder', got {what!r}")
+    return path
+
+
+def _reason(err: OSError) -> str:
+    return " ".join(str(err.strerror or err).split())  # one line
+
+
+def write_atomic(path: str | Path, data: str | bytes, *,
+                 check: Callable[[Path], Any] | None = None,
+                 argument: str | None = None) -> Path:
+    """Write ``data`` (text as UTF-8, or bytes) to ``path`` through a temporary file in the same
+    folder (created, with its parents, if missing), then ``os.replace``; returns ``path``.
+
+    ``check(tmp)``, if given, reads the temporary file before the rename; whatever it raises
+    propagates and nothing is renamed. The temporary file never outlives the call. An
+    ``OSError`` becomes one line: an :class:`InputError` naming ``argument`` when one is given,
+    else a :class:`RooflineError` ``PATH: cannot write the file: REASON``.
+    """
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    raw = data.encode("utf-8") if isinstance(data, str) else bytes(data)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_bytes(raw)
+        if check is not None:
+            check(tmp)
+        os.replace(tmp, path)
+    except OSError as err:
+        if argument is not None:
+            raise InputError(argument, f"cannot write the file: {_reason(err)}",
+                             str(path)) from None
+        raise RooflineError(f"{path}: cannot write the file: {_reason(err)}") from None
+    finally:
+        try:
+            tmp.unlink(missing_ok=True)
+        except OSError:
+            pass
+    return path
