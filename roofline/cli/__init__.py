@@ -41,7 +41,8 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         command = self.prog.partition(" ")[2]  # "plot time" of "roofline plot time"
-        self.exit(2, f"roofline: error: {command + ': ' if command else ''}{message}\n")
+        where = f"{command}: " if command else ""
+        self.exit(2, f"roofline: error: {where}{_one_line(message)}\n")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -85,10 +86,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             try:
                 code = int(args.run(args) or 0)
             except RooflineError as err:
-                print(f"roofline: error: {_in_flags(err, args)}", file=sys.stderr)
+                print(f"roofline: error: {_one_line(_in_flags(err, args))}", file=sys.stderr)
                 code = 2
         for w in caught:  # after the output, one line each
-            print(f"roofline: warning: {w.message}", file=sys.stderr)
+            print(f"roofline: warning: {_one_line(str(w.message))}", file=sys.stderr)
         return code
     except KeyboardInterrupt:  # Ctrl-C: whatever was being written has cleaned up after itself
         print("roofline: interrupted", file=sys.stderr)
@@ -110,6 +111,22 @@ def _finite(data: object) -> object:
     if isinstance(data, (list, tuple)):
         return [_finite(v) for v in data]
     return data
+
+
+_LONGEST = 2000  # characters of one error or warning line: a 1 MiB value is not read on a terminal
+
+
+def _one_line(text: str) -> str:
+    """``text`` on one line whatever it quotes: a line break or other control character (a
+    ``--dtype`` of ``"\\n"``, a key of a hostile file) is written as its escape, ``\\n``; a line
+    longer than 2,000 characters (a huge value quoted) is cut, saying how much was left out."""
+    line = "".join(c if c.isprintable() or c == " "
+                   else c.encode("unicode_escape").decode("ascii") for c in text[:4 * _LONGEST])
+    cut = len(text) - 4 * _LONGEST if len(text) > 4 * _LONGEST else 0
+    if len(line) > _LONGEST:
+        cut += len(line) - _LONGEST
+        line = line[:_LONGEST]
+    return f"{line}... ({cut:,} more characters)" if cut else line
 
 
 def _in_flags(err: RooflineError, args: argparse.Namespace) -> str:
