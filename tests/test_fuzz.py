@@ -53,7 +53,7 @@ KNOWN = {
     "huge counts": "a count of 10**400 for --prompt, --batch, --context (prefill, crossover) or "
         "--batch-prompts, --replicas (ttft): OverflowError (int too large to convert to float) "
         "in roofline/evaluate or roofline/service.py; bounded for --prompt/--batch/--context by "
-        "the specs branch's parse_ints (MAX_COUNT), not yet for ttft's --batch-prompts, --replicas",
+        "the specs branch's parse_ints (MAX_COUNT); not yet ttft's --batch-prompts, --replicas",
     "superscript digits": "a digit that is not a decimal digit ('²', '①'): str.isdigit accepts "
         "it, int() does not: ValueError out of a --prompt-dist line (roofline/service.py "
         "_parse_line) and out of --prompt/--batch (parse_ints, rewritten on the specs branch "

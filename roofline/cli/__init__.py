@@ -113,20 +113,22 @@ def _finite(data: object) -> object:
     return data
 
 
-_LONGEST = 2000  # characters of one error or warning line: a 1 MiB value is not read on a terminal
+_LONGEST = 2000  # characters of an error or warning line: a 1 MiB value quoted is cut
 
 
 def _one_line(text: str) -> str:
     """``text`` on one line whatever it quotes: a line break or other control character (a
-    ``--dtype`` of ``"\\n"``, a key of a hostile file) is written as its escape, ``\\n``; a line
-    longer than 2,000 characters (a huge value quoted) is cut, saying how much was left out."""
-    line = "".join(c if c.isprintable() or c == " "
-                   else c.encode("unicode_escape").decode("ascii") for c in text[:4 * _LONGEST])
-    cut = len(text) - 4 * _LONGEST if len(text) > 4 * _LONGEST else 0
-    if len(line) > _LONGEST:
-        cut += len(line) - _LONGEST
-        line = line[:_LONGEST]
-    return f"{line}... ({cut:,} more characters)" if cut else line
+    ``--dtype`` of ``"\\n"``, a key of a hostile file) is written as its escape, ``\\n``; past
+    2,000 characters (a huge value quoted) the line is cut, saying how much was left out."""
+    pieces, width, used = [], 0, 0
+    for c in text:
+        if width >= _LONGEST:
+            break
+        piece = c if c.isprintable() or c == " " else c.encode("unicode_escape").decode("ascii")
+        pieces.append(piece)
+        width, used = width + len(piece), used + 1
+    rest = len(text) - used
+    return "".join(pieces) + (f"... ({rest:,} more characters)" if rest else "")
 
 
 def _in_flags(err: RooflineError, args: argparse.Namespace) -> str:
