@@ -53,7 +53,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_setting_arguments(p)
     p.add_argument("--prompt", default="128,2048,8192",
                    help="prompt lengths, comma-separated (default 128,2048,8192)")
-    p.add_argument("--context", help="decode context, tokens (default: the longest prompt)")
+    p.add_argument("--context", type=int, help="decode context (default: the longest prompt)")
     p.add_argument("--json", action="store_true", help="JSON instead of a table (a FLOP/byte "
                    "that is not finite, of an operation that moves no bytes, is null)")
     p.set_defaults(run=run_prefill)
@@ -73,22 +73,13 @@ def _options(args: argparse.Namespace) -> dict:
             "attention": args.attention, "batch": batch}
 
 
-def _one_int(text: str, option: str) -> int:
-    """One count, parsed (and bounded) as :func:`parse_ints` parses each of a list."""
-    values = parse_ints(text, option)
-    if len(values) != 1:
-        raise InputError(option, "takes one value, not a comma-separated list", text)
-    return values[0]
-
-
 def run_prefill(args: argparse.Namespace) -> int:
     from ..api import prefill
     from ..tables import render, si
     from . import print_json
 
     prompts = parse_ints(args.prompt, "--prompt")
-    context = None if args.context is None else _one_int(args.context, "--context")
-    table = prefill(args.hardware, args.model, prompts, context=context, **_options(args))
+    table = prefill(args.hardware, args.model, prompts, context=args.context, **_options(args))
     if args.json:
         print_json(table.as_dict())
         return 0
