@@ -102,12 +102,3 @@ def test_no_command_prints_the_overview(capsys):
     code, out, _ = run(capsys)
     assert code == 0 and "report" in out and "crossover" in out
 
-
-@pytest.mark.parametrize("value,message", [
-    ("0", "--context: each value must be a positive integer (got '0')"),
-    ("128,256", "--context: takes one value, not a comma-separated list (got '128,256')"),
-])
-def test_prefill_context_is_one_count(capsys, value, message):
-    code, out, err = run(capsys, "prefill", "--hardware", "H100-SXM", "--model", "Llama-3-8B",
-                         "--context", value)
-    assert code == 2 and out == "" and message in err and err.count("\n") == 1
