@@ -52,8 +52,9 @@ KNOWN = {
         "in roofline/cli/analyze.py _options; fixed on the specs branch (parse_ints single=True)",
     "huge counts": "a count of 10**400 for --prompt, --batch, --context (prefill, crossover) or "
         "--batch-prompts, --replicas (ttft): OverflowError (int too large to convert to float) "
-        "in roofline/evaluate or roofline/service.py; bounded for --prompt/--batch/--context by "
-        "the specs branch's parse_ints (MAX_COUNT); not yet ttft's --batch-prompts, --replicas",
+        "in roofline/evaluate or roofline/service.py; bounded for --prompt/--batch by the specs "
+        "branch's parse_ints (MAX_COUNT); not yet --context (argparse int, api.prefill checks "
+        "> 0 only) nor ttft's --batch-prompts, --replicas",
     "superscript digits": "a digit that is not a decimal digit ('²', '①'): str.isdigit accepts "
         "it, int() does not: ValueError out of a --prompt-dist line (roofline/service.py "
         "_parse_line) and out of --prompt/--batch (parse_ints, rewritten on the specs branch "
