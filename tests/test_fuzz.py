@@ -50,7 +50,8 @@ KNOWN = {
         "roofline/evaluate/arith.py, reached through prefill and crossover; the bound belongs in "
         "roofline/specs/model.py",
     "--batch list": "prefill/crossover --batch=128,2048: ValueError (too many values to unpack) "
-        "in roofline/cli/analyze.py _options; fixed on the specs branch (parse_ints single=True)",
+        "in roofline/cli/analyze.py _options; fixed on the specs branch (parse_ints single=True, "
+        "the same line, left alone here so that the two merge)",
     "huge counts": "a count of 10**400 for --prompt, --batch, --context (prefill, crossover) or "
         "--batch-prompts, --replicas (ttft): OverflowError (int too large to convert to float) "
         "in roofline/evaluate or roofline/service.py; bounded for --prompt/--batch by the specs "
@@ -66,6 +67,7 @@ KNOWN = {
 def _decimal_only(text: str) -> str:
     """KNOWN "superscript digits": such a digit becomes 'x'."""
     return "".join("x" if c.isdigit() and not c.isdecimal() else c for c in text)
+
 
 HUGE = "2" * 400  # a count of 10**400 (see KNOWN: "huge counts")
 COUNT_FLAGS = {"--prompt", "--batch", "--context", "--batch-prompts", "--replicas"}
