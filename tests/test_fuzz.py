@@ -9,8 +9,8 @@ the command finishes with status 0, or 2 with exactly one ``roofline: error:`` l
 (argparse's usage errors raise ``SystemExit(2)`` from ``main``, with the same one line); no
 traceback, no other exception out of ``main``.
 
-Each property runs 120 to 250 examples (the parser built once for them all); the whole file
-takes about 5 s.
+Each property runs 100 to 200 examples (the parser built once for them all); the whole file
+takes about 4 s.
 
 Sub-cases narrowed out of the generators (known findings, in files this test does not own,
 to be fixed there): see ``KNOWN``.
@@ -233,7 +233,7 @@ COMMANDS = [["hardware", "show", "{hw}"],
             ["crossover", "--hardware", "{hw}", "--model", LLAMA, "--json"]]
 
 
-@fuzz(250)
+@fuzz(200)
 @given(hardware_files, st.sampled_from(COMMANDS))
 def test_hardware_files(folder: Path, file: tuple, command: list[str]) -> None:
     data, edits = file
@@ -306,7 +306,7 @@ def command_lines(draw: st.DrawFn) -> list[str]:
     return argv
 
 
-@fuzz(120)
+@fuzz(100)
 @given(command_lines())
 def test_command_line_options(argv: list[str]) -> None:
     code, out, _ = run(argv)
@@ -315,7 +315,7 @@ def test_command_line_options(argv: list[str]) -> None:
         json.loads(out)
 
 
-@fuzz(150)
+@fuzz(100)
 @given(st.lists(st.one_of(st.text(max_size=6), OPTION_VALUES), max_size=4),
        st.sampled_from(["", "prefill", "crossover", "ttft", "derive", "hardware", "model",
                         "hardware show", "model show", "derive --format"]))
@@ -341,7 +341,7 @@ dist_lines = st.one_of(
 )
 
 
-@fuzz(250)
+@fuzz(200)
 @given(st.lists(dist_lines, max_size=8), st.booleans())
 def test_prompt_distribution_files(folder: Path, lines: list[str], as_json: bool) -> None:
     path = folder / "prompts.txt"
@@ -371,10 +371,8 @@ def test_large_hostile_files_fail_quickly(folder: Path) -> None:
     mo.write_text(json.dumps(hostile_model), encoding="utf-8")
     for path in (hw, mo):
         assert 0.8 * 2**20 < path.stat().st_size < 1.2 * 2**20
-    for argv in (["hardware", "show", str(hw)],
-                 ["prefill", "--hardware", str(hw), "--model", "Llama-3-8B"],
-                 ["model", "show", str(mo)],
-                 ["prefill", "--hardware", "H100-SXM", "--model", str(mo)]):
+    for argv in (["prefill", "--hardware", str(hw), "--model", LLAMA],
+                 ["prefill", "--hardware", H100, "--model", str(mo)]):
         start = time.perf_counter()
         code, _, err = run(argv)
         took = time.perf_counter() - start
