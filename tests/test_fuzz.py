@@ -74,7 +74,12 @@ COUNT_FLAGS = {"--prompt", "--batch", "--context", "--batch-prompts", "--replica
 
 
 def _not_known(data: dict) -> bool:
-    """False for a model file of a :data:`KNOWN` sub-case (narrowed out until fixed)."""
+    """False for a model file of a :data:`KNOWN` sub-case (narrowed out until fixed), and for
+    one of an architecture not shipped (tied embeddings, a GELU or ReLU MLP): that is no error,
+    but its forms are derived with SymPy on first use, seconds of this test's budget."""
+    if data.get("tie_word_embeddings") is True or str(data.get("hidden_act")).startswith(
+            ("gelu", "relu")):
+        return False
     if isinstance(data.get("model_type"), (list, dict)):
         return False
     return not any(isinstance(v, int) and abs(v) > 10**300 for v in data.values())
