@@ -99,8 +99,11 @@ class PrefillTable:
 
     def _title(self) -> str:
         s = self.setting
-        return (f"Prefill of {s.model.name} on {s.hardware.name} ({s.dtype}, {s.attention} "
-                f"attention, batch {s.batch}; ridge {s.ridge:.4g} FLOP/byte)")
+        p = s.precision  # the weights' and KV cache's data types, where they differ
+        dtypes = "".join(f", {what} {p[key]}" for key, what in
+                         (("weights", "weights"), ("kv_cache", "KV cache")) if p[key] != s.dtype)
+        return (f"Prefill of {s.model.name} on {s.hardware.name} ({s.dtype}{dtypes}, "
+                f"{s.attention} attention, batch {s.batch}; ridge {s.ridge:.4g} FLOP/byte)")
 
     def _decode_line(self) -> str:
         d = self.decode
@@ -183,8 +186,11 @@ class CrossoverTable:
 
     def _title(self) -> str:
         s = self.setting
-        return (f"Crossovers of {s.model.name} on {s.hardware.name} ({s.dtype}, batch {s.batch}; "
-                f"ridge {s.ridge:.4g} FLOP/byte)")
+        p = s.precision  # the weights' and KV cache's data types, where they differ
+        dtypes = "".join(f", {what} {p[key]}" for key, what in
+                         (("weights", "weights"), ("kv_cache", "KV cache")) if p[key] != s.dtype)
+        return (f"Crossovers of {s.model.name} on {s.hardware.name} ({s.dtype}{dtypes}, "
+                f"batch {s.batch}; ridge {s.ridge:.4g} FLOP/byte)")
 
     def __str__(self) -> str:
         return "\n".join([self._title(), "", render(*self.rows(), left=(0, 3))])

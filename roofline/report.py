@@ -4,11 +4,14 @@
 form and value of each), the prefill table at a few prompt lengths with the decode step beside
 it, and the four figures embedded as relative links; the figures are written beside it. Every
 file is written into a temporary folder first and moved into place at the end (the report
-last), so a failure leaves nothing half-written.
+last), so a failure leaves nothing half-written. The temporary folder, ``.NAME.tmp-PID-XXXX``
+beside the output folder ``NAME``, is removed on any failure, Ctrl-C included; one left by a
+run that was killed (its process ``PID`` gone) is removed by the next run into the same folder.
 """
 
 from __future__ import annotations
 
+import glob
 import os
 import shutil
 import tempfile
@@ -192,6 +195,32 @@ def _check_folder(out: Path, names: Sequence[str]) -> None:
                              str(out))
 
 
+def _temporary_folder(out: Path) -> Path:
+    """A new temporary folder beside ``out``, named after this process; first the ones that
+    killed runs left there (their process no longer exists) are removed."""
+    prefix = f".{out.name}.tmp-"
+    for old in out.parent.glob(f"{glob.escape(prefix)}*"):
+        pid = old.name[len(prefix):].partition("-")[0]
+        left = old.is_dir() and not old.is_symlink() and pid.isascii() and pid.isdigit()
+        if left and not _alive(int(pid)):
+            shutil.rmtree(old, ignore_errors=True)
+    return Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-", dir=out.parent))
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    except (OverflowError, ValueError):  # not a process id at all
+        return False
+    return True
+
+
 def _cleanup(tmp: Path | None, made: Sequence[Path]) -> None:
     """Remove the temporary folder, then the folders that were made (deepest first), where
     they are still empty."""
@@ -234,7 +263,7 @@ def build(hardware: str = DEFAULT["hardware"], model: str = DEFAULT["model"],
     made = _style._make_folder(out.parent, "-o")
     tmp = None
     try:
-        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
+        tmp = _temporary_folder(out)
         written = {}
         for kind in figures:
             fig = plot.figure(kind, [s], prompts=FIGURE_PROMPTS, batches=BATCHES)

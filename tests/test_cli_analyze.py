@@ -101,3 +101,4 @@ def test_crossover_attention_option_selects_one_mode(capsys):
 def test_no_command_prints_the_overview(capsys):
     code, out, _ = run(capsys)
     assert code == 0 and "report" in out and "crossover" in out
+

@@ -114,3 +114,88 @@ def test_help_states_the_exit_statuses(capsys: pytest.CaptureFixture[str]) -> No
         cli.main(["docs", "--help"])
     text = " ".join(capsys.readouterr().out.split())
     assert "1 with --check when a page is stale" in text and "2 bad input" in text
+
+
+def _refuse_writes(monkeypatch: pytest.MonkeyPatch, folder: Path, errno: int,
+                   after: int | None = None) -> None:
+    """Files opened for writing under ``folder`` fail with ``errno``: at once (``after`` None, a
+    read-only folder) or once ``after`` bytes are written (a disk that fills up)."""
+    import io
+    import os
+
+    real_open = io.open
+
+    class Full:
+        def __init__(self, f) -> None:
+            self.f, self.n = f, 0
+
+        def write(self, data) -> int:
+            room = max(after - self.n, 0)
+            self.f.write(data[:room])
+            self.n += min(room, len(data))
+            if len(data) > room:
+                raise OSError(errno, os.strerror(errno))
+            return len(data)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc) -> None:
+            self.f.close()
+
+        def __getattr__(self, name):
+            return getattr(self.f, name)
+
+    def refusing(file, mode="r", *args, **kwargs):
+        if any(c in mode for c in "wax+") and str(file).startswith(str(folder)):
+            if after is None:
+                raise OSError(errno, os.strerror(errno), str(file))
+            return Full(real_open(file, mode, *args, **kwargs))
+        return real_open(file, mode, *args, **kwargs)
+
+    monkeypatch.setattr(io, "open", refusing)
+
+
+def _one_error_line(status: int, stdout: str, err: str) -> str:
+    assert status == 2 and "Traceback" not in err
+    assert err.startswith("roofline: error: -o: ") and err.count("\n") == 1, err
+    return err
+
+
+def test_a_read_only_folder_is_one_line(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    import errno
+
+    out = tmp_path / "docs"
+    out.mkdir()
+    _refuse_writes(monkeypatch, out, errno.EROFS)
+    err = _one_error_line(*_run(capsys, "docs", "-o", str(out)))
+    assert "Read-only file system" in err
+    assert list(out.iterdir()) == []
+
+
+def test_a_folder_named_like_a_page_is_one_line_before_any_write(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    out = tmp_path / "docs"
+    (out / "README.md").mkdir(parents=True)
+    err = _one_error_line(*_run(capsys, "docs", "-o", str(out)))
+    assert f"{out / 'README.md'} is a folder" in err
+    assert [p.name for p in out.iterdir()] == ["README.md"]  # nothing else written
+
+
+def test_a_full_disk_is_one_line_and_leaves_no_page_cut_short(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        small_pages: dict[str, str]) -> None:
+    import errno
+
+    out = tmp_path / "docs"
+    status, _, _ = _run(capsys, "docs", "-o", str(out))
+    assert status == 0
+    page = max(small_pages, key=lambda name: len(small_pages[name]))
+    old = (out / page).read_bytes()
+    (out / page).write_bytes(old[: len(old) // 2])  # stale: the command rewrites it
+    _refuse_writes(monkeypatch, out, errno.ENOSPC, after=8192)
+    err = _one_error_line(*_run(capsys, "docs", "-o", str(out)))
+    assert "No space left on device" in err and page in err
+    assert (out / page).read_bytes() == old[: len(old) // 2]  # the old text, whole
+    assert sorted(p.name for p in out.iterdir()) == sorted(small_pages)  # no temporary file

@@ -3,6 +3,7 @@ written when a figure fails."""
 
 from __future__ import annotations
 
+import os
 import re
 import warnings
 import matplotlib
@@ -158,3 +159,34 @@ def test_sizes_in_binary_prefixes(tmp_path, fast):
                              attention="tiled")
     text = built.markdown.read_text()
     assert "| on-chip SRAM per SM | 128 MiB |" in text
+
+
+def test_a_temporary_folder_left_by_a_killed_run_is_removed_by_the_next(tmp_path, fast):
+    import subprocess
+    import sys
+
+    killed = ("import os, signal, sys\n"
+              "from roofline import plot, report\n"
+              "plot.figure = lambda *a, **k: os.kill(os.getpid(), signal.SIGKILL)\n"
+              "report.build(out=sys.argv[1], figures=('time',))\n")
+    run = subprocess.run([sys.executable, "-c", killed, str(tmp_path / "r")], timeout=60)
+    assert run.returncode == -9
+    (left,) = tmp_path.iterdir()  # killed while drawing: its temporary folder stays
+    assert left.name.startswith(".r.") and left.is_dir()
+    mine = tmp_path / f".r.tmp-{os.getpid()}-other"  # a live process's: left alone
+    mine.mkdir()
+    report.build(out=tmp_path / "r", figures=("time",))
+    assert sorted(p.name for p in tmp_path.iterdir()) == [mine.name, "r"]
+
+
+def test_interrupted_removes_its_temporary_folder(tmp_path, monkeypatch):
+    from roofline import plot
+
+    def interrupted(*args, **kwargs):
+        assert [p.name[:7] for p in tmp_path.iterdir()] == [".r.tmp-"]
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(plot, "figure", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        report.build(out=tmp_path / "r", figures=("time",))
+    assert list(tmp_path.iterdir()) == []

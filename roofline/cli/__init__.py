@@ -1,10 +1,20 @@
 """The command line: wiring only. ``main(argv) -> int``; a RooflineError is one line on stderr
-and exit status 2. Each sub-command lives in its own module with ``register(subparsers)``."""
+and exit status 2. Each sub-command lives in its own module with ``register(subparsers)``.
+
+Exit statuses: 0 done; 1 a check that found something (``docs --check``, ``validate``);
+2 bad input, or output that cannot be written (a file, or the standard output itself, e.g.
+``> /dev/full``), one line ``roofline: error: ...`` on stderr; 130 interrupted (Ctrl-C), one line
+``roofline: interrupted``, temporary files removed. ``--json`` output is strict JSON
+(:func:`print_json`): a number that is not finite, such as the FLOP/byte of an operation that
+moves no bytes, is ``null``.
+"""
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import json
+import math
 import os
 import sys
 import warnings
@@ -13,7 +23,9 @@ from typing import NoReturn
 
 from ..errors import InputError, RooflineError
 
-__all__ = ["main", "console"]
+__all__ = ["main", "console", "print_json", "INTERRUPTED"]
+
+INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command stopped by Ctrl-C
 
 # Sub-command modules, in the order ``roofline --help`` lists them.
 _COMMANDS = ("report", "derive", "hardware", "model", "prefill", "crossover", "plot", "ttft",
@@ -29,7 +41,8 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         command = self.prog.partition(" ")[2]  # "plot time" of "roofline plot time"
-        self.exit(2, f"roofline: error: {command + ': ' if command else ''}{message}\n")
+        where = f"{command}: " if command else ""
+        self.exit(2, f"roofline: error: {where}{_one_line(message)}\n")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -63,20 +76,59 @@ def _version() -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    if not argv:  # a newcomer typing `roofline`: the overview, not an error
-        _parser().print_help()
-        return 0
-    args = _parser().parse_args(argv)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", UserWarning)
-        try:
-            code = int(args.run(args) or 0)
-        except RooflineError as err:
-            print(f"roofline: error: {_in_flags(err, args)}", file=sys.stderr)
-            code = 2
-    for w in caught:  # after the output, one line each
-        print(f"roofline: warning: {w.message}", file=sys.stderr)
-    return code
+    try:
+        if not argv:  # a newcomer typing `roofline`: the overview, not an error
+            _parser().print_help()
+            return 0
+        args = _parser().parse_args(argv)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", UserWarning)
+            try:
+                code = int(args.run(args) or 0)
+            except RooflineError as err:
+                print(f"roofline: error: {_one_line(_in_flags(err, args))}", file=sys.stderr)
+                code = 2
+        for w in caught:  # after the output, one line each
+            print(f"roofline: warning: {_one_line(str(w.message))}", file=sys.stderr)
+        return code
+    except KeyboardInterrupt:  # Ctrl-C: whatever was being written has cleaned up after itself
+        print("roofline: interrupted", file=sys.stderr)
+        return INTERRUPTED
+
+
+def print_json(data: object) -> None:
+    """The command line's one JSON printer: indented, keys sorted, strict JSON. A float that is
+    not finite (an intensity with no bytes moved is ``inf``) is printed as ``null``, never as
+    the ``Infinity`` or ``NaN`` that JSON does not have."""
+    print(json.dumps(_finite(data), allow_nan=False, indent=2, sort_keys=True))
+
+
+def _finite(data: object) -> object:
+    if isinstance(data, float):
+        return data if math.isfinite(data) else None
+    if isinstance(data, dict):
+        return {k: _finite(v) for k, v in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [_finite(v) for v in data]
+    return data
+
+
+_LONGEST = 2000  # characters of an error or warning line: a 1 MiB value quoted is cut
+
+
+def _one_line(text: str) -> str:
+    """``text`` on one line whatever it quotes: a line break or other control character (a
+    ``--dtype`` of ``"\\n"``, a key of a hostile file) is written as its escape, ``\\n``; past
+    2,000 characters (a huge value quoted) the line is cut, saying how much was left out."""
+    pieces, width, used = [], 0, 0
+    for c in text:
+        if width >= _LONGEST:
+            break
+        piece = c if c.isprintable() or c == " " else c.encode("unicode_escape").decode("ascii")
+        pieces.append(piece)
+        width, used = width + len(piece), used + 1
+    rest = len(text) - used
+    return "".join(pieces) + (f"... ({rest:,} more characters)" if rest else "")
 
 
 def _in_flags(err: RooflineError, args: argparse.Namespace) -> str:
@@ -90,10 +142,32 @@ def _in_flags(err: RooflineError, args: argparse.Namespace) -> str:
 
 
 def console() -> None:
+    """The ``roofline`` executable: :func:`main`, then the standard output flushed. A reader
+    that went away (``roofline ... | head``) is not an error; a standard output that cannot be
+    written (``> /dev/full``, a closed descriptor) is one line and exit status 2."""
     try:
         code = main()
         sys.stdout.flush()
     except BrokenPipeError:  # the reader went away (``roofline ... | head``): not an error
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        _drop_stdout()
         code = 0
+    except OSError as err:  # the standard output cannot be written, or a file the same way
+        _drop_stdout()
+        where = err.filename if err.filename is not None else "standard output"
+        reason = " ".join(str(err.strerror or err).split())
+        print(f"roofline: error: {where}: cannot write: {reason}", file=sys.stderr)
+        code = 2
+    except KeyboardInterrupt:  # between main's return and the flush
+        _drop_stdout()
+        print("roofline: interrupted", file=sys.stderr)
+        code = INTERRUPTED
     sys.exit(code)
+
+
+def _drop_stdout() -> None:
+    """Point the standard output at the null device, so that the interpreter's last flush of
+    what is still buffered fails no more."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 
 from ..errors import InputError
 
@@ -34,14 +33,19 @@ def parse_ints(text: str, option: str, *, single: bool = False,
 
 
 def add_setting_arguments(p: argparse.ArgumentParser, hardware: str | None = None,
-                          model: str | None = None) -> None:
-    """--hardware, --model, precision, attention mode and batch."""
+                          model: str | None = None, dtype: str = "bf16") -> None:
+    """--hardware, --model, precision, attention mode and batch: the same options, with the
+    same meaning, in every command that evaluates a setting. ``hardware`` and ``model``: their
+    defaults (None: the option is required)."""
+    default = " (default {})"
     p.add_argument("--hardware", required=hardware is None, default=hardware,
-                   help="a shipped device name (roofline hardware list) or a .toml path")
+                   help="a shipped device name (roofline hardware list) or a .toml path"
+                   + (default.format(hardware) if hardware else ""))
     p.add_argument("--model", required=model is None, default=model,
-                   help="a shipped model name (roofline model list) or a config.json path")
-    p.add_argument("--dtype", default="bf16", help="compute data type (default bf16); also the "
-                   "default for weights, activations and KV cache")
+                   help="a shipped model name (roofline model list) or a config.json path"
+                   + (default.format(model) if model else ""))
+    p.add_argument("--dtype", default=dtype, help=f"compute data type (default {dtype}); also "
+                   "the default for weights, activations and KV cache")
     p.add_argument("--weight-dtype", help="weights' data type (e.g. int4, fp8)")
     p.add_argument("--kv-dtype", help="KV cache's data type")
     p.add_argument("--attention", default=None,
@@ -58,7 +62,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--prompt", default="128,2048,8192",
                    help="prompt lengths, comma-separated (default 128,2048,8192)")
     p.add_argument("--context", type=int, help="decode context (default: the longest prompt)")
-    p.add_argument("--json", action="store_true", help="JSON instead of a table")
+    p.add_argument("--json", action="store_true", help="JSON instead of a table (a FLOP/byte "
+                   "that is not finite, of an operation that moves no bytes, is null)")
     p.set_defaults(run=run_prefill)
 
     c = sub.add_parser("crossover", help="every crossover: closed form and value",
@@ -79,11 +84,12 @@ def _options(args: argparse.Namespace) -> dict:
 def run_prefill(args: argparse.Namespace) -> int:
     from ..api import prefill
     from ..tables import render, si
+    from . import print_json
 
     prompts = parse_ints(args.prompt, "--prompt")
     table = prefill(args.hardware, args.model, prompts, context=args.context, **_options(args))
     if args.json:
-        print(json.dumps(table.as_dict(), indent=2, sort_keys=True))
+        print_json(table.as_dict())
         return 0
     print(table)
     longest = max(table.points, key=lambda p: p.prompt_tokens)
@@ -97,10 +103,11 @@ def run_prefill(args: argparse.Namespace) -> int:
 
 def run_crossover(args: argparse.Namespace) -> int:
     from ..api import crossovers
+    from . import print_json
 
     table = crossovers(args.hardware, args.model, **_options(args))
     if args.json:
-        print(json.dumps(table.as_dict(), indent=2, sort_keys=True))
+        print_json(table.as_dict())
         return 0
     print(table)
     print("\nClosed forms: --json here, or `roofline derive crossover` for the catalogue's.")

@@ -29,10 +29,13 @@ def run(args: argparse.Namespace) -> int:
 
     from .. import docs
     from ..errors import InputError
+    from ..output import check_target
 
     out = Path(args.output)
     if out.exists() and not out.is_dir():
         raise InputError("-o", "must be a directory", args.output)
+    if not args.check:  # before the pages are generated: a folder that cannot be written fails
+        check_target(out, "folder", argument="-o")
     pages = docs.generate()
     if args.check:
         found = docs.stale(out, pages)

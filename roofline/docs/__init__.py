@@ -53,24 +53,34 @@ def write(directory: str | Path,
     """Write the pages into ``directory`` (created if missing): (files written, files removed).
 
     Only files whose text changed are written; a generated page no longer produced (it starts with
-    :data:`HEADER`) is removed. Other files are left alone.
+    :data:`HEADER`) is removed. Other files are left alone. The target is checked before any work
+    and each page is written whole or not at all (:func:`roofline.output.write_atomic`); a file
+    system that refuses (read-only, full, a folder named like a page) is one ``-o`` error.
     """
+    from ..errors import InputError
+    from ..output import check_target, write_atomic
+
     out = Path(directory)
     if out.exists() and not out.is_dir():
-        from ..errors import InputError
-
         raise InputError("-o", "must be a directory", str(out))
     pages = generate() if pages is None else pages
-    out.mkdir(parents=True, exist_ok=True)
+    check_target(out, "folder", contents=pages, argument="-o")
     written = []
-    for name, text in sorted(pages.items()):
-        path = out / name
-        if not path.is_file() or path.read_text(encoding="utf-8") != text:
-            path.write_text(text, encoding="utf-8", newline="\n")
-            written.append(name)
-    removed = [p.name for p in _leftovers(out, pages)]
-    for name in removed:
-        (out / name).unlink()
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        for name, text in sorted(pages.items()):
+            path = out / name
+            data = text.encode("utf-8")
+            if not path.is_file() or path.read_bytes() != data:
+                write_atomic(path, data, argument="-o")
+                written.append(name)
+        removed = [p.name for p in _leftovers(out, pages)]
+        for name in removed:
+            (out / name).unlink()
+    except OSError as err:
+        reason = " ".join(str(err.strerror or err).split())
+        raise InputError("-o", f"cannot write {err.filename or out}: {reason}",
+                         str(out)) from None
     return written, removed
 
 
@@ -93,5 +103,11 @@ def stale(directory: str | Path, pages: dict[str, str] | None = None) -> list[tu
 def _leftovers(out: Path, pages: dict[str, str]) -> list[Path]:
     if not out.is_dir():
         return []
-    return [p for p in sorted(out.glob("*.md")) if p.name not in pages
-            and p.read_text(encoding="utf-8").startswith(HEADER)]
+    header = HEADER.encode("utf-8")  # bytes: a file of someone else's need not be UTF-8
+    return [p for p in sorted(out.glob("*.md")) if p.name not in pages and p.is_file()
+            and _starts_with(p, header)]
+
+
+def _starts_with(path: Path, prefix: bytes) -> bool:
+    with path.open("rb") as f:
+        return f.read(len(prefix)) == prefix

@@ -1,0 +1,156 @@
+"""The command line's promises, whatever the command: an output that cannot be written, Ctrl-C,
+strict JSON, and the same setting options in every command that evaluates a setting."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from roofline.cli import INTERRUPTED, main, print_json
+
+SETTING = ["--hardware", "H100-SXM", "--model", "Llama-3-8B"]
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_a_standard_output_that_cannot_be_written_is_one_line_and_status_2():
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([sys.executable, "-m", "roofline", "prefill", *SETTING],
+                              stdout=full, stderr=subprocess.PIPE, text=True, timeout=60)
+    assert done.returncode == 2
+    assert done.stderr == ("roofline: error: standard output: cannot write: "
+                           "No space left on device\n")
+
+
+def test_ctrl_c_is_one_line_and_status_130(capsys, monkeypatch):
+    import roofline.api
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(roofline.api, "prefill", interrupted)
+    code, out, err = run(capsys, "prefill", *SETTING)
+    assert (code, out, err) == (INTERRUPTED, "", "roofline: interrupted\n")
+
+
+def test_ctrl_c_during_docs_leaves_no_temporary_file(capsys, monkeypatch, tmp_path):
+    import os
+
+    from roofline import docs
+
+    monkeypatch.setattr(docs, "generate", lambda: {"README.md": "x\n", "a.md": "y\n"})
+    real = os.replace
+
+    def interrupted(src, dst):
+        if Path(dst).name == "a.md":
+            raise KeyboardInterrupt
+        return real(src, dst)
+
+    monkeypatch.setattr(os, "replace", interrupted)
+    code, _, err = run(capsys, "docs", "-o", str(tmp_path / "d"))
+    assert (code, err) == (INTERRUPTED, "roofline: interrupted\n")
+    # README.md (sorted first) is written whole; a.md was never renamed, its temporary file gone
+    assert [p.name for p in (tmp_path / "d").iterdir()] == ["README.md"]
+
+
+def test_json_is_strict_a_non_finite_number_is_null(capsys, monkeypatch):
+    from roofline import api, evaluate
+
+    real = evaluate.prefill
+
+    def with_an_operation_that_moves_no_bytes(s, prompts):
+        points = real(s, prompts)
+        ops = points[0].operations
+        ops[0] = ops[0]._replace(bytes=0.0, intensity=float("inf"))
+        return points
+
+    monkeypatch.setattr(api.evaluate, "prefill", with_an_operation_that_moves_no_bytes)
+    code, out, _ = run(capsys, "prefill", *SETTING, "--prompt", "128", "--json")
+    assert code == 0 and "Infinity" not in out and "NaN" not in out
+    op = json.loads(out)["results"][0]["operations"][0]
+    assert op["bytes"] == 0 and op["intensity"] is None
+
+
+def test_print_json_turns_every_non_finite_float_into_null(capsys):
+    print_json({"b": [float("nan"), 1.5, (float("-inf"), 2)], "a": {"c": float("inf")}})
+    out = capsys.readouterr().out
+    assert json.loads(out) == {"a": {"c": None}, "b": [None, 1.5, [None, 2]]}
+    assert out.index('"a"') < out.index('"b"')  # keys sorted
+
+
+def test_report_takes_the_setting_options_of_prefill(capsys, monkeypatch, tmp_path):
+    from matplotlib.figure import Figure
+
+    from roofline import plot
+
+    monkeypatch.setattr(plot, "figure", lambda *a, **k: Figure(figsize=(1, 1)))
+    code, out, err = run(capsys, "report", "--weight-dtype", "int4", "--kv-dtype", "fp8",
+                         "--batch", "4", "--attention", "naive", "-o", str(tmp_path / "r"))
+    assert code == 0, err
+    text = (tmp_path / "r" / "report.md").read_text()
+    assert text.startswith("# Prefill roofline: Llama-3-8B on H100-SXM (bf16")  # the defaults
+    assert "| precision | compute bf16, weights int4, activations bf16, kv_cache fp8 |" in text
+    assert "| attention | naive; batch 4 |" in text
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--batch", "0"], "--batch: "),
+    (["--weight-dtype", "int3"], "--weight-dtype: must be one of"),
+])
+def test_report_setting_options_are_checked_as_in_prefill(capsys, tmp_path, argv, message):
+    code, out, err = run(capsys, "report", *argv, "-o", str(tmp_path / "r"))
+    assert code == 2 and out == "" and message in err and err.count("\n") == 1
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_title_names_weight_and_kv_dtypes_that_differ(capsys):
+    code, out, _ = run(capsys, "prefill", *SETTING, "--prompt", "128", "--weight-dtype", "int4",
+                       "--kv-dtype", "fp8")
+    assert code == 0 and out.startswith("Prefill of Llama-3-8B on H100-SXM (bf16, weights int4, "
+                                        "KV cache fp8, tiled attention, batch 1;")
+    code, out, _ = run(capsys, "crossover", *SETTING, "--weight-dtype", "bf16", "--kv-dtype",
+                       "fp8")
+    assert code == 0 and out.startswith("Crossovers of Llama-3-8B on H100-SXM (bf16, KV cache "
+                                        "fp8, batch 1;")
+
+
+def test_an_error_quoting_a_line_break_is_still_one_line(capsys):
+    code, out, err = run(capsys, "prefill", *SETTING, "--dtype", "fp\n99\x1c\u2028")
+    assert code == 2 and out == "" and err.count("\n") == 1 and len(err.splitlines()) == 1
+    assert err.startswith("roofline: error: --dtype: H100-SXM has no fp\\n99\\x1c\\u2028;")
+
+
+def test_an_error_quoting_a_huge_value_is_cut(capsys, tmp_path):
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"model_type": "z" * 100_000}), encoding="utf-8")
+    code, out, err = run(capsys, "model", "show", str(config))
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert len(err) < 2100 and err.endswith(" more characters)\n")
+
+
+def test_ctrl_c_in_a_real_run_of_report_is_one_line_and_removes_its_temporary_folder(tmp_path):
+    import signal
+    import time
+
+    run = subprocess.Popen([sys.executable, "-m", "roofline", "report", "-o", "r"], cwd=tmp_path,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not list(tmp_path.glob(".r.tmp-*")) and run.poll() is None:  # drawing figures
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        run.send_signal(signal.SIGINT)
+        out, err = run.communicate(timeout=60)
+    finally:
+        run.kill()
+    assert (run.returncode, err) == (INTERRUPTED, "roofline: interrupted\n")
+    assert list(tmp_path.iterdir()) == []
