@@ -123,8 +123,8 @@ def prefill(hardware: str | Hardware, model: str | ModelShape, prompts: int | Se
             context: int | None = None, **options: Any) -> PrefillTable:
     """Prefill time, FLOPs, bytes, intensity and bound at each prompt length, with the decode
     step at ``context`` cached tokens (default: the longest prompt) beside it."""
-    if context is not None and context <= 0:
-        raise InputError("context", "must be a positive integer", context)
+    if context is not None:
+        evaluate.check_count(context, "context")
     if isinstance(prompts, int):
         prompts = [prompts]
     s = setting(hardware, model, **options)

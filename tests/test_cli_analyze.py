@@ -55,7 +55,7 @@ def test_prefill_beyond_context_warns(capsys):
     (["--prompt", "0"], "--prompt: each value must be a positive integer (got '0')"),
     (["--prompt", ","], "--prompt: needs at least one value"),
     (["--prompt", "12x"], "--prompt: each value must be a positive integer (got '12x')"),
-    (["--batch", "-3"], "--batch: each value must be a positive integer (got '-3')"),
+    (["--batch", "-3"], "--batch: must be a positive integer (got '-3')"),
     (["--dtype", "fp64"], "--dtype: H100-SXM has no fp64"),
     (["--attention", "flash"], "--attention: must be one of naive, tiled, tiled_fa2, ideal"),
     (["--weight-dtype", "int3"], "--weight-dtype: must be one of fp64, fp32, tf32, bf16"),

@@ -154,3 +154,19 @@ def test_ctrl_c_in_a_real_run_of_report_is_one_line_and_removes_its_temporary_fo
         run.kill()
     assert (run.returncode, err) == (INTERRUPTED, "roofline: interrupted\n")
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["prefill", "--context", "2" * 60], "--context: must be at most 1,000,000,000"),
+    (["prefill", "--context", "0"], "--context: must be a positive integer"),
+    (["ttft", "--prompt", "128", "--rate", "1", "--replicas", "9" * 50],
+     "--replicas: must be at most 1,000,000"),
+])
+def test_counts_are_bounded(argv, message, capsys):
+    """A count of 10⁵⁰ replicas or a context of 10⁵⁹ tokens was evaluated (a decode step of
+    10⁹⁷ s, a queue of 10⁵⁰ replicas); now one line."""
+    from roofline.cli import main
+
+    assert main([*argv, "--hardware", "H100-SXM", "--model", "Llama-3-8B"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"roofline: error: {message}") and err.count("\n") == 1

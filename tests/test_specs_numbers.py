@@ -95,7 +95,7 @@ def test_parse_ints_rejects(text: str, single: bool, message: str) -> None:
     (["--prompt", "1_0"], "--prompt: each value must be a positive integer (got '1_0')"),
     (["--prompt", "+5"], "--prompt: each value must be a positive integer (got '+5')"),
     (["--batch", "\u00b2"],
-     "--batch: each value must be a positive integer written with the digits 0-9 (got '\u00b2')"),
+     "--batch: must be a positive integer written with the digits 0-9 (got '\u00b2')"),
 ])
 def test_prefill_options_one_line(capsys: pytest.CaptureFixture[str], argv: list[str],
                                   message: str) -> None:

@@ -29,7 +29,8 @@ def parse_ints(text: str, option: str, *, single: bool = False,
     try:
         return [parse_positive_int(p, option, limit) for p in parts]
     except InputError as err:  # "--prompt: each value must be ...", in the option's words
-        raise InputError(option, f"each value {err.rule}", err.value) from None
+        raise InputError(option, err.rule if single else f"each value {err.rule}",
+                         err.value) from None
 
 
 def add_setting_arguments(p: argparse.ArgumentParser, hardware: str | None = None,
@@ -61,7 +62,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_setting_arguments(p)
     p.add_argument("--prompt", default="128,2048,8192",
                    help="prompt lengths, comma-separated (default 128,2048,8192)")
-    p.add_argument("--context", type=int, help="decode context (default: the longest prompt)")
+    p.add_argument("--context", help="decode context in tokens (default: the longest prompt)")
     p.add_argument("--json", action="store_true", help="JSON instead of a table (a FLOP/byte "
                    "that is not finite, of an operation that moves no bytes, is null)")
     p.set_defaults(run=run_prefill)
@@ -87,7 +88,8 @@ def run_prefill(args: argparse.Namespace) -> int:
     from . import print_json
 
     prompts = parse_ints(args.prompt, "--prompt")
-    table = prefill(args.hardware, args.model, prompts, context=args.context, **_options(args))
+    context = None if args.context is None else parse_ints(args.context, "--context", single=True)[0]
+    table = prefill(args.hardware, args.model, prompts, context=context, **_options(args))
     if args.json:
         print_json(table.as_dict())
         return 0

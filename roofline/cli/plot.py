@@ -37,10 +37,10 @@ def _figure_arguments(p: argparse.ArgumentParser, kind: str) -> None:
     p.add_argument("--batch", default="1,64",
                    help="decode batch(es), comma-separated (default 1,64); the prefill is of one "
                         "sequence")
-    p.add_argument("--context", type=int,
+    p.add_argument("--context",
                    help="the decode step's cached tokens (default: the longest prompt)")
     if kind == "time":
-        p.add_argument("--max-prompt", type=int, metavar="N",
+        p.add_argument("--max-prompt", metavar="N",
                        help="the longest prompt on the x-axis, in tokens (default: twice the "
                             "model's context limit, the part past the context shaded; "
                             "crossovers past the axis are listed in the table without a line)")
@@ -110,14 +110,16 @@ def run(args: argparse.Namespace) -> int:
 
         prompts = parse_ints(args.prompt, "--prompt")
         batches = parse_ints(args.batch, "--batch")
-        if args.context is not None and args.context <= 0:
-            raise InputError("--context", "must be a positive integer", args.context)
+        context = None if args.context is None else \
+            parse_ints(args.context, "--context", single=True)[0]
         max_prompt = getattr(args, "max_prompt", None)
+        if max_prompt is not None:
+            max_prompt = parse_ints(max_prompt, "--max-prompt", single=True)[0]
         if max_prompt is not None and max_prompt <= 16:
             raise InputError("--max-prompt", "must be more than 16 tokens", max_prompt)
         settings = _settings(args)
         fig = plot.figure(args.kind, settings, prompts=prompts, batches=batches,
-                          context=args.context, max_prompt=max_prompt)
+                          context=context, max_prompt=max_prompt)
         devices = ", ".join(s.hardware.name for s in settings)
         what = f"{args.kind}: {settings[0].model.name} on {devices} ({args.dtype})"
     _style.savefig(fig, out)

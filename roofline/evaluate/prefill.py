@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     import numpy as np
 
 __all__ = ["roofline_time", "OpResult", "PrefillPoint", "DecodeResult", "CompiledOp",
-           "operations", "prefill", "prefill_time", "decode", "check_prompts"]
+           "operations", "prefill", "prefill_time", "decode", "check_prompts", "check_count"]
 
 
 def roofline_time(flops: Any, nbytes: Any, peak: float, bandwidth: float) -> Any:
@@ -114,14 +114,24 @@ def _compiled(setting: Setting, phase: str, array: bool) -> list[CompiledOp]:
     return _compile(setting.forms["decode"], numbers, ("T_ctx", "T"), array)
 
 
+def check_count(value: Any, name: str, what: str = "") -> int:
+    """A count of tokens or sequences: a positive integer of at most ``MAX_COUNT`` (10⁹, see
+    :mod:`roofline.specs.numbers`), else an InputError naming ``name``."""
+    from ..specs.numbers import MAX_COUNT
+
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != value \
+            or value in (float("inf"), float("-inf")) or int(value) != value or value <= 0:
+        raise InputError(name, f"{what}must be a positive integer", value)
+    if value > MAX_COUNT:
+        raise InputError(name, f"{what}must be at most {MAX_COUNT:,}", value)
+    return int(value)
+
+
 def check_prompts(prompts: Sequence[int], name: str = "prompt") -> list[int]:
-    """Prompt lengths as positive integers; anything else is an InputError."""
+    """Prompt lengths as positive integers of at most 10⁹; anything else is an InputError."""
     if len(prompts) == 0:
         raise InputError(name, "needs at least one prompt length", list(prompts))
-    for t in prompts:
-        if isinstance(t, bool) or int(t) != t or t <= 0:
-            raise InputError(name, "a prompt length must be a positive integer", t)
-    return [int(t) for t in prompts]
+    return [check_count(t, name, "a prompt length ") for t in prompts]
 
 
 def _results(ops: list[CompiledOp], peak: float, bw: float, *at: Any) -> list[OpResult]:
@@ -171,8 +181,7 @@ def prefill_time(setting: Setting, prompts: np.ndarray | Sequence[int]) -> np.nd
 
 def decode(setting: Setting, context: int) -> DecodeResult:
     """One decode step of ``setting.batch`` sequences at ``context`` cached tokens."""
-    if isinstance(context, bool) or int(context) != context or context <= 0:
-        raise InputError("context", "must be a positive integer", context)
+    check_count(context, "context")
     peak, bw = setting.peak, setting.bandwidth
     results = _results(_compiled(setting, "decode", False), peak, bw, context, context)
     kv = arith.value(setting.forms["kv_cache"], {**setting.numbers(), "T": context})

@@ -43,8 +43,12 @@ def check_speedup(speedup: float, option: str = "speedup") -> None:
 
 
 def check_replicas(replicas: int, option: str = "replicas") -> None:
+    """1 to MAX_BATCH replicas: more devices than any deployment is an input error, not a
+    queue of 10⁵⁰ replicas."""
     if isinstance(replicas, bool) or not isinstance(replicas, Integral) or replicas < 1:
         raise InputError(option, "must be an integer ≥ 1", replicas)
+    if replicas > MAX_BATCH:
+        raise InputError(option, f"must be at most {MAX_BATCH:,}", replicas)
 
 
 def check_prompt(prompt: int, option: str = "prompt") -> None:
