@@ -199,3 +199,14 @@ def test_a_full_disk_is_one_line_and_leaves_no_page_cut_short(
     assert "No space left on device" in err and page in err
     assert (out / page).read_bytes() == old[: len(old) // 2]  # the old text, whole
     assert sorted(p.name for p in out.iterdir()) == sorted(small_pages)  # no temporary file
+
+
+def test_check_names_a_page_that_is_not_utf8(tmp_path, capsys):
+    """A page whose bytes are not UTF-8 is a stale page (exit 1), not a UnicodeDecodeError."""
+    from roofline.cli import main
+
+    assert main(["docs", "-o", str(tmp_path)]) == 0
+    (tmp_path / "projection.md").write_bytes(b"\xff\xfe not utf-8\n")
+    capsys.readouterr()
+    assert main(["docs", "--check", "-o", str(tmp_path)]) == 1
+    assert "projection.md: differs from the generated text" in capsys.readouterr().err

@@ -408,3 +408,17 @@ def test_no_shipped_file_cites_a_file_outside_the_repository() -> None:
         text = path.read_text(encoding="utf-8")
         for needle in ("shared/", "reference/", ".csv", "DOMAIN", "seed-"):
             assert needle not in text, (path.name, needle)
+
+
+def test_a_shipped_device_is_read_from_its_own_file_only(monkeypatch) -> None:
+    """Each shipped file is named after the device it describes, so loading one device by name
+    parses that file alone (the command line's start-up cost)."""
+    from roofline.specs import hardware as module
+
+    for hw in list_hardware():
+        assert hw.path.stem == hw.name
+    read = []
+    original = module.read_hardware
+    monkeypatch.setattr(module, "read_hardware", lambda p: read.append(p) or original(p))
+    assert module.load_hardware("H100-SXM").name == "H100-SXM"
+    assert [p.name for p in map(Path, read)] == ["H100-SXM.toml"]

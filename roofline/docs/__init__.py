@@ -94,7 +94,7 @@ def stale(directory: str | Path, pages: dict[str, str] | None = None) -> list[tu
         path = out / name
         if not path.is_file():
             found.append((name, "missing"))
-        elif path.read_text(encoding="utf-8") != text:
+        elif path.read_bytes() != text.encode("utf-8"):  # bytes: a non-UTF-8 page differs too
             found.append((name, "differs from the generated text"))
     found += [(p.name, "no longer generated") for p in _leftovers(out, pages)]
     return found

@@ -143,6 +143,11 @@ def load_hardware(name_or_path: str | Path, directory: str | Path | None = None)
     text = str(name_or_path)
     if isinstance(name_or_path, Path) or "/" in text or "\\" in text or text.endswith(".toml"):
         return read_hardware(text)
+    if directory is None:  # a shipped file is named after its device: read only that one
+        by_name = {f.stem: f for f in shipped_files("hardware", ".toml")}
+        if text not in by_name:
+            raise UnknownNameError("hardware", text, by_name)
+        return read_hardware(by_name[text])
     devices = {hw.name: hw for hw in list_hardware(directory)}
     if text not in devices:
         raise UnknownNameError("hardware", text, devices)
