@@ -15,9 +15,9 @@ from .evaluate import CrossoverValue, DecodeResult, PrefillPoint, Setting, arith
 from .specs.hardware import Hardware, load_hardware
 from .specs.model import ModelShape, load_model
 from .tables import render, si
-from .serving.result import TTFTResult
 
 if TYPE_CHECKING:
+    from .serving.result import TTFTResult
     from pathlib import Path
 
     import numpy as np
@@ -27,6 +27,15 @@ if TYPE_CHECKING:
 
 __all__ = ["setting", "prefill", "crossovers", "ttft", "PrefillTable", "CrossoverTable",
            "TTFTResult"]
+
+
+def __getattr__(name: str) -> Any:
+    """``TTFTResult`` is imported on first use: the serving package loads numpy."""
+    if name == "TTFTResult":
+        from .serving.result import TTFTResult
+
+        return TTFTResult
+    raise AttributeError(f"module 'roofline.api' has no attribute {name!r}")
 
 
 def setting(hardware: str | Hardware, model: str | ModelShape, *, dtype: str = "bf16",
@@ -237,6 +246,7 @@ def ttft(hardware: str | Hardware, model: str | ModelShape, *, prompt: int | Non
     options are those of :func:`setting` (one sequence per prefill).
     """
     from . import serving as queueing
+    from .serving.result import TTFTResult
     from .specs.distribution import Distribution, read_distribution
 
     if (prompt is None) == (prompt_dist is None):
