@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from roofline import api
 from roofline.api import setting
 from roofline.errors import InputError
 from roofline.evaluate import crossover_values, decode, prefill, prefill_time
@@ -103,3 +104,24 @@ def test_the_command_line_names_its_flag(argv, flag, capsys):
     assert main(["prefill", *[x for kv in base.items() for x in kv]]) == 2
     err = capsys.readouterr().err
     assert err.startswith("roofline: error: " + flag) and err.count("\n") == 1
+
+
+def test_a_setting_that_does_not_fit_is_said():
+    """Issue: 131,072 tokens × batch 64 on an 80 GB H100 reported a 1.1 TB KV cache without a
+    word. By hand: weights 2 × 8,030,261,248 B (Llama-3-8B, bf16) plus the KV cache
+    2·L·n_kv·H·T·b_kv·B = 2·32·8·128·131,072·2·64 B = 1,099,511,627,776 B: 1,115.57 GB."""
+    from roofline import evaluate
+
+    s = setting("H100-SXM", "Llama-3-8B", batch=64)
+    assert evaluate.memory_bytes(s, 131_072) == 2 * 8_030_261_248 + 1_099_511_627_776
+    with pytest.warns(UserWarning, match=r"the prefill of batch 64 at 131,072 tokens needs "
+                                         r"1,116 GB \(weights, KV cache\), more than H100-SXM's "
+                                         r"80 GB"):
+        api.prefill("H100-SXM", "Llama-3-8B", [131_072], batch=64)
+    one = setting("H100-SXM", "Llama-3-8B")
+    assert evaluate.check_memory(one, 8192, "the prefill") is None  # 16.06 + 1.07 GB fit
+    # naive attention also holds one layer's score matrix (P may overwrite S in place,
+    # FlashAttention Algorithm 0): T² per head, 32 heads, 2 B each
+    naive = setting("H100-SXM", "Llama-3-8B", attention="naive")
+    assert evaluate.memory_bytes(naive, 8192) - evaluate.memory_bytes(one, 8192) == \
+        32 * 8192**2 * 2

@@ -13,11 +13,11 @@ An operation's roofline time is :func:`roofline_time`, written once.
 
 from .crossover import CrossoverValue, crossover_value, crossover_values
 from .prefill import (CompiledOp, DecodeResult, OpResult, PrefillPoint, bound, check_count,
-                      check_prompts,
+                      check_memory, check_prompts, memory_bytes,
                       decode, operations, prefill, prefill_time, roofline_time)
 from .setting import Setting
 from .symbolic import exact, numeric, scalar
 
 __all__ = ["Setting", "OpResult", "PrefillPoint", "DecodeResult", "CrossoverValue", "CompiledOp",
            "prefill", "prefill_time", "decode", "operations", "crossover_values", "crossover_value",
-           "roofline_time", "bound", "check_prompts", "check_count", "exact", "numeric", "scalar"]
+           "roofline_time", "bound", "check_prompts", "check_count", "check_memory", "memory_bytes", "exact", "numeric", "scalar"]

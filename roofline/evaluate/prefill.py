@@ -21,7 +21,8 @@ if TYPE_CHECKING:
     import numpy as np
 
 __all__ = ["roofline_time", "OpResult", "PrefillPoint", "DecodeResult", "CompiledOp",
-           "operations", "prefill", "prefill_time", "decode", "check_prompts", "check_count"]
+           "operations", "prefill", "prefill_time", "decode", "check_prompts", "check_count",
+           "memory_bytes", "check_memory"]
 
 
 def roofline_time(flops: Any, nbytes: Any, peak: float, bandwidth: float) -> Any:
@@ -177,6 +178,29 @@ def prefill_time(setting: Setting, prompts: np.ndarray | Sequence[int]) -> np.nd
     for op in operations(setting, array=True):
         total = total + op.count * roofline_time(op.flops(tokens), op.bytes(tokens), peak, bw)
     return total
+
+
+def memory_bytes(setting: Setting, tokens: int) -> float:
+    """Device memory a prefill of ``tokens`` tokens (the setting's batch) holds at its peak: the
+    weights, the KV cache it builds, and with naive attention one layer's score matrix
+    (the derived forms ``weights``, ``kv_cache``, ``scores``)."""
+    vals = {**setting.numbers(), "T": tokens}
+    used = arith.value(setting.forms["weights"], vals) + arith.value(setting.forms["kv_cache"], vals)
+    if setting.attention == "naive":
+        used += arith.value(setting.forms["scores"], vals)
+    return used
+
+
+def check_memory(setting: Setting, tokens: int, what: str) -> str | None:
+    """A warning's text where ``what`` (a prefill of, or a decode step at, ``tokens``) does not
+    fit in the device's memory; None where it fits."""
+    used, capacity = memory_bytes(setting, tokens), setting.hardware.memory_capacity
+    if used <= capacity:
+        return None
+    scores = " and one layer's scores" if setting.attention == "naive" else ""
+    return (f"{what} of batch {setting.batch} at {tokens:,} tokens needs {used / 1e9:,.4g} GB "
+            f"(weights, KV cache{scores}), more than {setting.hardware.name}'s "
+            f"{capacity / 1e9:.4g} GB: the time assumes it fits")
 
 
 def decode(setting: Setting, context: int) -> DecodeResult:
