@@ -56,7 +56,18 @@ def test_missing_distribution_file(tmp_path):
                                f"(got '{path}')")  # no Python errno text
     with pytest.raises(InputError) as info:
         read_distribution(tmp_path)
-    assert str(info.value) == f"prompt_dist: cannot read the file: Is a directory (got '{tmp_path}')"
+    assert str(info.value) == (f"prompt_dist: is not a regular file (a directory); a "
+                               f"prompt-length file must be a regular file (got '{tmp_path}')")
+
+
+def test_a_fifo_is_refused_at_once(tmp_path):
+    """A FIFO given as --prompt-dist hung, waiting for a writer: now refused before opening."""
+    import os
+
+    fifo = tmp_path / "lengths"
+    os.mkfifo(fifo)
+    with pytest.raises(InputError, match="^prompt_dist: is not a regular file"):
+        read_distribution(fifo)
 
 
 def test_distribution_file_not_utf8(tmp_path):

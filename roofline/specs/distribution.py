@@ -89,16 +89,15 @@ def _parse_line(text: str, where: str) -> tuple[int, float]:
 
 
 def _read(path: Path) -> str:
-    """The file's text; a file that cannot be read, or is not UTF-8, is an InputError of
-    ``prompt_dist``. (One small reader, to be switched to the specs' safe-reading helper.)"""
+    """The file's text through the specs' one safe reader (regular files only, at most 1 MiB,
+    UTF-8): its refusal becomes an InputError of ``prompt_dist`` naming the file."""
+    from ..errors import SpecError
+    from .files import read_text
+
     try:
-        return path.read_text(encoding="utf-8")
-    except OSError as err:
-        raise InputError("prompt_dist", f"cannot read the file: {err.strerror or err}",
-                         str(path)) from None
-    except UnicodeDecodeError as err:
-        raise InputError("prompt_dist", f"is not UTF-8 text (byte {err.start})",
-                         str(path)) from None
+        return read_text(path, "prompt-length file")
+    except SpecError as err:
+        raise InputError("prompt_dist", err.rule, str(path)) from None
 
 
 def read_distribution(path: str | Path) -> Distribution:
