@@ -45,7 +45,9 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"roofline: error: {where}{_one_line(message)}\n")
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The whole parser, or with ``command`` (a known sub-command) just that one's: a run needs
+    only its own sub-command's options, and building every one costs a start-up's worth."""
     parser = _Parser(
         prog="roofline",
         description="A symbolic roofline of LLM prefill and its contrast with decode.",
@@ -53,7 +55,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action=_Version, nargs=0,
                         help="show the installed version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module in dict.fromkeys(_MODULES.get(name, name) for name in _COMMANDS):
+    names = [command] if command in _COMMANDS else _COMMANDS
+    for module in dict.fromkeys(_MODULES.get(name, name) for name in names):
         importlib.import_module(f"roofline.cli.{module}").register(sub)
     return parser
 
@@ -80,7 +83,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not argv:  # a newcomer typing `roofline`: the overview, not an error
             _parser().print_help()
             return 0
-        args = _parser().parse_args(argv)
+        args = _parser(argv[0]).parse_args(argv)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", UserWarning)
             try:
