@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from . import evaluate
@@ -290,6 +290,10 @@ def ttft(hardware: str | Hardware, model: str | ModelShape, *, prompt: int | Non
                 f"prompt_dist: {longest} tokens (the longest in {prompt_dist})")
         warnings.warn(f"{what} is beyond {s.model.name}'s context of {context} tokens",
                       stacklevel=2)
+    batched = s if not batch_prompts else replace(s, batch=batch_prompts)
+    message = evaluate.check_memory(batched, longest, "the prefill")
+    if message:
+        warnings.warn(message, stacklevel=2)
     mean, second = queueing.moments(dist, lambda lengths: _prefill_times(s, lengths))
     if prompt is not None:
         second = mean**2  # one length: exactly deterministic

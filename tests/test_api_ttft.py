@@ -76,3 +76,13 @@ def test_no_steady_state_is_an_error_of_the_rate(stand_in):
         roofline.ttft("H100-SXM", "Llama-3-8B", prompt=1200, rate=10)
     assert str(info.value) == ("rate: the queue has no steady state at load R·t = 1.2 ≥ 1; the "
                                "largest rate it can take is 8.33 /s (got 10)")
+
+
+def test_ttft_warns_when_the_batch_does_not_fit():
+    """32 prompts of 131,072 tokens batched: KV cache 2·32·8·128·131,072·2 B = 17.18 GB per
+    prompt, 549.8 GB for 32, beside 16.06 GB of weights: more than an H100's 80 GB."""
+    import roofline
+
+    with pytest.warns(UserWarning, match=r"the prefill of batch 32 at 131,072 tokens needs "
+                                         r"565\.8 GB"):
+        roofline.ttft("H100-SXM", "Llama-3-8B", prompt=131_072, rate=0.001, batch_prompts=32)
