@@ -86,6 +86,8 @@ def test_every_closed_form_satisfies_its_equality(peak, bw, sram, nbytes, batch,
          b_kv: nbytes, C_mem: 1e12}
     if c.unknown is not B:
         v[B] = batch
+    else:
+        v[T] = 8192  # a batch crossover of prompts of T tokens (the KV cache that fits)
     branch = c.branches[0]
     root = complex(c.closed_form(branch).subs(v))
     if abs(root.imag) > 1e-9 * abs(root) or root.real <= 0:

@@ -125,3 +125,15 @@ def test_a_setting_that_does_not_fit_is_said():
     naive = setting("H100-SXM", "Llama-3-8B", attention="naive")
     assert evaluate.memory_bytes(naive, 8192) - evaluate.memory_bytes(one, 8192) == \
         32 * 8192**2 * 2
+
+
+def test_largest_batch_that_fits_in_closed_form():
+    """kv_cache_exceeds_memory_batch at the model's context limit, by hand: Llama-3-8B on H100,
+    (80e9 − 2 × 8,030,261,248 B) / (2·32·8·128·8,192·2 B) = 59.55 sequences; Llama-2-70B's
+    138 GB of weights never fit in an A100's 80 GB."""
+    c = crossover_values(setting("H100-SXM", "Llama-3-8B"))["kv_cache_exceeds_memory_batch"]
+    assert c.value == pytest.approx((80e9 - 2 * 8_030_261_248) / (2 * 32 * 8 * 128 * 8192 * 2))
+    with pytest.warns(UserWarning, match="do not fit"):
+        big = setting("A100-80GB-SXM", "Llama-2-70B")
+    c = crossover_values(big)["kv_cache_exceeds_memory_batch"]
+    assert not c.exists and c.reason.startswith("never fits: the weights alone")

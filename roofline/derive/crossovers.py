@@ -266,6 +266,14 @@ def crossovers(arch: Architecture = Architecture()) -> dict[str, Crossover]:
         "prompt length at which the KV cache no longer fits beside the weights", "tokens",
         f"{INFERENCE} (KV cache 2·bytes·H·K·L·T)", T,
         weights + kv_cache_bytes(), C_mem, "memory", ("weights resident; B sequences",)))
+    out.append(_cross(
+        "kv_cache_exceeds_memory_batch",
+        "sequences at which the KV cache of T tokens each no longer fits beside the weights "
+        "(evaluated at the model's context limit)", "sequences",
+        f"{INFERENCE} (KV cache 2·bytes·H·K·L·T per sequence)", B,
+        weights + kv_cache_bytes(), C_mem, "memory",
+        ("weights resident; each sequence's KV cache of T tokens",
+         "the largest batch that fits is the value rounded down")))
     dec = [op for op in decode_operations(arch) if op.kind == "projection"]
     out.append(_cross(
         "decode_critical_batch",

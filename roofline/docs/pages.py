@@ -19,7 +19,7 @@ from ..derive.transformer import Architecture
 from ..evaluate import scalar
 from ..specs.hardware import Hardware
 from ..specs.model import ModelShape
-from ..symbols import CATALOGUE, B, latex
+from ..symbols import CATALOGUE, B, T, latex
 from .crossover_table import crossover_table
 from .example import EXAMPLE, Example, _evaluate
 from .markdown import folded, math, md, quantity, table, tidy
@@ -250,6 +250,8 @@ def _crossover_example(c: Crossover, example: Example) -> list[str]:
     branch = c.branches[0]
     if str(v.expr) == sstr(branch.root) and example.setting.model.architecture == Architecture():
         vals = example.setting.values(batch=c.unknown is not B)
+        if c.unknown is not T:  # as the evaluation: a batch crossover at the context limit
+            vals[T] = Integer(example.setting.model.max_position)
         names = ("a₂", "a₁", "a₀")
         shown = [f"{n} = {scalar(a, vals):.6g}"
                  for n, a in zip(names, branch.coefficients) if a != 0]

@@ -66,7 +66,10 @@ def crossover_values(setting: Setting) -> dict[str, CrossoverValue]:
 def crossover_value(setting: Setting, name: str) -> CrossoverValue:
     """One crossover of the catalogue (``name`` without ``crossover.``) for this setting."""
     c = setting.forms["crossovers"][name]
-    return _evaluate(name, c, setting.numbers(batch=c["unknown"] != "B"), setting)
+    vals = setting.numbers(batch=c["unknown"] != "B")
+    if c["unknown"] != "T":  # a batch crossover that depends on T: at the model's context limit
+        vals["T"] = setting.model.max_position
+    return _evaluate(name, c, vals, setting)
 
 
 def _evaluate(name: str, c: dict[str, Any], vals: dict[str, Any],

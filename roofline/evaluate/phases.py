@@ -193,9 +193,11 @@ def memory_bytes(setting: Setting, tokens: int) -> float:
 
 def check_memory(setting: Setting, tokens: int, what: str) -> str | None:
     """A warning's text where ``what`` (a prefill of, or a decode step at, ``tokens``) does not
-    fit in the device's memory; None where it fits."""
+    fit in the device's memory; None where it fits, or where the weights alone do not (the
+    setting's own warning says so)."""
     used, capacity = memory_bytes(setting, tokens), setting.hardware.memory_capacity
-    if used <= capacity:
+    weights = arith.value(setting.forms["weights"], setting.numbers())
+    if used <= capacity or weights > capacity:  # fits, or the weights alone do not (said apart)
         return None
     scores = " and one layer's scores" if setting.attention == "naive" else ""
     return (f"{what} of batch {setting.batch} at {tokens:,} tokens needs {used / 1e9:,.4g} GB "
