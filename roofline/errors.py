@@ -5,7 +5,6 @@ The command line turns any :class:`RooflineError` into one line on stderr and ex
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 
 __all__ = [
@@ -34,6 +33,8 @@ class UnknownNameError(RooflineError):
     """A name that is not in a catalogue; the message lists the close (or all) valid names."""
 
     def __init__(self, kind: str, name: str, valid: Iterable[str], listing: str = "") -> None:
+        import difflib  # only when a name is unknown
+
         valid = sorted(valid)
         close = difflib.get_close_matches(name, valid, n=5, cutoff=0.5)
         self.kind, self.name, self.valid = kind, name, valid
