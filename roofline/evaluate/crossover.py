@@ -60,12 +60,12 @@ def real_roots(a2: float, a1: float, a0: float) -> list[float]:
 
 def crossover_values(setting: Setting) -> dict[str, CrossoverValue]:
     """Every crossover of the catalogue for this setting (architecture of its model)."""
-    return {name: crossover_value(setting, name) for name in setting.forms["crossovers"]}
+    return {name: crossover_value(setting, name) for name in setting.crossover_forms}
 
 
 def crossover_value(setting: Setting, name: str) -> CrossoverValue:
     """One crossover of the catalogue (``name`` without ``crossover.``) for this setting."""
-    c = setting.forms["crossovers"][name]
+    c = setting.crossover_forms[name]
     vals = setting.numbers(batch=c["unknown"] != "B")
     if c["unknown"] != "T":  # a batch crossover that depends on T: at the model's context limit
         vals["T"] = setting.model.max_position

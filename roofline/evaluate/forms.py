@@ -27,8 +27,8 @@ from typing import Any
 
 from ..derive.architecture import ATTENTION_MODES, Architecture
 
-__all__ = ["arch_key", "derive_forms", "forms", "fingerprint", "generate", "catalogue_topics",
-           "shipped_architectures", "write", "SHIPPED"]
+__all__ = ["arch_key", "derive_forms", "forms", "crossover_forms", "fingerprint", "generate",
+           "catalogue_topics", "shipped_architectures", "write", "SHIPPED"]
 
 SHIPPED = "derived.jsonl"
 # What the forms are made from: a change to any of these makes the shipped file stale.
@@ -69,8 +69,9 @@ def _ops(ops: list[Any]) -> list[dict[str, str]]:
              "bytes": sstr(op.bytes)} for op in ops]
 
 
-def derive_forms(arch: Architecture) -> dict[str, Any]:
-    """Every form of ``arch``, derived and solved now by SymPy."""
+def derive_forms(arch: Architecture, crossovers: bool = True) -> dict[str, Any]:
+    """Every form of ``arch``, derived and solved now by SymPy (the crossovers, which take
+    most of the time, only with ``crossovers``)."""
     from sympy import sstr
 
     from ..derive import attention
@@ -85,7 +86,7 @@ def derive_forms(arch: Architecture) -> dict[str, Any]:
         "weights": sstr(weight_bytes(arch)),
         "kv_cache": sstr(kv_cache_bytes()),
         "scores": sstr(attention.score_bytes()),
-        "crossovers": solve_crossovers(arch),
+        **({"crossovers": solve_crossovers(arch)} if crossovers else {}),
     }
 
 
@@ -112,13 +113,32 @@ def _line_prefix(key: str) -> str:
 
 
 @cache
-def forms(arch: Architecture) -> dict[str, Any]:
-    """The forms of ``arch``: the shipped ones when fresh, else derived now."""
+def _shipped_forms(arch: Architecture) -> dict[str, Any] | None:
     prefix = _line_prefix(arch_key(arch))
     for line in _shipped().get("lines", ()):
         if line.startswith(prefix):
             return json.loads(line)["forms"]
-    return derive_forms(arch)
+    return None
+
+
+@cache
+def forms(arch: Architecture) -> dict[str, Any]:
+    """The forms of ``arch`` but its crossovers: the shipped ones when fresh, else derived now
+    (a fraction of a second)."""
+    shipped = _shipped_forms(arch)
+    if shipped is not None:
+        return {k: v for k, v in shipped.items() if k != "crossovers"}
+    return derive_forms(arch, crossovers=False)
+
+
+@cache
+def crossover_forms(arch: Architecture) -> dict[str, Any]:
+    """Every crossover of ``arch`` with its branches solved: shipped, else solved now (seconds;
+    only a command that asks for crossovers pays it)."""
+    from .solved import solve_crossovers
+
+    shipped = _shipped_forms(arch)
+    return shipped["crossovers"] if shipped is not None else solve_crossovers(arch)
 
 
 def shipped_architectures() -> list[str]:

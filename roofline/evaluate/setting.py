@@ -13,7 +13,7 @@ from ..errors import InputError
 from ..specs.dtypes import STORAGE_DTYPES, bytes_per_element
 from ..specs.hardware import Hardware
 from ..specs.model import ModelShape
-from .forms import forms
+from .forms import crossover_forms, forms
 
 if TYPE_CHECKING:
     from sympy import Expr, Symbol
@@ -80,6 +80,11 @@ class Setting:
     def forms(self) -> dict[str, Any]:
         """The derived expressions of the model's architecture (:mod:`.forms`)."""
         return forms(self.model.architecture)
+
+    @cached_property
+    def crossover_forms(self) -> dict[str, Any]:
+        """Every crossover of the model's architecture, solved (:mod:`.forms`)."""
+        return crossover_forms(self.model.architecture)
 
     def numbers(self, batch: bool = True) -> dict[str, int | float]:
         """Every symbol's value by name but the prompt length T (and B when ``batch`` is
