@@ -1,7 +1,7 @@
 """roofline: a symbolic roofline of LLM prefill and its contrast with decode.
 
 Importing the package loads nothing heavy: each public name is imported on first use (PEP 562),
-so ``import roofline`` costs no SymPy, numpy, matplotlib or pint.
+so ``import roofline`` costs no SymPy, numpy or matplotlib.
 
 >>> import roofline
 >>> print(roofline.prefill("H100-SXM", "Llama-3-8B", [2048]))  # doctest: +SKIP

@@ -52,7 +52,7 @@ def setting(hardware: str | Hardware, model: str | ModelShape, *, dtype: str = "
         attention = "tiled" if hw.sram_per_sm is not None else "ideal"
         if hw.sram_per_sm is None:
             warnings.warn(f"{hw.name} gives no on-chip SRAM per SM, which tiled attention needs: "
-                          "using ideal attention (pass --attention to choose)", stacklevel=2)
+                          "using ideal attention (set attention to choose)", stacklevel=2)
     s = Setting(hw, mo, dtype, weight_dtype, kv_dtype, attention, batch)
     weights = arith.value(s.forms["weights"], s.numbers())
     if weights > hw.memory_capacity:

@@ -256,8 +256,12 @@ def build(hardware: str = DEFAULT["hardware"], model: str = DEFAULT["model"],
         longest = max(p.prompt_tokens for p in points)
         notes = ([f"prompts beyond {s.model.name}'s context of {s.model.max_position:,} "
                   "tokens are evaluated all the same"] if longest > s.model.max_position else [])
+        context = min(longest, s.model.max_position)
+        for tokens, what in ((longest, "the prefill"), (context, "the decode step")):
+            message = evaluate.check_memory(s, tokens, what)
+            if message:
+                notes.append(message)
     notes += [str(w.message) for w in caught]
-    context = min(longest, s.model.max_position)
     table = PrefillTable(s, points, evaluate.decode(s, context))
     crossings = CrossoverTable(s, cached_crossovers(s))
     made = _style._make_folder(out.parent, "-o")

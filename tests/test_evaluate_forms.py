@@ -66,7 +66,7 @@ def test_the_fingerprint_follows_the_sources(tmp_path, monkeypatch):
     root = Path(forms.__file__).parents[1]
     copy = tmp_path / "roofline"
     copy.mkdir()
-    for name in ("symbols.py", "derive", "evaluate"):
+    for name in ("symbols.py", "catalog.py", "derive", "evaluate"):
         src = root / name
         (shutil.copytree if src.is_dir() else shutil.copy)(src, copy / name)
     before = forms.fingerprint()

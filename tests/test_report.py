@@ -190,3 +190,13 @@ def test_interrupted_removes_its_temporary_folder(tmp_path, monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         report.build(out=tmp_path / "r", figures=("time",))
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_setting_that_does_not_fit_is_noted(tmp_path, fast):
+    """L4 (24 GB), Llama-3-8B at batch 8: the 32,768-token prefill needs 16.06 GB of weights
+    plus 8 × 2·32·8·128·32,768·2 B = 34.36 GB of KV cache, 50.42 GB in all; the report says so
+    (it said nothing, where `roofline prefill` warned)."""
+    built = report.build(hardware="L4", out=tmp_path / "r", figures=("time",), batch=8)
+    text = built.markdown.read_text()
+    assert ("the prefill of batch 8 at 32,768 tokens needs 50.42 GB (weights, KV cache), more "
+            "than L4's 24 GB") in text

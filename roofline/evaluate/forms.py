@@ -32,7 +32,7 @@ __all__ = ["arch_key", "derive_forms", "forms", "crossover_forms", "fingerprint"
 
 SHIPPED = "derived.jsonl"
 # What the forms are made from: a change to any of these makes the shipped file stale.
-_SOURCES = ("symbols.py", "derive", "evaluate/forms.py")
+_SOURCES = ("symbols.py", "catalog.py", "derive", "evaluate/forms.py")
 
 
 def arch_key(arch: Architecture) -> str:

@@ -37,7 +37,7 @@ def as_list(settings: Setting | Sequence[Setting]) -> list[Setting]:
     """One setting or several (devices overlaid), as a non-empty list."""
     out = [settings] if isinstance(settings, Setting) else list(settings)
     if not out:
-        raise InputError("--hardware", "needs at least one device")
+        raise InputError("hardware", "needs at least one device")
     return out
 
 
