@@ -16,7 +16,6 @@ are derived afresh, with a warning. Any other architecture is derived on first u
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import warnings
 from functools import cache
@@ -49,11 +48,22 @@ def _sympy_version() -> str:
     return text.split("=", 1)[1].strip().strip("\"'") if "=" in text else "unknown"
 
 
+def _hasher():
+    """BLAKE2b-256 (RFC 7693). CPython's own ``_blake2`` when present: ``hashlib`` loads the
+    OpenSSL bindings first, a few milliseconds of every start."""
+    try:
+        from _blake2 import blake2b
+    except ImportError:  # pragma: no cover - another Python
+        from hashlib import blake2b
+    return blake2b(digest_size=32)
+
+
 @cache
 def fingerprint() -> str:
-    """SHA-256 of the derivation sources and the SymPy version."""
+    """BLAKE2b-256 of the derivation sources and the SymPy version."""
     root = Path(__file__).parents[1]
-    digest = hashlib.sha256(_sympy_version().encode())
+    digest = _hasher()
+    digest.update(_sympy_version().encode())
     for name in _SOURCES:
         path = root / name
         for file in sorted(path.glob("*.py")) if path.is_dir() else [path]:
