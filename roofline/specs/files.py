@@ -31,6 +31,7 @@ import os
 import stat
 import tomllib
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 from ..errors import SpecError
@@ -96,12 +97,7 @@ def parse_toml(text: str, where: str) -> dict[str, Any]:
     ...
     roofline.errors.SpecError: x.toml: is not valid TOML: nested too deeply
     """
-    try:
-        return tomllib.loads(text)
-    except RecursionError:
-        raise SpecError(where, "is not valid TOML: nested too deeply") from None
-    except ValueError as err:  # TOMLDecodeError, or an integer of too many digits
-        raise SpecError(where, f"is not valid TOML: {_one_line(err)}") from None
+    return _parse(tomllib.loads, "TOML", text, where)
 
 
 def parse_json(text: str, where: str) -> Any:
@@ -112,12 +108,16 @@ def parse_json(text: str, where: str) -> Any:
     ...
     roofline.errors.SpecError: x.json: is not valid JSON: nested too deeply
     """
+    return _parse(json.loads, "JSON", text, where)
+
+
+def _parse(loads: Callable[[str], Any], language: str, text: str, where: str) -> Any:
     try:
-        return json.loads(text)
+        return loads(text)
     except RecursionError:
-        raise SpecError(where, "is not valid JSON: nested too deeply") from None
-    except ValueError as err:  # JSONDecodeError, or an integer of too many digits
-        raise SpecError(where, f"is not valid JSON: {_one_line(err)}") from None
+        raise SpecError(where, f"is not valid {language}: nested too deeply") from None
+    except ValueError as err:  # a decode error, or an integer of too many digits
+        raise SpecError(where, f"is not valid {language}: {_one_line(err)}") from None
 
 
 def _one_line(err: Exception) -> str:
