@@ -30,8 +30,8 @@ import json
 import os
 import stat
 import tomllib
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from ..errors import SpecError
