@@ -27,7 +27,7 @@ from .api import CrossoverTable, PrefillTable, setting
 from .defaults import DEFAULT
 from .errors import InputError
 from .evaluate import CrossoverValue, Setting
-from .tables import binary_size, grouped, render, si
+from .tables import binary_size, count, grouped, render, si
 
 __all__ = ["Report", "build", "markdown", "DEFAULT", "DERIVATIONS", "FIGURES", "PROMPTS"]
 
@@ -96,7 +96,7 @@ def _derivations() -> list[str]:
 def _crossovers(table: CrossoverTable) -> list[str]:
     rows, blocks = [], []
     for name, v in table.values.items():
-        value = f"{v.value:,.0f} {v.unit}" if v.exists else "never"
+        value = f"{count(v.value, v.unit)} {v.unit}" if v.exists else "never"
         tex = _crossover_latex(v)
         if len(tex) <= _LONG:
             form = f"${tex}$"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["render", "si", "binary_size", "grouped"]
+__all__ = ["render", "si", "binary_size", "grouped", "count"]
 
 
 def render(headers: Sequence[str] | None, rows: Sequence[Sequence[object]],
@@ -85,3 +85,14 @@ def grouped(x: float) -> str:
     ('86,480', '295.3', '1.25')
     """
     return f"{x:,.0f}" if abs(x) >= 1000 else f"{x:.4g}"
+
+
+def count(value: float, unit: str) -> str:
+    """A crossover's value as the tables show it: prompt lengths as whole tokens, other counts
+    (sequences) with one decimal below 1,000, so that 59.5 sequences (of which 59 fit) is not
+    shown as 60.
+
+    >>> count(41_195.7, "tokens"), count(59.55, "sequences"), count(1234.5, "sequences")
+    ('41,196', '59.5', '1,234')
+    """
+    return f"{value:,.1f}" if unit != "tokens" and abs(value) < 1000 else f"{value:,.0f}"

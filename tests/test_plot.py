@@ -136,7 +136,7 @@ def test_time_lines_and_crossovers(s):
     # second root: tagged like its line, 2 and 2′ (projections at 326 are 1)
     assert table["prefill compute-bound"][0] == f"[2] {value:,.0f} to [2′] {ends_at:,.0f}"
     assert table["decode critical batch"][0] == \
-        f"{values['decode_critical_batch'].value:,.0f} sequences"
+        f"{values['decode_critical_batch'].value:,.1f} sequences"  # 326.1: one decimal
     assert table["attention compute-bound"][0] == "never"  # tiled never reaches the ridge
     # the other modes listed without a line (no tag)
     naive = values["prefill_compute_bound_tokens.naive"]

@@ -9,6 +9,7 @@ from ..evaluate import CrossoverValue, Setting, crossover_values
 from ..specs.hardware import Hardware
 from ..specs.model import ModelShape
 from ..symbols import M_sram
+from ..tables import count
 from .markdown import md, table
 
 __all__ = ["TABLE_COLUMNS", "crossover_table"]
@@ -73,7 +74,7 @@ def crossover_table(hardware: Sequence[Hardware], models: Sequence[ModelShape]) 
 
 def _cell(v: CrossoverValue, unevaluated: bool) -> str:
     if v.exists:
-        text = f"{v.value:,.0f}"
+        text = count(v.value, v.unit)
         return text if v.ends_at is None else f"{text}–{v.ends_at:,.0f}"
     if unevaluated:
         return "–"

@@ -17,6 +17,7 @@ import numpy as np
 from .. import sweeps
 from ..errors import InputError
 from ..evaluate import CrossoverValue, Setting
+from ..tables import count
 from . import _style
 from ._common import as_list, device_label, legend_below, title
 from ._common import crossovers as _crossovers
@@ -131,7 +132,7 @@ def _cell(v: CrossoverValue, tags: tuple[str, str | None] | None) -> str:
     if not v.exists:
         return "never"
     if v.unit != "tokens":
-        return f"{v.value:,.0f} {v.unit}"
+        return f"{count(v.value, v.unit)} {v.unit}"
     tag, end = tags or (None, None)
     text = (f"[{tag}] " if tag else "") + f"{v.value:,.0f}"
     if v.ends_at is not None:
