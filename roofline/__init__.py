@@ -9,27 +9,16 @@ so ``import roofline`` costs no SymPy, numpy or matplotlib.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from ._lazy import lazy
 
 # public name → the module that defines it
 _WHERE = {
     "prefill": "api", "crossovers": "api", "setting": "api", "PrefillTable": "api",
-    "CrossoverTable": "api", "ttft": "api", "TTFTResult": "api", "catalogue": "catalog", "get": "catalog",
+    "CrossoverTable": "api", "ttft": "api", "TTFTResult": "api", "catalogue": "catalog",
+    "get": "catalog",
     "RooflineError": "errors", "load_hardware": "specs.hardware",
     "list_hardware": "specs.hardware", "load_model": "specs.model", "list_models": "specs.model",
 }
 
 __all__ = list(_WHERE)
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _WHERE:
-        raise AttributeError(f"module 'roofline' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"roofline.{_WHERE[name]}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = lazy(__name__, _WHERE)

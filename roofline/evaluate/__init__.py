@@ -13,8 +13,7 @@ An operation's roofline time is :func:`roofline_time`, written once.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from .._lazy import lazy
 
 # public name → the module of this package that defines it; imported on first use (PEP 562), so
 # that a caller of one part (the catalogue's index in ``forms``) loads no other
@@ -28,11 +27,4 @@ _WHERE = {
 }
 
 __all__ = list(_WHERE)
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _WHERE:
-        raise AttributeError(f"module 'roofline.evaluate' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"roofline.evaluate.{_WHERE[name]}"), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy(__name__, _WHERE)
