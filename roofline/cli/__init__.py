@@ -164,6 +164,13 @@ def console() -> None:
         _drop_stdout()
         print("roofline: interrupted", file=sys.stderr)
         code = INTERRUPTED
+    if code == INTERRUPTED:  # once interrupted, leave at once with status 130, as a shell
+        for stream in (sys.stdout, sys.stderr):  # reports Ctrl-C, never by the signal that the
+            try:  # interpreter may re-raise at shutdown after a KeyboardInterrupt
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(code)  # (temporary files are removed already, by whoever made them)
     sys.exit(code)
 
 
