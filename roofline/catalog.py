@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 __all__ = ["catalogue", "get", "names", "select", "index", "TOPICS"]
 
 # Derivation modules in the order of the data flow; each has ``entries() -> list[Entry]``.
-TOPICS = ("projection", "attention", "transformer", "decode", "bounds", "scaling", "crossovers",
+TOPICS = ("projection", "attention", "window", "transformer", "decode", "bounds", "scaling", "crossovers",
           "service")
 
 

@@ -16,15 +16,16 @@ import numpy as np
 from sympy import Expr, Integer, Symbol, limit, oo
 
 from . import evaluate
-from .derive import attention
-from .derive.decode import decode_operations, kv_cache_bytes
+from .derive import attention, window
+from .derive.decode import decode_operations, model_kv_cache_bytes
 from .derive.transformer import (KINDS, prefill_operations, total_bytes, total_flops,
                                  weight_bytes)
 from .errors import InputError
 from .evaluate import Setting, numeric, roofline_time
 from .symbols import B, M_sram, T, T_ctx
 
-__all__ = ["KindSweep", "by_kind", "intensity", "attention_bytes", "attention_t2_coefficient",
+__all__ = ["KindSweep", "by_kind", "intensity", "attention_bytes", "window_attention",
+           "attention_flops", "attention_t2_coefficient",
            "attention_intensity_limit", "footprint", "scores_fit", "prefill_fits", "decode_memory",
            "decode_fits", "max_batch", "decode_intensity", "OperationPoint",
            "operation_points", "decode_point", "with_mode", "with_batch"]
@@ -86,7 +87,7 @@ def by_kind(setting: Setting, tokens: np.ndarray | Sequence[int]) -> KindSweep:
 def intensity(setting: Setting, tokens: np.ndarray | Sequence[int],
               kinds: tuple[str, ...] = KINDS) -> np.ndarray:
     """FLOP per HBM byte of the prefill's operations of ``kinds`` (all of them by default)."""
-    ops = prefill_operations(setting.model.architecture, setting.attention)
+    ops = prefill_operations(setting.architecture, setting.attention)
     return _numeric(total_flops(ops, kinds) / total_bytes(ops, kinds), T, setting)(
         _array(tokens, "prompt"))
 
@@ -105,6 +106,25 @@ def attention_bytes(setting: Setting, tokens: np.ndarray | Sequence[int], mode: 
     the on-chip SRAM per SM set to ``sram`` bytes (default: the device's)."""
     expr = attention.hbm_bytes(mode)
     return _numeric(expr, T, _attention_values(setting, sram))(_array(tokens, "prompt"))
+
+
+def window_attention(setting: Setting, tokens: np.ndarray | Sequence[int],
+                     mode: str) -> tuple[np.ndarray, np.ndarray]:
+    """(FLOPs, HBM bytes) of one sliding-window layer's prefill attention in ``mode``
+    (``window.flops``, ``window.hbm_bytes``) at the model's window W."""
+    if "W" not in setting.numbers():
+        raise InputError("model", "has no sliding window", setting.model.name)
+    xs = _array(tokens, "prompt")
+    vals = _attention_values(setting, None)
+    return (_numeric(window.flops(mode), T, vals)(xs),
+            _numeric(window.hbm_bytes(mode), T, vals)(xs))
+
+
+def attention_flops(setting: Setting, tokens: np.ndarray | Sequence[int],
+                    mode: str) -> np.ndarray:
+    """FLOPs of one global (unwindowed) layer's prefill attention in ``mode``."""
+    vals = _attention_values(setting, None)
+    return _numeric(attention.mode_flops(mode), T, vals)(_array(tokens, "prompt"))
 
 
 def attention_t2_coefficient(setting: Setting, mode: str, sram: float | None = None) -> float:
@@ -126,9 +146,10 @@ def footprint(setting: Setting, tokens: np.ndarray | Sequence[int]) -> dict[str,
     """Device memory at each T: ``weights``, one layer's naive ``scores`` (T×T per head) and the
     ``kv_cache`` of all layers, in bytes."""
     xs = _array(tokens, "prompt")
-    return {"weights": _numeric(weight_bytes(setting.model.architecture), T, setting)(xs),
-            "scores": _numeric(attention.score_bytes(), T, setting)(xs),
-            "kv_cache": _numeric(kv_cache_bytes(), T, setting)(xs)}
+    arch = setting.architecture
+    return {"weights": _numeric(weight_bytes(arch), T, setting)(xs),
+            "scores": _numeric(window.largest_scores(arch), T, setting)(xs),
+            "kv_cache": _numeric(model_kv_cache_bytes(arch), T, setting)(xs)}
 
 
 def scores_fit(setting: Setting, tokens: np.ndarray | Sequence[int]) -> np.ndarray:
@@ -183,7 +204,7 @@ def decode_intensity(setting: Setting, batches: np.ndarray | Sequence[int], cont
     an array of B (operations of ``kinds``; projections alone give the critical batch)."""
     if int(context) != context or context <= 0:
         raise InputError("context", "must be a positive integer", context)
-    ops = decode_operations(setting.model.architecture)
+    ops = decode_operations(setting.architecture)
     vals = {**setting.values(batch=False), T_ctx: Integer(context), T: Integer(context)}
     expr = total_flops(ops, kinds) / total_bytes(ops, kinds)
     return _numeric(expr, B, vals)(_array(batches, "batch"))

@@ -66,6 +66,8 @@ V = _count("V")  # vocabulary size
 T_pos = _count("T_pos")  # rows of a learned position-embedding table
 n_e = _count("n_e")  # experts (MoE)
 n_a = _count("n_a")  # experts active per token (MoE)
+W = _count("W")  # sliding (local) attention window: keys a query sees, itself included; tokens
+L_w = _count("L_w")  # layers with sliding-window attention when only some have it (Gemma-2)
 d_in = _count("d_in")  # a projection's input width
 d_out = _count("d_out")  # a projection's output width
 
@@ -113,6 +115,9 @@ CATALOGUE: dict[str, SymbolInfo] = {
         SymbolInfo(T_pos, "rows of a learned position-embedding table", "1"),
         SymbolInfo(n_e, "experts (MoE)", "1"),
         SymbolInfo(n_a, "experts active per token (MoE)", "1"),
+        SymbolInfo(W, "sliding (local) attention window: keys a query sees, itself included",
+                   "tokens"),
+        SymbolInfo(L_w, "layers with sliding-window attention (where only some have it)", "1"),
         SymbolInfo(d_in, "a projection's input width", "1"),
         SymbolInfo(d_out, "a projection's output width", "1"),
         SymbolInfo(b_w, "bytes per weight element", "bytes"),
@@ -150,7 +155,7 @@ def local_dict() -> dict[str, Symbol]:
 _LATEX_NAMES = {
     "T_ctx": r"T_{\mathrm{ctx}}", "T_chunk": r"T_{\mathrm{chunk}}", "i_chunk": r"i_{\mathrm{chunk}}",
     "T_pos": r"T_{\mathrm{pos}}",
-    "n_q": "n_{q}", "n_kv": r"n_{\mathrm{kv}}", "n_e": "n_{e}", "n_a": "n_{a}",
+    "n_q": "n_{q}", "n_kv": r"n_{\mathrm{kv}}", "L_w": "L_{w}", "n_e": "n_{e}", "n_a": "n_{a}",
     "d_in": r"d_{\mathrm{in}}", "d_out": r"d_{\mathrm{out}}",
     "b_w": "b_{w}", "b_a": "b_{a}", "b_kv": r"b_{\mathrm{kv}}",
     "P_peak": r"P_{\mathrm{peak}}", "beta_hbm": r"\beta_{\mathrm{HBM}}",

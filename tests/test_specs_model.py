@@ -19,7 +19,8 @@ from roofline.symbols import D, F, H, L, T_pos, V, n_a, n_e, n_kv, n_q
 
 FIXTURES = Path(__file__).parent / "fixtures" / "models"
 PRESETS = ("Llama-2-7B", "Llama-2-70B", "Llama-3-8B", "Llama-3-70B", "Mistral-7B",
-           "Mixtral-8x7B", "Qwen2.5-7B", "OPT-13B", "GPT-3-175B")
+           "Mixtral-8x7B", "Qwen2.5-7B", "OPT-13B", "GPT-3-175B", "Llama-3.1-8B",
+           "Llama-3.1-70B", "Llama-3.1-405B", "Gemma-2-9B", "Phi-3-mini-4k")
 
 # The presets' shapes and exact parameter totals, copied here with their public sources (one per
 # row) so that nothing outside the repository is read. Shape: the config.json on the row (GPT-3:
@@ -61,6 +62,24 @@ REFERENCE = {
     # 50257 and tied embeddings as GPT-2
     "GPT-3-175B": ((12288, 96, 96, 96, 128, 49152, 50257, 2048, 1, 1),
                    "gelu", True, True, "layer", False, 174_604_259_328),
+    # huggingface.co/meta-llama/Llama-3.1-8B/blob/main/config.json; card: 8.03B params
+    "Llama-3.1-8B": ((4096, 32, 32, 8, 128, 14336, 128256, 131072, 1, 1),
+                     "silu", False, False, "rms", True, 8_030_261_248),
+    # huggingface.co/meta-llama/Llama-3.1-70B/blob/main/config.json; card: 70.6B params
+    "Llama-3.1-70B": ((8192, 80, 64, 8, 128, 28672, 128256, 131072, 1, 1),
+                      "silu", False, False, "rms", True, 70_553_706_496),
+    # huggingface.co/meta-llama/Llama-3.1-405B/blob/main/config.json (8 key/value heads: the
+    # Llama 3 paper, arXiv 2407.21783, Table 3); HF model page: 406B (405.9B) params
+    "Llama-3.1-405B": ((16384, 126, 128, 8, 128, 53248, 128256, 131072, 1, 1),
+                       "silu", False, False, "rms", True, 405_853_388_800),
+    # huggingface.co/google/gemma-2-9b/blob/main/config.json; Gemma 2 paper (arXiv 2408.00118)
+    # Table 2 and the model page: 9.24B params (tied embeddings, four norms per layer)
+    "Gemma-2-9B": ((3584, 42, 16, 8, 256, 14336, 256000, 8192, 1, 1),
+                   "gelu", True, False, "rms", True, 9_241_705_984),
+    # huggingface.co/microsoft/Phi-3-mini-4k-instruct/blob/main/config.json; Phi-3 report
+    # (arXiv 2404.14219) §2: 3.8B params
+    "Phi-3-mini-4k": ((3072, 32, 32, 32, 96, 8192, 32064, 4096, 1, 1),
+                      "silu", False, False, "rms", True, 3_821_079_552),
 }
 
 

@@ -53,6 +53,9 @@ def add_setting_arguments(p: argparse.ArgumentParser, hardware: str | None = Non
                    help="naive | tiled | tiled_fa2 | ideal (default: tiled, or ideal on a device "
                    "whose file gives no SRAM per SM)")
     p.add_argument("--batch", default="1", help="sequences in the batch (default 1)")
+    p.add_argument("--kv-cache", default="window", choices=("window", "full"),
+                   help="a sliding-window layer's KV cache: the last W tokens in a rolling "
+                   "buffer (window, the default, as Mistral's code and vLLM) or all T (full)")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -79,7 +82,7 @@ def _options(args: argparse.Namespace) -> dict:
     """The setting's keyword options from the shared command-line arguments."""
     (batch,) = parse_ints(args.batch, "--batch", single=True)
     return {"dtype": args.dtype, "weight_dtype": args.weight_dtype, "kv_dtype": args.kv_dtype,
-            "attention": args.attention, "batch": batch}
+            "attention": args.attention, "batch": batch, "kv_cache": args.kv_cache}
 
 
 def run_prefill(args: argparse.Namespace) -> int:

@@ -80,7 +80,8 @@ def _settings(args: argparse.Namespace) -> list:
     if not names:
         raise InputError("--hardware", "needs at least one device", args.hardware)
     return [setting(h, args.model, dtype=args.dtype, weight_dtype=args.weight_dtype,
-                    kv_dtype=args.kv_dtype, attention=args.attention) for h in names]
+                    kv_dtype=args.kv_dtype, attention=args.attention,
+                    kv_cache=args.kv_cache) for h in names]
 
 
 def _ttft_figure(args: argparse.Namespace):

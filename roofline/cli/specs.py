@@ -174,16 +174,46 @@ def _model_show(args: argparse.Namespace) -> int:
         ("MLP width", str(m.intermediate_size), "F"),
         ("vocabulary", str(m.vocab_size), "V"),
         ("context limit", str(m.max_position), ""),
+        *_attention_rows(m),
         ("MLP", f"{mlp}, {m.activation}", ""),
-        ("norm", "RMSNorm" if m.norm == "rms" else "LayerNorm", ""),
+        ("norm", ("RMSNorm" if m.norm == "rms" else "LayerNorm")
+         + (", before and after each sublayer" if m.post_norms else ""), ""),
         ("positions", "rotary" if m.position == "rope"
          else f"learned table of {m.position_table_rows} rows",
          "T_pos" if m.position_table_rows else ""),
         ("biases", bias, ""),
-        ("embeddings", "tied to the LM head" if m.tied_embeddings else "untied", ""),
+        ("embeddings", ("tied to the LM head" if m.tied_embeddings else "untied")
+         + (", scaled by sqrt(D)" if m.embed_scale else ""), ""),
     ]
-    _print_table(rows, header=False)
+    if m.source:
+        rows.append(("source", m.source, ""))
+    _print_table(_wrapped(rows, 1), header=False)
     return 0
+
+
+def _attention_rows(m: Any) -> list[tuple[str, str, str]]:
+    """The attention of a model: its kind and heads, and its sliding window, one row each (a
+    new kind of attention adds its own description to ``_ATTENTION_KINDS``)."""
+    kind = m.attention_kind
+    rows = [("attention", f"{kind}, {_ATTENTION_KINDS[kind](m)}", "")]
+    if m.window == "none":
+        rows.append(("sliding window", "none: every layer attends to the whole prompt", ""))
+    else:
+        where = ("every layer" if m.window == "all"
+                 else f"{m.window_layers} of {m.num_layers} layers")
+        pattern = f" ({m.layer_pattern})" if m.layer_pattern and m.window != "all" else ""
+        rows.append(("sliding window", f"{m.sliding_window:,} tokens on {where}{pattern}; "
+                     "KV cache of those layers: the last W tokens (--kv-cache full keeps all)",
+                     "W" if m.window == "all" else "W, L_w"))
+    return rows
+
+
+_ATTENTION_KINDS = {
+    "MHA": lambda m: "multi-head: a key/value head per query head",
+    "GQA": lambda m: f"grouped-query: {m.num_heads // m.num_kv_heads} query heads share each "
+                     "key/value head",
+    "MQA": lambda m: "multi-query: every query head shares one key/value head",
+}
 
 
 # --- printing ------------------------------------------------------------------------------

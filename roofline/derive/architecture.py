@@ -7,12 +7,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Architecture", "ATTENTION_MODES", "KINDS"]
+__all__ = ["Architecture", "ATTENTION_MODES", "KINDS", "WINDOWS", "KV_CACHES"]
 
 # Attention modes of :mod:`roofline.derive.attention`.
 ATTENTION_MODES = ("naive", "tiled", "tiled_fa2", "ideal")
 # Kinds of operation in a prefill, in the order of the tables and figures.
 KINDS = ("projection", "attention", "elementwise", "embedding", "lm_head")
+# Which layers attend within a sliding window of W tokens (:mod:`roofline.derive.window`):
+# none, every layer (Mistral-7B-v0.1), or L_w of the L layers (Gemma-2, Qwen2's top layers).
+WINDOWS = ("none", "all", "some")
+# What a windowed layer's KV cache keeps: the last W tokens (a rolling buffer) or all T.
+KV_CACHES = ("window", "full")
 
 
 @dataclass(frozen=True)
@@ -27,3 +32,7 @@ class Architecture:
     qkv_bias: bool = False
     linear_bias: bool = False  # every linear layer has a bias (OPT, GPT-2)
     tied_embeddings: bool = False
+    window: str = "none"  # one of WINDOWS
+    kv_cache: str = "window"  # one of KV_CACHES (meaningful only with a window)
+    post_norms: bool = False  # a norm after attention and after the MLP too (Gemma-2)
+    embed_scale: bool = False  # embeddings multiplied by sqrt(D), element-wise (Gemma)

@@ -23,10 +23,10 @@ from functools import cache, cached_property
 from sympy import (Dummy, Expr, Integer, Max, Min, Poly, Pow, Rational, Symbol, cancel, expand,
                    factor, factor_terms, nan, oo, solve, zoo)
 
-from ..symbols import B, C_mem, M_sram, P_peak, T, b_a, beta_hbm
-from . import attention
+from ..symbols import B, C_mem, M_sram, P_peak, T, W, b_a, beta_hbm
+from . import attention, window
 from .bounds import op_time, ridge
-from .decode import decode_operations, kv_cache_bytes
+from .decode import decode_operations, model_kv_cache_bytes
 from .entry import Entry
 from .transformer import (Architecture, Operation, prefill_operations, total_bytes, total_flops,
                           weight_bytes)
@@ -183,9 +183,12 @@ def _attention(arch: Architecture, mode: str) -> list[Operation]:
 def _main_choice(atom: Expr, memory_bound: bool = False) -> Expr:
     """The argument of a Max/Min that the main (catalogue) branch takes: the regime of long
     prompts on a real device. max(1, x) block counts → x (at least one block); min(n_e, rows·n_a)
-    → n_e (every expert receives a token); min(H, B_c) → B_c (the SRAM limits the row block);
+    → n_e (every expert receives a token); min(T, W) → W (the prompt outgrows the sliding
+    window); min(H, B_c) → B_c (the SRAM limits the row block);
     a roofline time max(F/P, Q/β) → F/P (compute-bound), or Q/β where ``memory_bound``."""
     args = atom.args
+    if isinstance(atom, Min) and W in args:
+        return W  # min(T, W) → W: prompts longer than the sliding window
     numbers = [a for a in args if a.is_number]
     if numbers:
         return next(a for a in args if not a.is_number)
@@ -259,19 +262,19 @@ def crossovers(arch: Architecture = Architecture()) -> dict[str, Crossover]:
         "naive_scores_exceed_memory_tokens",
         "prompt length at which one layer's materialised scores no longer fit beside the weights",
         "tokens", f"{FA1} Algorithm 0 (S, P are T×T per head)", T,
-        weights + attention.score_bytes(), C_mem, "memory",
+        weights + window.largest_scores(arch), C_mem, "memory",
         ("one layer's scores at a time; weights resident; KV cache and activations ignored",)))
     out.append(_cross(
         "kv_cache_exceeds_memory_tokens",
         "prompt length at which the KV cache no longer fits beside the weights", "tokens",
         f"{INFERENCE} (KV cache 2·bytes·H·K·L·T)", T,
-        weights + kv_cache_bytes(), C_mem, "memory", ("weights resident; B sequences",)))
+        weights + model_kv_cache_bytes(arch), C_mem, "memory", ("weights resident; B sequences",)))
     out.append(_cross(
         "kv_cache_exceeds_memory_batch",
         "sequences at which the KV cache of T tokens each no longer fits beside the weights "
         "(evaluated at the model's context limit)", "sequences",
         f"{INFERENCE} (KV cache 2·bytes·H·K·L·T per sequence)", B,
-        weights + kv_cache_bytes(), C_mem, "memory",
+        weights + model_kv_cache_bytes(arch), C_mem, "memory",
         ("weights resident; each sequence's KV cache of T tokens",
          "the largest batch that fits is the value rounded down")))
     dec = [op for op in decode_operations(arch) if op.kind == "projection"]

@@ -14,38 +14,56 @@ from __future__ import annotations
 from sympy import Expr
 
 from ..symbols import B, H, L, T, T_ctx, b_a, b_kv, n_kv, n_q
-from . import attention
+from . import attention, window
 from .entry import Entry
 from .transformer import (Architecture, Operation, edge_operations, layer_operations,
                           total_bytes, total_flops)
 
-__all__ = ["kv_cache_bytes", "attention_step", "decode_operations", "entries"]
+__all__ = ["kv_cache_bytes", "model_kv_cache_bytes", "attention_step", "decode_operations",
+           "entries"]
 
 SOURCE = "scaling-book 'All About Transformer Inference'"
 
 
-def kv_cache_bytes(tokens: Expr = T) -> Expr:
-    """KV cache of B sequences of ``tokens`` positions: 2·B·L·n_kv·H·T·b_kv.
+def kv_cache_bytes(tokens: Expr = T, layers: Expr = L) -> Expr:
+    """KV cache of B sequences of ``tokens`` positions in ``layers`` layers: 2·B·L·n_kv·H·T·b_kv.
 
     >>> kv_cache_bytes()
     2*B*H*L*T*b_kv*n_kv
     """
-    return 2 * B * L * n_kv * H * tokens * b_kv
+    return 2 * B * layers * n_kv * H * tokens * b_kv
 
 
-def attention_step() -> Operation:
+def model_kv_cache_bytes(arch: Architecture = Architecture()) -> Expr:
+    """The KV cache of ``arch`` after T tokens: every global layer keeps T positions, every
+    windowed layer :func:`roofline.derive.window.cached_tokens` (min(T, W) in a rolling
+    buffer, Mistral 7B arXiv 2310.06825 §2)."""
+    glob, local = window.layer_split(arch)
+    out = kv_cache_bytes(T, glob) if glob != 0 else 0
+    return out + (kv_cache_bytes(window.cached_tokens(arch), local) if local != 0 else 0)
+
+
+def attention_step(keys: Expr = T_ctx + 1, name: str = "attention.decode",
+                   layers: Expr = 1) -> Operation:
     """One layer's decode attention: each of the B new queries attends to the T_ctx cached keys
     and its own: FLOPs 4·B·n_q·H·(T_ctx + 1); bytes: Q read and O written (b_a), the cache read
-    and the new K, V written (b_kv): 2·B·n_kv·H·(T_ctx + 1)·b_kv.
+    and the new K, V written (b_kv): 2·B·n_kv·H·(T_ctx + 1)·b_kv. A windowed layer attends to
+    ``keys`` = min(T_ctx + 1, W) of them.
     """
-    flops = attention.flops(queries=1, keys=T_ctx + 1, causal=False)
-    cache = 2 * B * n_kv * H * (T_ctx + 1) * b_kv
-    return Operation("attention.decode", "attention", flops, 2 * B * n_q * H * b_a + cache)
+    flops = attention.flops(queries=1, keys=keys, causal=False)
+    cache = 2 * B * n_kv * H * keys * b_kv
+    return Operation(name, "attention", flops, 2 * B * n_q * H * b_a + cache, layers)
 
 
 def decode_operations(arch: Architecture = Architecture()) -> list[Operation]:
     """Every operation of one decode step of B sequences at context T_ctx."""
-    return [*layer_operations(arch, B, attention_step()), *edge_operations(arch, B, B)]
+    step: Operation | list[Operation] = attention_step()
+    if arch.window != "none":
+        glob, local = window.layer_split(arch)
+        step = [attention_step(window.decode_keys(), "attention.decode.window", local)]
+        if glob != 0:
+            step.insert(0, attention_step(layers=glob))
+    return [*layer_operations(arch, B, step), *edge_operations(arch, B, B)]
 
 
 def entries() -> list[Entry]:

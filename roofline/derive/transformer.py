@@ -25,14 +25,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from collections.abc import Sequence
+
 from sympy import Expr, Integer, Min
 
 from ..symbols import B, D, F, H, L, T, T_pos, V, b_a, b_w, n_a, n_e, n_kv, n_q
-from . import attention, projection
+from . import attention, projection, window
 from .architecture import KINDS, Architecture
 from .entry import Entry
 
-__all__ = ["Architecture", "Operation", "layer_operations", "prefill_operations",
+__all__ = ["Architecture", "Operation", "layer_operations", "attention_operations",
+           "prefill_operations",
            "parameter_count", "weight_bytes", "total_flops", "total_bytes", "entries"]
 
 SOURCE = ("Llama (arXiv 2302.13971) §2.2 and HF transformers modeling_llama.py (the operations "
@@ -94,21 +97,29 @@ def _mlp(arch: Architecture, rows: Expr) -> list[Operation]:
     ]
 
 
-def layer_operations(arch: Architecture, rows: Expr, attention_op: Operation) -> list[Operation]:
-    """One layer's operations over ``rows`` token rows, with the given attention operation."""
+def layer_operations(arch: Architecture, rows: Expr,
+                     attention_op: Operation | Sequence[Operation]) -> list[Operation]:
+    """One layer's operations over ``rows`` token rows, with the given attention operation (or
+    operations, each carrying its own count of layers: global and sliding-window layers)."""
+    split = not isinstance(attention_op, Operation)
+    attention_ops = list(attention_op) if split else [attention_op]
     qkv = (n_q + 2 * n_kv) * H
     ops = [_norm(arch, "attn_norm", rows),
            _proj("qkv_proj", rows, D, qkv, arch.qkv_bias or arch.linear_bias)]
     if arch.position == "rope":
         rotated = rows * (n_q + n_kv) * H
         ops.append(_elementwise("rope", 3, rotated, rotated, rotated))
-    ops += [attention_op,
+    post = arch.post_norms  # Gemma-2: the sublayer's output is normed before the residual add
+    ops += [*attention_ops,
             _proj("o_proj", rows, n_q * H, D, arch.linear_bias),
+            *([_norm(arch, "post_attn_norm", rows)] if post else []),
             _elementwise("residual_add.attn", 1, rows * D, 2 * rows * D, rows * D),
             _norm(arch, "mlp_norm", rows),
             *_mlp(arch, rows),
+            *([_norm(arch, "post_mlp_norm", rows)] if post else []),
             _elementwise("residual_add.mlp", 1, rows * D, 2 * rows * D, rows * D)]
-    return [Operation(op.name, op.kind, op.flops, op.bytes, L) for op in ops]
+    return [op if split and op.kind == "attention" else
+            Operation(op.name, op.kind, op.flops, op.bytes, L) for op in ops]
 
 
 def edge_operations(arch: Architecture, rows: Expr, positions: Expr) -> list[Operation]:
@@ -119,14 +130,33 @@ def edge_operations(arch: Architecture, rows: Expr, positions: Expr) -> list[Ope
     embed = Operation("embedding", "embedding", added,
                       b_w * (rows * D + table) + b_a * (rows * D + 2 * added))
     head = projection.flops(B, D, V), projection.hbm_bytes(B, D, V)
-    return [embed, _norm(arch, "final_norm", B), Operation("lm_head", "lm_head", *head)]
+    # Gemma: the embeddings are multiplied by sqrt(D), one product per element
+    scale = [_elementwise("embed_scale", 1, rows * D, rows * D, rows * D)] \
+        if arch.embed_scale else []
+    return [embed, *scale, _norm(arch, "final_norm", B), Operation("lm_head", "lm_head", *head)]
+
+
+def attention_operations(arch: Architecture, mode: str,
+                         smooth: bool = False) -> Operation | list[Operation]:
+    """The prefill's attention in ``mode``: one operation (every layer alike), or, with a
+    sliding window, the global and the windowed layers apart, each with its count of layers
+    (:mod:`roofline.derive.window`)."""
+    full = Operation(f"attention.{mode}", "attention", attention.mode_flops(mode),
+                     attention.hbm_bytes(mode, smooth=smooth))
+    if arch.window == "none":
+        return full
+    glob, local = window.layer_split(arch)
+    local_op = Operation(f"attention.{mode}.window", "attention", window.flops(mode),
+                         window.hbm_bytes(mode, smooth), local)
+    if glob == 0:
+        return [local_op]
+    return [Operation(full.name, full.kind, full.flops, full.bytes, glob), local_op]
 
 
 def prefill_operations(arch: Architecture = Architecture(), mode: str = "tiled",
                        smooth: bool = False) -> list[Operation]:
     """Every operation of a prefill of B sequences of T tokens (attention in ``mode``)."""
-    attn = Operation(f"attention.{mode}", "attention", attention.mode_flops(mode),
-                     attention.hbm_bytes(mode, smooth=smooth))
+    attn = attention_operations(arch, mode, smooth)
     return [*layer_operations(arch, B * T, attn), *edge_operations(arch, B * T, T)]
 
 
@@ -146,7 +176,7 @@ def parameter_count(arch: Architecture = Architecture()) -> Expr:
     mlp = D * width + F * D + ((width + D) if bias else 0)
     if arch.moe:
         mlp = n_e * mlp + D * n_e
-    norms = 2 * D if arch.norm == "rms" else 4 * D
+    norms = (2 * D if arch.norm == "rms" else 4 * D) * (2 if arch.post_norms else 1)
     final = D if arch.norm == "rms" else 2 * D
     embed = V * D * (1 if arch.tied_embeddings else 2)
     positions = T_pos * D if arch.position == "learned" else 0

@@ -41,6 +41,11 @@ TITLES: dict[str, tuple[str, str]] = {
                   "One layer's attention for B sequences of T tokens: matmul FLOPs, and HBM bytes "
                   "of standard attention (scores through HBM), FlashAttention's tiled loop "
                   "orders and the ideal fused bound, with each mode's intensity."),
+    "window": ("Sliding-window attention",
+               "One layer whose queries see only the last W keys (Mistral 7B, Gemma-2's local "
+               "layers): the query–key pairs in closed form for T ≤ W and T > W, FLOPs and HBM "
+               "bytes in each attention mode (a windowed kernel skips blocks outside the band), "
+               "and the KV cache of a rolling buffer of W tokens."),
     "transformer": ("A transformer's prefill",
                     "A whole prefill as a list of operations (norms, projections, rotary "
                     "encoding, attention, MLP, residual adds, LM head on the last position): "

@@ -84,8 +84,8 @@ def derive_forms(arch: Architecture, crossovers: bool = True) -> dict[str, Any]:
     most of the time, only with ``crossovers``)."""
     from sympy import sstr
 
-    from ..derive import attention
-    from ..derive.decode import decode_operations, kv_cache_bytes
+    from ..derive import window
+    from ..derive.decode import decode_operations, model_kv_cache_bytes
     from ..derive.transformer import parameter_count, prefill_operations, weight_bytes
     from .solved import solve_crossovers
 
@@ -94,8 +94,8 @@ def derive_forms(arch: Architecture, crossovers: bool = True) -> dict[str, Any]:
         "decode": _ops(decode_operations(arch)),
         "parameters": sstr(parameter_count(arch)),
         "weights": sstr(weight_bytes(arch)),
-        "kv_cache": sstr(kv_cache_bytes()),
-        "scores": sstr(attention.score_bytes()),
+        "kv_cache": sstr(model_kv_cache_bytes(arch)),
+        "scores": sstr(window.largest_scores(arch)),
         **({"crossovers": solve_crossovers(arch)} if crossovers else {}),
     }
 
@@ -175,6 +175,10 @@ def generate() -> str:
     from ..specs.model import list_models
 
     archs = {arch_key(m.architecture): m.architecture for m in list_models()}
+    for arch in list(archs.values()):  # a windowed model's KV cache kept whole (--kv-cache full)
+        if arch.window != "none":
+            full = dataclasses.replace(arch, kv_cache="full")
+            archs[arch_key(full)] = full
     header = {"fingerprint": fingerprint(),
               "catalogue": {name: {"topic": e.topic, "meaning": e.meaning, "unit": e.unit}
                             for name, e in catalogue().items()}}

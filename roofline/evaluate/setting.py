@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from ..derive.architecture import ATTENTION_MODES
+from ..derive.architecture import ATTENTION_MODES, KV_CACHES, Architecture
 from ..errors import InputError
 from ..specs.dtypes import STORAGE_DTYPES, bytes_per_element
 from ..specs.hardware import Hardware
@@ -37,11 +37,15 @@ class Setting:
     kv_dtype: str | None = None
     attention: str = "tiled"
     batch: int = 1
+    kv_cache: str = "window"  # a windowed layer's cache: the last W tokens, or all T ("full")
 
     def __post_init__(self) -> None:
         if self.attention not in ATTENTION_MODES:
             raise InputError("attention", f"must be one of {', '.join(ATTENTION_MODES)}",
                              self.attention)
+        if self.kv_cache not in KV_CACHES:
+            raise InputError("kv_cache", f"must be one of {', '.join(KV_CACHES)}",
+                             self.kv_cache)
         if isinstance(self.batch, bool) or not (isinstance(self.batch, int) and self.batch >= 1):
             raise InputError("batch", "must be a positive integer", self.batch)
         self.hardware.peak(self.dtype)  # a data type the device lacks is an error
@@ -77,14 +81,25 @@ class Setting:
         return self.peak / self.bandwidth
 
     @cached_property
+    def architecture(self) -> Architecture:
+        """The model's architecture as run: a windowed model's KV cache as ``kv_cache`` says
+        (a model without a window has one kind of cache only)."""
+        arch = self.model.architecture
+        if arch.window == "none" or arch.kv_cache == self.kv_cache:
+            return arch
+        from dataclasses import replace
+
+        return replace(arch, kv_cache=self.kv_cache)
+
+    @cached_property
     def forms(self) -> dict[str, Any]:
-        """The derived expressions of the model's architecture (:mod:`.forms`)."""
-        return forms(self.model.architecture)
+        """The derived expressions of the architecture as run (:mod:`.forms`)."""
+        return forms(self.architecture)
 
     @cached_property
     def crossover_forms(self) -> dict[str, Any]:
-        """Every crossover of the model's architecture, solved (:mod:`.forms`)."""
-        return crossover_forms(self.model.architecture)
+        """Every crossover of the architecture as run, solved (:mod:`.forms`)."""
+        return crossover_forms(self.architecture)
 
     def numbers(self, batch: bool = True) -> dict[str, int | float]:
         """Every symbol's value by name but the prompt length T (and B when ``batch`` is

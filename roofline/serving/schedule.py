@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..errors import InputError
 from .checks import check_batch, check_chunk, check_prompt, check_rate
 
 if TYPE_CHECKING:
@@ -147,6 +148,10 @@ def chunking(setting: Setting, prompt: int, chunk: int) -> Chunking:
     check_prompt(prompt)
     check_chunk(chunk, prompt)
     setting.check_attention()
+    if setting.architecture.window != "none":
+        raise InputError("model", "chunked prefill is not modelled for sliding-window attention "
+                         "(each chunk's attention would be charged as global)",
+                         setting.model.name)
     full, rest = divmod(prompt, chunk)
     sizes = np.array([chunk] * full + ([rest] if rest else []), dtype=float)
     offsets = np.concatenate(([0.0], np.cumsum(sizes)[:-1]))
@@ -154,14 +159,14 @@ def chunking(setting: Setting, prompt: int, chunk: int) -> Chunking:
     rows = np.append(sizes, float(prompt))
     flops, nbytes, times = np.zeros(rows.shape), np.zeros(rows.shape), np.zeros(rows.shape)
     peak, bw = setting.peak, setting.bandwidth
-    for op in _chunk_ops(setting.model.architecture, setting.attention):
+    for op in _chunk_ops(setting.architecture, setting.attention):
         count = scalar(op.count, setting)
         f = count * numeric(op.flops, setting, i_chunk, T_chunk)(index, rows)
         q = count * numeric(op.bytes, setting, i_chunk, T_chunk)(index, rows)
         flops, nbytes = flops + f, nbytes + q
         times = times + roofline_time(f, q, peak, bw)
     if setting.attention == "ideal" and rest == 0:
-        extra = scalar(_extra_bytes_form(setting.model.architecture), setting, T=prompt,
+        extra = scalar(_extra_bytes_form(setting.architecture), setting, T=prompt,
                        T_chunk=chunk)
     else:
         extra = float(nbytes[:-1].sum() - nbytes[-1])

@@ -9,13 +9,35 @@ classes and modelling code are the source of each default):
     mistral   layers, num_attention_     intermediate_size  gated  RMS    rotary    False
     mixtral   heads (num_key_value_      intermediate_size  gated  RMS    rotary    False
     qwen2     heads, head_dim optional)  intermediate_size  gated  RMS    rotary    False
+    phi3      as llama                   intermediate_size  gated  RMS    rotary    False
+    gemma     as llama (head_dim: 256)   intermediate_size  gated  RMS    rotary    True
+    gemma2    as gemma                   intermediate_size  gated  RMS×2  rotary    True
     opt       as llama                   ffn_dim            plain  Layer  learned   True
     gpt2      n_embd, n_layer, n_head    n_inner or 4·D     plain  Layer  learned   True
     gpt_neox  as llama                   intermediate_size  plain  Layer  rotary    False
 
 (* ``tie_word_embeddings`` when the config does not say.) Mixtral adds ``num_local_experts`` and
 ``num_experts_per_tok``. The activation comes from ``hidden_act`` / ``activation_function``
-(relu, silu or swish, gelu*). The context limit is ``max_position_embeddings`` (``n_positions``).
+(relu, silu or swish, gelu*; Gemma's ``hidden_activation`` first). The context limit is
+``max_position_embeddings`` (``n_positions``). Phi-3 fuses q, k, v into one ``qkv_proj`` and
+gate and up into ``gate_up_proj``: the same products, so the same cost. Gemma multiplies the
+embeddings by sqrt(D) (an element-wise operation); Gemma-2 also norms each sublayer's output
+(``post_attention_layernorm``, ``post_feedforward_layernorm``: four RMSNorms per layer, Gemma 2,
+arXiv 2408.00118, §2). ``rope_scaling`` (Llama-3.1's ``llama3``, Phi-3's ``longrope``) rescales
+the rotary frequencies only: accepted, no change to cost. Gemma-2's logit soft-capping
+(``attn_logit_softcapping``, ``final_logit_softcapping``: c·tanh(x/c)) is ignored: on the scores
+it is element-wise work inside the fused attention kernel, not counted as the softmax's
+exponentials are not (FlashAttention-2, arXiv 2307.08691, §4.1), with no HBM traffic of its own;
+on the logits it is B·V elements, under a millionth of a prefill's work.
+
+Sliding-window attention (:mod:`roofline.derive.window`), as each family's HF modelling code
+decides it: ``mistral`` every layer, window ``sliding_window`` (absent: 4096, MistralConfig's
+default; null: none); ``mixtral`` and ``phi3`` every layer when ``sliding_window`` is set;
+``qwen2`` only with ``use_sliding_window: true``, on layers i ≥ ``max_window_layers`` (default
+28; Qwen2Attention's condition); ``gemma2`` on every other layer, the first included
+(``sliding_window``, default 4096). A ``layer_types`` list (``sliding_attention`` /
+``full_attention`` per layer), where a config has one, decides instead. ``llama`` and ``gemma``
+have no window (a stray key is ignored, as HF does).
 
 Biases: every linear layer of opt, gpt2 and gpt_neox has one; qwen2 has biases on the Q, K, V
 projections only (Qwen2Attention: ``bias=True`` for q/k/v, ``bias=False`` for o_proj). A learned
@@ -39,11 +61,14 @@ from ..errors import SpecError, UnknownNameError
 from ._shipped import shipped_files
 from .files import parse_json, read_text
 
-__all__ = ["ModelShape", "SUPPORTED_MODEL_TYPES", "LIMITS", "load_model", "list_models",
-           "read_model"]
+__all__ = ["ModelShape", "SUPPORTED_MODEL_TYPES", "REQUIRED_SHAPE", "LIMITS", "load_model",
+           "list_models", "read_model"]
 
-_GATED = ("llama", "mistral", "mixtral", "qwen2")
-SUPPORTED_MODEL_TYPES = (*_GATED, "opt", "gpt2", "gpt_neox")
+_GATED = ("llama", "mistral", "mixtral", "qwen2", "phi3")
+SUPPORTED_MODEL_TYPES = (*_GATED, "gemma", "gemma2", "opt", "gpt2", "gpt_neox")
+# What a model of any other family needs, in a shape file (:mod:`roofline.specs.shape`).
+REQUIRED_SHAPE = ("hidden_size", "num_layers", "num_heads", "intermediate_size", "vocab_size",
+                  "max_position")
 _ACTIVATIONS = {"relu": "relu", "silu": "silu", "swish": "silu"}  # and every "gelu*" → "gelu"
 
 # The largest plausible value of each count of the shape, an order of magnitude or more above
@@ -53,7 +78,7 @@ LIMITS: dict[str, int] = {
     "hidden_size": 10**6, "num_layers": 10**4, "num_heads": 10**5, "num_kv_heads": 10**5,
     "head_dim": 10**5, "intermediate_size": 10**7, "vocab_size": 10**8,
     "max_position": 10**9, "num_experts": 10**5, "experts_per_token": 10**5,
-    "position_table_rows": 10**9 + 2,
+    "position_table_rows": 10**9 + 2, "sliding_window": 10**9, "window_layers": 10**4,
 }
 # A config's key → the field it becomes (for its limit); any other integer key: at most 10⁹.
 _FIELD_OF_KEY = {
@@ -65,6 +90,7 @@ _FIELD_OF_KEY = {
     "n_inner": "intermediate_size", "vocab_size": "vocab_size",
     "max_position_embeddings": "max_position", "n_positions": "max_position",
     "num_local_experts": "num_experts", "num_experts_per_tok": "experts_per_token",
+    "sliding_window": "sliding_window", "max_window_layers": "window_layers",
 }
 _DEFAULT_LIMIT = 10**9
 
@@ -105,6 +131,12 @@ class ModelShape:
     qkv_bias: bool = False
     linear_bias: bool = False
     tied_embeddings: bool = False
+    sliding_window: int | None = None  # W: keys a query of a windowed layer sees; None: none
+    window_layers: int = 0  # layers with the window (L_w); all L when every layer has it
+    layer_pattern: str = ""  # which layers are windowed, in words (for `model show`)
+    post_norms: bool = False  # Gemma-2: norms after attention and the MLP too
+    embed_scale: bool = False  # Gemma: embeddings multiplied by sqrt(D)
+    source: str = ""  # where the shape comes from (a shape file's ``source``)
     architecture: Architecture = field(init=False)
 
     def __post_init__(self) -> None:
@@ -135,18 +167,53 @@ class ModelShape:
             raise SpecError(f"{where}: position_table_rows",
                             "must be positive for learned positions and 0 otherwise",
                             self.position_table_rows)
+        self._check_window(where)
         arch = Architecture(gated_mlp=self.gated_mlp, moe=self.num_experts > 1, norm=self.norm,
                             activation=self.activation, position=self.position,
                             qkv_bias=self.qkv_bias, linear_bias=self.linear_bias,
-                            tied_embeddings=self.tied_embeddings)
+                            tied_embeddings=self.tied_embeddings, window=self.window,
+                            post_norms=self.post_norms, embed_scale=self.embed_scale)
         object.__setattr__(self, "architecture", arch)
 
+    def _check_window(self, where: str) -> None:
+        if self.sliding_window is None:
+            if self.window_layers != 0:
+                raise SpecError(f"{where}: window_layers", "must be 0 without a sliding window",
+                                self.window_layers)
+            return
+        _check_count(self.sliding_window, f"{where}: sliding_window", LIMITS["sliding_window"])
+        if isinstance(self.window_layers, bool) or not isinstance(self.window_layers, int) \
+                or not 0 <= self.window_layers <= self.num_layers:
+            raise SpecError(f"{where}: window_layers",
+                            f"must be an integer from 0 to the {self.num_layers} layers",
+                            self.window_layers)
+
+    @property
+    def window(self) -> str:
+        """Which layers have the sliding window: "none", "all" or "some" (``WINDOWS``)."""
+        if self.sliding_window is None or self.window_layers == 0:
+            return "none"
+        return "all" if self.window_layers == self.num_layers else "some"
+
+    @property
+    def attention_kind(self) -> str:
+        """MHA (a key/value head per query head), MQA (one) or GQA (groups in between)."""
+        if self.num_kv_heads == self.num_heads:
+            return "MHA"
+        return "MQA" if self.num_kv_heads == 1 else "GQA"
+
     def values(self) -> dict[str, int]:
-        """The shape by the catalogue's symbol names."""
-        return {"D": self.hidden_size, "F": self.intermediate_size, "n_q": self.num_heads,
-                "n_kv": self.num_kv_heads, "H": self.head_dim, "L": self.num_layers,
-                "V": self.vocab_size, "n_e": self.num_experts, "n_a": self.experts_per_token,
-                "T_pos": self.position_table_rows}
+        """The shape by the catalogue's symbol names (W with a window, L_w where only some
+        layers have it)."""
+        out = {"D": self.hidden_size, "F": self.intermediate_size, "n_q": self.num_heads,
+               "n_kv": self.num_kv_heads, "H": self.head_dim, "L": self.num_layers,
+               "V": self.vocab_size, "n_e": self.num_experts, "n_a": self.experts_per_token,
+               "T_pos": self.position_table_rows}
+        if self.window != "none":
+            out["W"] = self.sliding_window  # type: ignore[assignment]
+        if self.window == "some":
+            out["L_w"] = self.window_layers
+        return out
 
     @cached_property
     def parameters(self) -> int:
@@ -162,7 +229,9 @@ class ModelShape:
         keys = ("name", "model_type", "hidden_size", "num_layers", "num_heads", "num_kv_heads",
                 "head_dim", "intermediate_size", "vocab_size", "max_position", "num_experts",
                 "experts_per_token", "position_table_rows", "gated_mlp", "norm", "activation",
-                "position", "qkv_bias", "linear_bias", "tied_embeddings")
+                "position", "qkv_bias", "linear_bias", "tied_embeddings", "sliding_window",
+                "window_layers", "layer_pattern", "post_norms", "embed_scale", "source",
+                "window", "attention_kind")
         out: dict[str, Any] = {key: getattr(self, key) for key in keys}
         out.update(path=str(self.path), parameters=self.parameters,
                    symbols={str(s): v for s, v in self.values().items()})
@@ -170,8 +239,13 @@ class ModelShape:
 
 
 def read_model(path: str | Path, name: str | None = None) -> ModelShape:
-    """Parse and validate one ``config.json``; the name is the file's stem unless given."""
+    """Parse and validate one ``config.json`` (or a shape file, ``.toml``: see
+    :mod:`roofline.specs.shape`); the name is the file's stem unless given."""
     path = Path(path)
+    if path.suffix == ".toml":
+        from .shape import read_shape
+
+        return read_shape(path, name)
     config = parse_json(read_text(path, "model config"), str(path))
     if not isinstance(config, dict):
         raise SpecError(str(path), "must hold a JSON object", type(config).__name__)
@@ -189,7 +263,8 @@ def load_model(name_or_path: str | Path, directory: str | Path | None = None) ->
     """A shipped preset by its exact name, or a user's config: anything with a ``/`` or ending
     ``.json`` is a path."""
     text = str(name_or_path)
-    if isinstance(name_or_path, Path) or "/" in text or "\\" in text or text.endswith(".json"):
+    if isinstance(name_or_path, Path) or "/" in text or "\\" in text \
+            or text.endswith((".json", ".toml")):
         return read_model(text)
     files = (shipped_files("models", ".json") if directory is None
              else sorted(Path(directory).glob("*.json")))
@@ -252,7 +327,70 @@ def _gated(c: _Config, model_type: str) -> dict[str, Any]:
     if model_type == "mixtral":
         out.update(num_experts=c.int("num_local_experts"),
                    experts_per_token=c.int("num_experts_per_tok"))
+    out.update(_window(c, model_type, out["num_layers"]))
     return out
+
+
+def _gemma(c: _Config, model_type: str) -> dict[str, Any]:
+    """Gemma and Gemma-2: head_dim apart from D/n_q (GemmaConfig's default 256), GeGLU (the
+    tanh GELU), tied embeddings, embeddings scaled by sqrt(D); Gemma-2 norms each sublayer's
+    output too and alternates local and global attention (Gemma 2, arXiv 2408.00118, §2)."""
+    D_, heads = c.int("hidden_size"), c.int("num_attention_heads")
+    c.reject("attention_bias", True, "biases on q, k, v and o projections")
+    act_key = "hidden_activation" if c.config.get("hidden_activation") is not None \
+        else "hidden_act"
+    layers = c.int("num_hidden_layers")
+    return dict(hidden_size=D_, num_layers=layers, num_heads=heads,
+                num_kv_heads=c.int("num_key_value_heads", heads),
+                head_dim=c.int("head_dim", 256), intermediate_size=c.int("intermediate_size"),
+                vocab_size=c.int("vocab_size"), max_position=c.int("max_position_embeddings"),
+                activation=c.activation(act_key, "gelu_pytorch_tanh"),
+                tied_embeddings=c.bool("tie_word_embeddings", True), embed_scale=True,
+                post_norms=model_type == "gemma2", **_window(c, model_type, layers))
+
+
+# HF's default window of each family that has one (None: a window only where the config sets one)
+_WINDOW_DEFAULT = {"mistral": 4096, "mixtral": None, "phi3": None, "qwen2": 4096, "gemma2": 4096}
+
+
+def _window(c: _Config, model_type: str, layers: int) -> dict[str, Any]:
+    """The sliding window and the layers that have it, as the family's HF code decides."""
+    if model_type not in _WINDOW_DEFAULT:
+        return {}
+    if model_type == "qwen2" and not c.bool("use_sliding_window", False):
+        return {}
+    key = "sliding_window"
+    size = c.config[key] if key in c.config else _WINDOW_DEFAULT[model_type]
+    if size is None:
+        return {}
+    size = _check_count(size, f"{c.where}: {key}", LIMITS["sliding_window"])
+    if c.config.get("layer_types") is not None:
+        local, pattern = _layer_types(c, layers), "as the config's layer_types"
+    elif model_type == "qwen2":
+        first = c.int("max_window_layers", 28)
+        local = max(0, layers - first)
+        pattern = f"layers {first} to {layers - 1} (max_window_layers {first})"
+    elif model_type == "gemma2":
+        local, pattern = (layers + 1) // 2, "local and global alternate, the first local"
+    else:
+        local, pattern = layers, "every layer"
+    if local == 0:
+        return {}
+    return dict(sliding_window=size, window_layers=local, layer_pattern=pattern)
+
+
+def _layer_types(c: _Config, layers: int) -> int:
+    """Windowed layers of a ``layer_types`` list: one entry per layer, each
+    ``sliding_attention`` or ``full_attention``."""
+    where, kinds = f"{c.where}: layer_types", c.config["layer_types"]
+    valid = ("sliding_attention", "full_attention")
+    if not isinstance(kinds, list) or len(kinds) != layers:
+        raise SpecError(where, f"must be a list of {layers} entries (one per layer)",
+                        _short(kinds))
+    bad = next((k for k in kinds if k not in valid), None)
+    if bad is not None:
+        raise SpecError(where, f"entries must be one of {', '.join(valid)}", _short(bad))
+    return kinds.count("sliding_attention")
 
 
 def _opt(c: _Config, model_type: str) -> dict[str, Any]:
@@ -296,7 +434,8 @@ def _gpt_neox(c: _Config, model_type: str) -> dict[str, Any]:
 
 _PLAIN_LEARNED = dict(gated_mlp=False, norm="layer", position="learned", linear_bias=True)
 _FAMILIES: dict[str, Callable[[_Config, str], dict[str, Any]]] = {
-    **{t: _gated for t in _GATED}, "opt": _opt, "gpt2": _gpt2, "gpt_neox": _gpt_neox}
+    **{t: _gated for t in _GATED}, "gemma": _gemma, "gemma2": _gemma, "opt": _opt,
+    "gpt2": _gpt2, "gpt_neox": _gpt_neox}
 
 
 def _head_dim(c: _Config, width: int, heads: int) -> int:
@@ -316,7 +455,9 @@ def _shape(config: Mapping[str, Any], path: Path, name: str) -> ModelShape:
                         _short(model_type))
     if model_type not in _FAMILIES:
         raise SpecError(f"{path}: model_type",
-                        f"unsupported; supported: {', '.join(SUPPORTED_MODEL_TYPES)}", model_type)
+                        f"unsupported; supported: {', '.join(SUPPORTED_MODEL_TYPES)}; describe "
+                        f"the model in a shape file (.toml, models/README.md) with "
+                        f"{', '.join(REQUIRED_SHAPE)} and a source", model_type)
     fields = _FAMILIES[model_type](_Config(config, path), model_type)
     return ModelShape(name=name, path=path, model_type=model_type, **fields)
 
