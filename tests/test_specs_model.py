@@ -197,7 +197,7 @@ def test_load_by_path_names_by_stem(tmp_path: Path) -> None:
 
 def test_unknown_name_lists_valid_ones() -> None:
     with pytest.raises(UnknownNameError, match=r"unknown model 'BERT'; valid names: "
-                       r"GPT-3-175B, Llama-2-70B, .*Qwen2.5-7B$"):
+                       r"GPT-3-175B, Gemma-2-9B, Llama-2-70B, .*Qwen2.5-7B$"):
         load_model("BERT")
 
 
@@ -219,7 +219,8 @@ BAD = [
     ("not_an_object", "", "must hold a JSON object", "list"),
     ("missing_key", "intermediate_size", "missing required key", None),
     ("unsupported_type", "model_type",
-     "unsupported; supported: llama, mistral, mixtral, qwen2, opt, gpt2, gpt_neox", "t5"),
+     "unsupported; supported: llama, mistral, mixtral, qwen2, phi3, gemma, gemma2, opt, gpt2, gpt_neox"
+     "; describe the model in a shape file (.toml, models/README.md) with hidden_size, num_layers, num_heads, intermediate_size, vocab_size, max_position and a source", "t5"),
     ("not_an_integer", "hidden_size", "must be a positive integer", "4096"),
     ("zero", "num_hidden_layers", "must be a positive integer", 0),
     ("kv_heads_not_dividing", "num_key_value_heads", "must divide the 4 attention heads", 3),
@@ -289,7 +290,8 @@ def _variant(tmp_path: Path, change: dict, drop: tuple[str, ...] = ()) -> Path:
     ({"attention_bias": [True]}, "attention_bias", "must be true or false", [True]),
     ({"mlp_bias": "true"}, "mlp_bias", "must be true or false", "true"),
     ({"model_type": ["llama"]}, "model_type",
-     "must be a string, one of: llama, mistral, mixtral, qwen2, opt, gpt2, gpt_neox", ["llama"]),
+     "must be a string, one of: llama, mistral, mixtral, qwen2, phi3, gemma, gemma2, opt, gpt2, gpt_neox",
+     ["llama"]),
     ({"model_type": {"name": "llama"}}, "model_type", "must be a string, one of:",
      {"name": "llama"}),
     ({"hidden_size": True}, "hidden_size", "must be a positive integer", True),

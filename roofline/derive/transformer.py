@@ -13,12 +13,15 @@ al. 2024, arXiv 2401.04088, §2.1); FLOPs and parameters per operation from the 
 the Transformer Math You Need to Know"; a prefill keeps only the last position's logits
 (scaling-book, "All About Transformer Inference"). LayerNorm, learned positions and biases
 follow OPT (Zhang et al. 2022, arXiv 2205.01068) and GPT-3 (Brown et al. 2020, arXiv 2005.14165,
-§2.1).
+§2.1). Sliding-window layers (Mistral, Gemma-2's local layers) take their attention from
+:mod:`roofline.derive.window`, with their own count of layers; Gemma multiplies the embeddings
+by sqrt(D) and Gemma-2 also norms each sublayer's output before the residual add (Gemma 2,
+arXiv 2408.00118, §2; HF ``modeling_gemma2.py``).
 
 Element-wise FLOP counts are conventions (they never move a crossover: these operations are
 memory-bound): RMSNorm 4 per element (square, accumulate, scale, gain), LayerNorm 7 (mean,
 subtract, square, accumulate, scale, gain, shift), rotary encoding 3 (two products and a sum),
-SiLU 4, GELU 8 (tanh form), ReLU 1, residual add 1, a gated product 1.
+SiLU 4, GELU 8 (tanh form), ReLU 1, residual add 1, a gated product 1, the embedding scale 1.
 """
 
 from __future__ import annotations

@@ -157,13 +157,29 @@ def _never(c: dict[str, Any], vals: dict[str, Any], setting: Setting) -> str:
     x = c["unknown"]
     grows = arith.compile(c["grows"], vals, (x,))
     other = arith.compile(c["other"], vals, (x,))
+    window = _window_reason(c, vals)
     if c["kind"] == "memory":
         if grows(0) >= other(0):
             return (f"never fits: the weights alone ({grows(0) / 1e9:.4g} GB) exceed the device "
                     f"memory ({other(0) / 1e9:.4g} GB)")
+        if window:
+            return (f"never: {window}, so the memory in use stops growing at "
+                    f"{grows(1e15) / 1e9:.4g} GB: it always fits")
         return "never: it always fits"
     ratio = grows(1e15) / other(1e15)
+    because = f" ({window})" if window else ""
     if c["kind"] == "intensity":
         return (f"never: the intensity tends to {ratio * setting.ridge:.4g} FLOP/byte as "
-                f"{x} → ∞, below the ridge {setting.ridge:.4g} FLOP/byte")
-    return f"never: the left side stays below the right (ratio {ratio:.3g} as {x} → ∞)"
+                f"{x} → ∞, below the ridge {setting.ridge:.4g} FLOP/byte{because}")
+    return f"never: the left side stays below the right (ratio {ratio:.3g} as {x} → ∞){because}"
+
+
+def _window_reason(c: dict[str, Any], vals: dict[str, Any]) -> str:
+    """Why a sliding window can remove a crossover, in words; "" without a window in it."""
+    if "W" not in vals or "W" not in arith.names(c["grows"]):
+        return ""
+    w = vals["W"]
+    if c["kind"] == "memory":
+        return f"the sliding window keeps at most W = {w:,} tokens per windowed layer"
+    return (f"beyond the sliding window W = {w:,} tokens a windowed layer's attention grows "
+            "only linearly in T, as W·T")

@@ -21,7 +21,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-__all__ = ["plot_traffic", "plot_footprint", "attention_figure", "DEFAULT_TOKENS"]
+__all__ = ["plot_traffic", "plot_footprint", "plot_window", "attention_figure",
+           "DEFAULT_TOKENS"]
 
 DEFAULT_TOKENS = np.geomspace(64, 2**20, 161)
 _SRAM_SCALES = (0.25, 1.0, 4.0)  # tiled attention at these multiples of the device's SRAM
@@ -78,8 +79,11 @@ def plot_traffic(settings: Setting | Sequence[Setting], tokens: np.ndarray | Non
     ax.plot(xs, sweeps.attention_bytes(first, xs, "ideal"), color=_style.MODE["ideal"], lw=2,
             gid="traffic:ideal",
             label="ideal (Q, K, V read once, O written once): Θ(T)")
+    panel = "HBM traffic, one layer, causal"
+    if first.model.window != "none":
+        panel += " (no window)"
     log_axes(ax, (xs[0], xs[-1]), "prompt length T (tokens)",
-             "HBM traffic of one layer's attention (bytes)", "HBM traffic, one layer, causal")
+             "HBM traffic of one layer's attention (bytes)", panel)
     legend_below(ax)
     return ax
 
@@ -126,16 +130,47 @@ def plot_footprint(settings: Setting | Sequence[Setting], tokens: np.ndarray | N
     return ax
 
 
+def plot_window(setting: Setting, tokens: np.ndarray | None = None,
+                ax: Axes | None = None) -> Axes:
+    """One layer's attention with and without the model's sliding window W against T: FLOPs
+    (fused modes) and HBM bytes (the setting's mode), bending from T² to W·T beyond T = W
+    (``window.flops``, ``window.hbm_bytes``; Mistral 7B, arXiv 2310.06825, §2)."""
+    ax = _style.axes(ax)
+    xs = DEFAULT_TOKENS if tokens is None else np.asarray(tokens, dtype=float)
+    w = setting.model.sliding_window
+    mode = setting.attention
+    _, nbytes = sweeps.window_attention(setting, xs, mode)
+    full_flops = sweeps.attention_flops(setting, xs, "tiled")
+    ax.plot(xs, full_flops, color="#000000", lw=1.2, ls="--", gid="window:flops:global",
+            label="FLOPs, global layer: Θ(T²)")
+    ax.plot(xs, sweeps.window_attention(setting, xs, "tiled")[0], color="#000000", lw=2,
+            gid="window:flops", label="FLOPs, windowed layer: Θ(W·T) beyond T = W")
+    ax.plot(xs, sweeps.attention_bytes(setting, xs, mode), color=_style.MODE[mode], lw=1.2,
+            ls="--", gid="window:bytes:global", label=f"HBM bytes ({mode}), global layer")
+    ax.plot(xs, nbytes, color=_style.MODE[mode], lw=2, gid="window:bytes",
+            label=f"HBM bytes ({mode}), windowed layer")
+    ax.axvline(w, color="#555555", lw=1, ls=":", gid="window:W", label=f"W = {w:,} tokens")
+    log_axes(ax, (xs[0], xs[-1]), "prompt length T (tokens)",
+             "one layer's attention (FLOP or bytes)", "Sliding window, one layer")
+    legend_below(ax)
+    return ax
+
+
 def attention_figure(settings: Setting | Sequence[Setting], tokens: np.ndarray | None = None,
                      srams: Sequence[float] | None = None) -> Figure:
-    """Traffic and footprint side by side, titled with the devices, model and data type."""
+    """Traffic and footprint side by side, titled with the devices, model and data type; with
+    a third panel for a model with a sliding window (:func:`plot_window`)."""
     group = as_list(settings)
+    windowed = group[0].model.window != "none"
     with _style.style():
-        fig = _style.figure(_style.WIDE)
-        left, right = fig.subplots(1, 2)
+        fig = _style.figure((16.0, _style.WIDE[1]) if windowed else _style.WIDE)
+        panels = fig.subplots(1, 3 if windowed else 2)
+        left, right = panels[0], panels[1]
         plot_traffic(group, tokens, srams, ax=left)
         plot_footprint(group, tokens, ax=right)
-        rows = max(len(a.get_legend().get_texts()) for a in (left, right))
+        if windowed:
+            plot_window(group[0], tokens, ax=panels[2])
+        rows = max(len(a.get_legend().get_texts()) for a in panels)
         fig.set_figheight(4.0 + 0.15 * rows)  # the panels keep their height above the legends
         batch = f", batch {group[0].batch}" if group[0].batch != 1 else ", one sequence"
         fig.suptitle(title("Attention", group, attention=False) .replace(")", f"{batch})", 1))
