@@ -167,11 +167,12 @@ def _never(c: dict[str, Any], vals: dict[str, Any], setting: Setting) -> str:
                     f"{grows(1e15) / 1e9:.4g} GB: it always fits")
         return "never: it always fits"
     ratio = grows(1e15) / other(1e15)
-    because = f" ({window})" if window else ""
     if c["kind"] == "intensity":
         return (f"never: the intensity tends to {ratio * setting.ridge:.4g} FLOP/byte as "
-                f"{x} → ∞, below the ridge {setting.ridge:.4g} FLOP/byte{because}")
-    return f"never: the left side stays below the right (ratio {ratio:.3g} as {x} → ∞){because}"
+                f"{x} → ∞, below the ridge {setting.ridge:.4g} FLOP/byte")
+    if window:
+        return f"never: {window}, and stays below (ratio {ratio:.3g} as {x} → ∞)"
+    return f"never: the left side stays below the right (ratio {ratio:.3g} as {x} → ∞)"
 
 
 def _window_reason(c: dict[str, Any], vals: dict[str, Any]) -> str:
@@ -182,4 +183,4 @@ def _window_reason(c: dict[str, Any], vals: dict[str, Any]) -> str:
     if c["kind"] == "memory":
         return f"the sliding window keeps at most W = {w:,} tokens per windowed layer"
     return (f"beyond the sliding window W = {w:,} tokens a windowed layer's attention grows "
-            "only linearly in T, as W·T")
+            "only as W·T, linearly like the projections")
