@@ -261,3 +261,31 @@ def test_every_crossover_satisfies_its_equality(model, device, mode, batch, kv) 
         at = {**vals, form["unknown"]: c.value}
         grows, other = arith.value(form["grows"], at), arith.value(form["other"], at)
         assert math.isclose(grows, other, rel_tol=1e-6), (name, c.value, grows, other)
+
+
+# --- the attention figure of a windowed model -----------------------------------------------
+def test_window_panel_bends_from_T2_to_WT() -> None:
+    """The third panel's data: a windowed layer's FLOPs equal 4·n_q·H·Σ min(i+1, W) (B = 1) and
+    grow as T² below W and as T beyond it (log–log slope 2, then 1); a global layer's stay T²."""
+    import numpy as np
+
+    from roofline.plot.attention import attention_figure
+
+    s = Setting(load_hardware("H100-SXM"), load_model("Mistral-7B"))
+    fig = attention_figure(s)
+    assert len(fig.axes) == 3
+    lines = {a.get_gid(): a for a in fig.findobj() if str(a.get_gid()).startswith("window:")}
+    x, y = (np.asarray(v, dtype=float) for v in lines["window:flops"].get_data())
+    w = 4096
+    pairs = np.where(x <= w, x * (x + 1) / 2, w * x - w * (w - 1) / 2)
+    assert np.allclose(y, 4 * 32 * 128 * pairs, rtol=1e-12)
+    slope = np.diff(np.log(y)) / np.diff(np.log(x))
+    assert np.all(np.abs(slope[x[1:] < w / 2] - 2) < 0.1)
+    assert np.all(np.abs(slope[x[:-1] > 64 * w] - 1) < 0.02)
+    gx, gy = (np.asarray(v, dtype=float) for v in lines["window:flops:global"].get_data())
+    assert np.all(np.abs(np.diff(np.log(gy))[gx[1:] > 64 * w] / np.diff(np.log(gx))[
+        gx[1:] > 64 * w] - 2) < 0.02)
+    bx, by = (np.asarray(v, dtype=float) for v in lines["window:bytes"].get_data())
+    b_slope = np.diff(np.log(by)) / np.diff(np.log(bx))
+    assert np.all(np.abs(b_slope[bx[:-1] > 64 * w] - 1) < 0.05)
+    assert lines["window:W"].get_xdata()[0] == w

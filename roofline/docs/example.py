@@ -15,8 +15,8 @@ from sympy import Expr, Float, Integer, Rational, Sum, Symbol
 from ..evaluate import CrossoverValue, Setting, crossover_values, exact, prefill
 from ..specs.hardware import load_hardware
 from ..specs.model import load_model
-from ..symbols import (CATALOGUE, D, F, F_op, I_op, K_intra, Q_op, R, T, T_chunk, T_ctx, d_in,
-                       d_out, i_chunk, n_rep, t_mean, t_pre, t_slo, t_sq)
+from ..symbols import (CATALOGUE, D, F, F_op, I_op, K_intra, L, L_w, Q_op, R, T, T_chunk, T_ctx,
+                       W, d_in, d_out, i_chunk, n_rep, t_mean, t_pre, t_slo, t_sq)
 
 __all__ = ["EXAMPLE", "ExampleSpec", "Example", "build"]
 
@@ -30,6 +30,7 @@ class ExampleSpec:
     dtype: str = "bf16"
     batch: int = 1
     prompt: int = 2048
+    window: int = 1024  # W of the sliding-window entries: shorter than the prompt, so it cuts
     chunk: int = 512  # T_chunk; the example's chunk index is the last one, T/T_chunk − 1
     mix: tuple[int, int] = (1024, 3072)  # prompt lengths of the M/G/1 example, equally likely
     speedup: Rational = Rational(3, 2)  # K_intra
@@ -70,6 +71,7 @@ def build() -> Example:
         t_mean: Float(mean), t_sq: Float((short.time_s**2 + long_.time_s**2) / 2),
         K_intra: EXAMPLE.speedup, n_rep: Integer(EXAMPLE.replicas),
         T_chunk: Integer(EXAMPLE.chunk), i_chunk: Integer(t // EXAMPLE.chunk - 1),
+        W: Integer(EXAMPLE.window), L_w: vals[L] / 2,
     })
     a, b = EXAMPLE.mix
     notes = {
@@ -82,6 +84,8 @@ def build() -> Example:
         t_sq: f"prompts of {a} and {b} tokens, equally likely",
         K_intra: "an assumed speedup", n_rep: "two replicas",
         i_chunk: f"the last chunk of a {t}-token prompt",
+        W: f"an assumed window of {EXAMPLE.window:,} tokens (the model has none), below T",
+        L_w: "L/2: every other layer windowed, as Gemma-2",
     }
     missing = [n for n, info in CATALOGUE.items() if info.symbol not in vals]
     if missing:
