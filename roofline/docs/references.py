@@ -34,6 +34,15 @@ REFERENCES: tuple[tuple[str, str], ...] = (
     ("Pollaczek–Khinchine",
      "L. Kleinrock, \"Queueing Systems, Volume I: Theory\", Wiley, 1975, chapter 5 (the M/G/1 "
      "queue)."),
+    ("Mistral 7B",
+     "A. Q. Jiang et al., \"Mistral 7B\", arXiv 2310.06825, 2023 (§2: sliding window "
+     "attention and the rolling buffer cache)."),
+    ("Longformer",
+     "I. Beltagy, M. E. Peters, A. Cohan, \"Longformer: The Long-Document Transformer\", "
+     "arXiv 2004.05150, 2020 (§3.1: banded attention)."),
+    ("Gemma 2",
+     "Gemma Team, \"Gemma 2: Improving Open Language Models at a Practical Size\", arXiv "
+     "2408.00118, 2024 (§2: local and global attention alternate)."),
     ("Llama",
      "H. Touvron et al., \"LLaMA: Open and Efficient Foundation Language Models\", arXiv "
      "2302.13971, 2023."),
