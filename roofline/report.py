@@ -140,6 +140,12 @@ def _device(s: Setting) -> list[str]:
                       f"H = {mo.head_dim}, F = {mo.intermediate_size}, V = {mo.vocab_size}"],
             ["precision", ", ".join(f"{k} {v}" for k, v in s.precision.items())],
             ["attention", f"{s.attention}; batch {s.batch}"]]
+    if mo.window != "none":
+        layers = "every layer" if mo.window == "all" else \
+            f"{mo.window_layers} of {mo.num_layers} layers"
+        cache = "the last W tokens" if s.kv_cache == "window" else "all T tokens"
+        rows.append(["sliding window", f"W = {mo.sliding_window:,} tokens on {layers}; "
+                     f"their KV cache keeps {cache}"])
     return ["## Setting", "", render(["", ""], rows, markdown=True), "",
             f"Hardware file: `{hw.path.name}`; model: `{mo.path.name}`.", ""]
 
@@ -239,7 +245,7 @@ def build(hardware: str = DEFAULT["hardware"], model: str = DEFAULT["model"],
           **options: Any) -> Report:
     """Write ``out/report.md`` and its figures; return what was written.
 
-    ``options``: ``weight_dtype``, ``kv_dtype``, ``attention``, ``batch`` (as
+    ``options``: ``weight_dtype``, ``kv_dtype``, ``attention``, ``batch``, ``kv_cache`` (as
     :func:`roofline.setting`).
     """
     from . import plot

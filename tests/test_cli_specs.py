@@ -121,8 +121,10 @@ def test_model_list(capsys: pytest.CaptureFixture[str]) -> None:
     assert status == 0
     row = next(r for r in out.splitlines() if r.startswith("Llama-3-8B "))
     assert row.split() == ["Llama-3-8B", "llama", "8,030,261,248", "4096", "32", "32", "8",
-                           "128", "14336", "128256", "-"]
+                           "128", "14336", "128256", "-", "-"]
     assert "2 of 8" in next(r for r in out.splitlines() if r.startswith("Mixtral-8x7B "))
+    assert next(r for r in out.splitlines() if r.startswith("Gemma-2-9B ")).endswith(
+        "4096 on 21")
 
 
 def test_model_show_text(capsys: pytest.CaptureFixture[str]) -> None:

@@ -140,15 +140,18 @@ def _model_list(args: argparse.Namespace) -> int:
     models = list_models()
     if args.json:
         return _print_json([m.as_dict() for m in models])
-    rows = [("NAME", "TYPE", "PARAMETERS", "D", "L", "n_q", "n_kv", "H", "F", "V", "EXPERTS")]
+    rows = [("NAME", "TYPE", "PARAMETERS", "D", "L", "n_q", "n_kv", "H", "F", "V", "EXPERTS",
+             "WINDOW")]
     for m in models:
         experts = f"{m.experts_per_token} of {m.num_experts}" if m.num_experts > 1 else "-"
+        window = "-" if m.window == "none" else str(m.sliding_window) + (
+            "" if m.window == "all" else f" on {m.window_layers}")
         rows.append((m.name, m.model_type, f"{m.parameters:,}", str(m.hidden_size),
                      str(m.num_layers), str(m.num_heads), str(m.num_kv_heads), str(m.head_dim),
-                     str(m.intermediate_size), str(m.vocab_size), experts))
+                     str(m.intermediate_size), str(m.vocab_size), experts, window))
     _print_table(rows)
     print("\nD width, L layers, n_q/n_kv query/key-value heads, H head dimension, F MLP width "
-          "(per expert), V vocabulary.")
+          "(per expert), V vocabulary, WINDOW sliding window W (on how many layers, if not all).")
     return 0
 
 
