@@ -143,8 +143,9 @@ def attention_intensity_limit(setting: Setting, mode: str, sram: float | None = 
 
 
 def footprint(setting: Setting, tokens: np.ndarray | Sequence[int]) -> dict[str, np.ndarray]:
-    """Device memory at each T: ``weights``, one layer's naive ``scores`` (T×T per head) and the
-    ``kv_cache`` of all layers, in bytes."""
+    """Device memory at each T: ``weights``, one layer's naive ``scores`` (T×T per head; the
+    T×min(T, W) band where every layer is windowed) and the ``kv_cache`` of all layers (a
+    windowed layer's as the setting's ``kv_cache`` says), in bytes."""
     xs = _array(tokens, "prompt")
     arch = setting.architecture
     return {"weights": _numeric(weight_bytes(arch), T, setting)(xs),
