@@ -103,13 +103,18 @@ def tiled_fa2_bytes(smooth: bool = False) -> Expr:
     """FlashAttention-2 order with the band: row block i reads the keys
     max(0, i·B_r − W + 1) ≤ j < min((i+1)·B_r, T), so the causal count loses
     Σ_{i=i₀}^{T_r−1} (i·B_r − W + 1) = n·(B_r·(i₀ + T_r − 1)/2 − (W − 1)) key rows, with
-    i₀ = ⌈(W − 1)/B_r⌉ and n = max(0, T_r − i₀) (ceilings dropped when ``smooth``); each saves
-    2H elements (K and V, ``attention.tiled_fa2_bytes``)."""
+    i₀ = ⌈(W − 1)/B_r⌉ and n = max(0, T_r − i₀); each saves 2H elements (K and V,
+    ``attention.tiled_fa2_bytes``). ``smooth`` drops the ceilings and takes the first block's
+    skip (between 0 and B_r − 1 keys) as 0: the terms are then B_r, 2·B_r, ..., n′·B_r with
+    n′ = max(0, T/B_r − (W − 1)/B_r − 1), never negative and 0 for T ≤ W."""
     _, b_r = attention.block_sizes(smooth)
-    t_r = Max(1, T / b_r) if smooth else ceiling(T / b_r)
-    i_0 = (W - 1) / b_r if smooth else ceiling((W - 1) / b_r)
-    n = Max(0, t_r - i_0)
-    skipped = n * (b_r * (i_0 + t_r - 1) / 2 - (W - 1))
+    if smooth:
+        n = Max(0, Max(1, T / b_r) - (W - 1) / b_r - 1)
+        skipped = b_r * n * (n + 1) / 2
+    else:
+        t_r, i_0 = ceiling(T / b_r), ceiling((W - 1) / b_r)
+        n = Max(0, t_r - i_0)
+        skipped = n * (b_r * (i_0 + t_r - 1) / 2 - (W - 1))
     return attention.tiled_fa2_bytes(True, smooth) - B * n_q * b_a * 2 * H * skipped
 
 
