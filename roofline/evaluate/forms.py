@@ -19,7 +19,6 @@ import dataclasses
 import json
 import warnings
 from functools import cache
-from importlib import resources
 from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
@@ -105,7 +104,7 @@ def _shipped() -> dict[str, Any]:
     """The shipped file's header (fingerprint, catalogue index) and its architecture lines,
     still as text: JSON Lines, so that only the architecture asked for is parsed."""
     try:
-        text = (resources.files("roofline") / SHIPPED).read_text(encoding="utf-8")
+        text = (Path(__file__).parents[1] / SHIPPED).read_text(encoding="utf-8")
     except FileNotFoundError:
         return {}
     head, _, rest = text.partition("\n")
