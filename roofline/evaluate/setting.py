@@ -4,6 +4,7 @@ evaluated at, as plain Python numbers by symbol name (the fast path) or as exact
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -77,7 +78,7 @@ class Setting:
         return self.peak / self.bandwidth
 
     @cached_property
-    def forms(self) -> dict[str, Any]:
+    def forms(self) -> Mapping[str, Any]:
         """The derived expressions of the model's architecture (:mod:`.forms`)."""
         return forms(self.model.architecture)
 
