@@ -129,7 +129,7 @@ def test_validate_refuses_a_bad_folder_before_work(
                    f"a file is written there (got '{tmp_path / 'v'}')\n")
     (tmp_path / "w" / "hardware.toml").mkdir(parents=True)  # where the measured file would go
     err = _refused(capsys, "validate", "-o", str(tmp_path / "w"))
-    assert "--output: cannot write hardware.toml: " in err
+    assert "hardware.toml is a folder; a file is written there" in err
     assert {p.name for p in tmp_path.iterdir()} == {"afile", "v", "w"}  # nothing new written
     assert [p.name for p in (tmp_path / "w").iterdir()] == ["hardware.toml"]
 
