@@ -82,7 +82,10 @@ def _function(node: ast.Call, calls: Mapping[str, Callable[..., Any]]) -> Callab
 def _eval(node: ast.expr, env: Mapping[str, float]) -> float:
     kind = type(node)
     if kind is ast.BinOp:
-        return _operator(node)(_eval(node.left, env), _eval(node.right, env))
+        op = _BINARY.get(type(node.op))  # inline: the commonest node of a long expression
+        if op is None:
+            raise ValueError(f"not an arithmetic operator: {type(node.op).__name__}")
+        return op(_eval(node.left, env), _eval(node.right, env))
     if kind is ast.Name:
         return env[node.id]
     if kind is ast.Constant:
