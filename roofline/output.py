@@ -22,7 +22,7 @@ from typing import Any
 
 from .errors import InputError, RooflineError
 
-__all__ = ["check_target", "write_atomic"]
+__all__ = ["check_target", "make_folders", "remove_folders", "write_atomic"]
 
 
 def _writable_folder(folder: Path, argument: str, target: Path) -> None:
@@ -65,12 +65,40 @@ def check_target(path: str | Path, what: str = "file", *, suffix: str | None = N
             raise InputError(argument, "must be a folder, not a file", str(path))
         _writable_folder(path, argument, path)
         for name in contents:
-            if (path / name).is_dir():
-                raise InputError(argument, f"cannot write {name}: {path / name} is a folder",
+            target = path / name
+            if target.exists() and not target.is_file():
+                what = "a folder" if target.is_dir() else "not a regular file"
+                raise InputError(argument, f"{target} is {what}; a file is written there",
                                  str(path))
     else:
         raise ValueError(f"what must be 'file' or 'folder', got {what!r}")
     return path
+
+
+def make_folders(folder: str | Path, argument: str = "output") -> list[Path]:
+    """Create ``folder`` and its missing parents; the ones created, deepest first (for
+    :func:`remove_folders` to undo). An ``OSError`` is an :class:`InputError` of ``argument``."""
+    folder = Path(folder)
+    made = []
+    for p in (folder, *folder.parents):
+        if p.exists():
+            break
+        made.append(p)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise InputError(argument, f"cannot create the folder: {_reason(err)}",
+                         str(folder)) from None
+    return made
+
+
+def remove_folders(made: Iterable[Path]) -> None:
+    """Remove the folders :func:`make_folders` created, deepest first, while they are empty."""
+    for p in made:
+        try:
+            p.rmdir()
+        except OSError:
+            break
 
 
 def _reason(err: OSError) -> str:

@@ -27,6 +27,7 @@ from .api import CrossoverTable, PrefillTable, setting
 from .defaults import DEFAULT
 from .errors import InputError
 from .evaluate import CrossoverValue, Setting
+from .output import check_target, make_folders, remove_folders
 from .tables import binary_size, count, grouped, render, si
 
 __all__ = ["Report", "build", "markdown", "DEFAULT", "DERIVATIONS", "FIGURES", "PROMPTS"]
@@ -183,24 +184,6 @@ def _summary_text(s: Setting, prefill: PrefillTable,
     return " ".join(parts)
 
 
-def _check_folder(out: Path, names: Sequence[str]) -> None:
-    """``out`` can hold the report: a folder (or a path whose nearest existing part is one),
-    and none of ``names`` in it a folder or anything else than a regular file."""
-    if out.exists() and not out.is_dir():
-        raise InputError("-o", "must be a folder, not a file", str(out))
-    parent = out.parent
-    while not parent.exists() and parent != parent.parent:
-        parent = parent.parent
-    if not parent.is_dir():
-        raise InputError("-o", f"{parent} is a file, not a folder", str(out))
-    for name in names:
-        target = out / name
-        if target.exists() and not target.is_file():
-            what = "a folder" if target.is_dir() else "not a regular file"
-            raise InputError("-o", f"{target} is {what}; the report writes a file there",
-                             str(out))
-
-
 def _temporary_folder(out: Path) -> Path:
     """A new temporary folder beside ``out``, named after this process; first the ones that
     killed runs left there (their process no longer exists) are removed."""
@@ -232,18 +215,15 @@ def _cleanup(tmp: Path | None, made: Sequence[Path]) -> None:
     they are still empty."""
     if tmp is not None:
         shutil.rmtree(tmp, ignore_errors=True)
-    for p in made:
-        try:
-            p.rmdir()
-        except OSError:
-            break
+    remove_folders(made)
 
 
 def build(hardware: str = DEFAULT["hardware"], model: str = DEFAULT["model"],
-          dtype: str = DEFAULT["dtype"], out: str | Path = "report",
+          dtype: str = DEFAULT["dtype"], output: str | Path = "report",
           prompts: Sequence[int] = PROMPTS, figures: Sequence[str] = tuple(FIGURES),
           **options: Any) -> Report:
-    """Write ``out/report.md`` and its figures; return what was written.
+    """Write ``output/report.md`` and its figures; return what was written. The folder is
+    checked before any work (:func:`roofline.output.check_target`); an error names ``output``.
 
     ``options``: ``weight_dtype``, ``kv_dtype``, ``attention``, ``batch``, ``kv_cache`` (as
     :func:`roofline.setting`).
@@ -252,9 +232,9 @@ def build(hardware: str = DEFAULT["hardware"], model: str = DEFAULT["model"],
     from .plot import _style
     from .plot._common import crossovers as cached_crossovers
 
-    out = Path(out)
     names = [f"{kind}.png" for kind in figures] + ["report.md"]
-    _check_folder(out, names)  # before any work: a clash fails at once, nothing written
+    # before any work: a clash fails at once, nothing written
+    out = check_target(output, "folder", contents=names, argument="output")
     s = setting(hardware, model, dtype=dtype, **options)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -270,25 +250,26 @@ def build(hardware: str = DEFAULT["hardware"], model: str = DEFAULT["model"],
     notes += [str(w.message) for w in caught]
     table = PrefillTable(s, points, evaluate.decode(s, context))
     crossings = CrossoverTable(s, cached_crossovers(s))
-    made = _style._make_folder(out.parent, "-o")
+    made = make_folders(out.parent)  # the folders this run creates: removed on any failure
     tmp = None
     try:
         tmp = _temporary_folder(out)
         written = {}
         for kind in figures:
             fig = plot.figure(kind, [s], prompts=FIGURE_PROMPTS, batches=BATCHES)
-            written[kind] = _style.savefig(fig, tmp / f"{kind}.png", option=None)
+            written[kind] = _style.savefig(fig, tmp / f"{kind}.png", argument=None)
         text = markdown(s, table, crossings, list(written), notes)
         (tmp / "report.md").write_text(text, encoding="utf-8")
-        _check_folder(out, names)  # again: nothing is replaced unless every target can be
-        out.mkdir(parents=True, exist_ok=True)
+        # again, after the work: nothing is replaced unless every target can be
+        check_target(out, "folder", contents=names, argument="output")
+        made = make_folders(out) + made
         final = {kind: out / path.name for kind, path in written.items()}
         for kind, path in written.items():
             os.replace(path, final[kind])
         os.replace(tmp / "report.md", out / "report.md")  # last: it never links a missing file
     except OSError as err:
         _cleanup(tmp, made)
-        raise InputError("-o", f"cannot write the report: {err.strerror or err}",
+        raise InputError("output", f"cannot write the report: {err.strerror or err}",
                          str(out)) from None
     except BaseException:
         _cleanup(tmp, made)

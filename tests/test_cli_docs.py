@@ -106,7 +106,7 @@ def test_output_that_is_a_file_is_bad_input(capsys: pytest.CaptureFixture[str],
     for argv in (("docs", "-o", str(target)), ("docs", "--check", "-o", str(target))):
         status, stdout, err = _run(capsys, *argv)
         assert status == 2 and stdout == ""
-        assert err == f"roofline: error: -o: must be a directory (got '{target}')\n"
+        assert err == f"roofline: error: --output: must be a folder, not a file (got '{target}')\n"
 
 
 def test_help_states_the_exit_statuses(capsys: pytest.CaptureFixture[str]) -> None:
@@ -158,7 +158,7 @@ def _refuse_writes(monkeypatch: pytest.MonkeyPatch, folder: Path, errno: int,
 
 def _one_error_line(status: int, stdout: str, err: str) -> str:
     assert status == 2 and "Traceback" not in err
-    assert err.startswith("roofline: error: -o: ") and err.count("\n") == 1, err
+    assert err.startswith("roofline: error: --output: ") and err.count("\n") == 1, err
     return err
 
 

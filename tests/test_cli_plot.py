@@ -103,7 +103,7 @@ def test_report(capsys, tmp_path):
 
 @pytest.mark.parametrize("argv, message", [
     (["plot", "time", *BASE, "-o", "x.xyz"],
-     "roofline: error: -o: the file's extension names the format; matplotlib writes "),
+     "roofline: error: --output: the file's extension names the format; matplotlib writes "),
     (["plot", "roofline", *BASE, "--prompt", "", "-o", "x.png"],
      "roofline: error: --prompt: needs at least one value"),
     (["plot", "roofline", *BASE, "--prompt", "128,-1", "-o", "x.png"],
@@ -145,7 +145,7 @@ def test_plot_output_is_a_folder(capsys, tmp_path):
     folder.mkdir()
     status, out, err = _run(capsys, "plot", "time", *BASE, "-o", str(folder))
     assert status == 2 and out == ""
-    assert err == f"roofline: error: -o: is a folder; name a file in it (got '{folder}')\n"
+    assert err == f"roofline: error: --output: is a folder; give a file name (got '{folder}')\n"
     assert list(folder.iterdir()) == [] and sorted(tmp_path.iterdir()) == [folder]
 
 
@@ -163,8 +163,8 @@ def test_report_target_is_a_folder(capsys, tmp_path, clash):
     (out_dir / "roofline.png").write_bytes(b"old")
     status, out, err = _run(capsys, "report", "-o", str(out_dir))
     assert status == 2 and out == ""
-    assert err == (f"roofline: error: -o: {out_dir / clash} is a folder; the report writes a "
-                   f"file there (got '{out_dir}')\n")
+    assert err == (f"roofline: error: --output: {out_dir / clash} is a folder; a file is written "
+                   f"there (got '{out_dir}')\n")
     # nothing written or replaced
     assert sorted(p.name for p in out_dir.iterdir()) == sorted([clash, "roofline.png"])
     assert (out_dir / "roofline.png").read_bytes() == b"old"

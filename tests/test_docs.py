@@ -288,7 +288,7 @@ def test_write_then_stale_reports_each_kind_of_difference(pages: dict[str, str],
 def test_write_refuses_a_file_as_directory(pages: dict[str, str], tmp_path: Path) -> None:
     target = tmp_path / "file.md"
     target.write_text("x", encoding="utf-8")
-    with pytest.raises(InputError, match=r"^-o: must be a directory \(got '.*file\.md'\)$"):
+    with pytest.raises(InputError, match=r"^output: must be a folder, not a file \(got '.*file\.md'\)$"):
         docs.write(target, pages)
 
 

@@ -77,9 +77,8 @@ def test_check_output_folder(tmp_path: Path) -> None:
     (tmp_path / "v" / "validation.md").mkdir(parents=True)
     with pytest.raises(InputError) as info:
         O.check_target(tmp_path / "v", "folder", contents=["validation.md"])
-    assert str(info.value) == (f"output: cannot write validation.md: "
-                               f"{tmp_path / 'v' / 'validation.md'} is a folder "
-                               f"(got '{tmp_path / 'v'}')")
+    assert str(info.value) == (f"output: {tmp_path / 'v' / 'validation.md'} is a folder; "
+                               f"a file is written there (got '{tmp_path / 'v'}')")
     assert O.check_target(tmp_path / "w", "folder", contents=["validation.md"]) == tmp_path / "w"
 
 

@@ -287,17 +287,17 @@ def test_changed_figures_same_bytes(tmp_path, kind, ext):
 
 
 def test_output_checks(tmp_path):
-    with pytest.raises(InputError, match=r"^-o: the file's extension names the format; "
+    with pytest.raises(InputError, match=r"^output: the file's extension names the format; "
                                          r"matplotlib writes .*png.* \(got '.*x\.xyz'\)"):
         _style.check_output(tmp_path / "x.xyz")
     folder = tmp_path / "x.png"
     folder.mkdir()
     with pytest.raises(InputError,
-                       match=f"^-o: is a folder; name a file in it \\(got '{folder}'\\)"):
+                       match=f"^output: is a folder; give a file name \\(got '{folder}'\\)"):
         _style.check_output(folder)
     afile = tmp_path / "afile"
     afile.write_text("x")
-    with pytest.raises(InputError, match=f"^-o: {afile} is a file, not a folder "):
+    with pytest.raises(InputError, match=f"^output: cannot write there: {afile} is a file, not a folder "):
         _style.check_output(afile / "sub" / "x.png")
     # a missing folder is fine: savefig creates it
     assert _style.check_output(tmp_path / "missing" / "x.png") == tmp_path / "missing" / "x.png"
@@ -321,7 +321,7 @@ def test_save_creates_the_folder_and_cleans_up(s, tmp_path):
         def savefig(self, *args, **kwargs):
             raise PermissionError(13, "Permission denied")
 
-    with pytest.raises(InputError, match="^-o: cannot write the file: Permission denied "
+    with pytest.raises(InputError, match="^output: cannot write the file: Permission denied "
                                          f"\\(got '{tmp_path / 'r.png'}'\\)"):
         plot.save(Unwritable(), tmp_path / "r.png")
     assert not list(tmp_path.glob(".r-*"))

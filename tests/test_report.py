@@ -21,7 +21,7 @@ PNG = b"\x89PNG\r\n\x1a\n"
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
-    return report.build(out=tmp_path_factory.mktemp("r") / "report")
+    return report.build(output=tmp_path_factory.mktemp("r") / "report")
 
 
 def test_files_and_links(built):
@@ -70,15 +70,15 @@ def test_failure_leaves_nothing(tmp_path, monkeypatch):
     real = plot.figure
     monkeypatch.setattr(plot, "figure", broken)
     with pytest.raises(RuntimeError, match="drawing failed"):
-        report.build(out=tmp_path / "out", figures=("roofline", "phases"))
+        report.build(output=tmp_path / "out", figures=("roofline", "phases"))
     assert list(tmp_path.iterdir()) == []
 
 
 def test_output_must_be_a_folder(tmp_path):
     target = tmp_path / "file"
     target.write_text("x")
-    with pytest.raises(InputError, match=f"^-o: must be a folder, not a file \\(got '{target}'\\)"):
-        report.build(out=target)
+    with pytest.raises(InputError, match=f"^output: must be a folder, not a file \\(got '{target}'\\)"):
+        report.build(output=target)
 
 
 def test_markdown_alone(built):
@@ -94,7 +94,7 @@ def test_markdown_alone(built):
 
 def test_unknown_names(tmp_path):
     with pytest.raises(InputError, match="^dtype: H100-SXM has no fp4"):
-        report.build(dtype="fp4", out=tmp_path / "r")
+        report.build(dtype="fp4", output=tmp_path / "r")
     assert not (tmp_path / "r").exists()
 
 
@@ -109,15 +109,15 @@ def fast(monkeypatch):
 
 
 def test_report_creates_missing_folders(tmp_path, fast):
-    built = report.build(out=tmp_path / "a" / "b", figures=("time",))
+    built = report.build(output=tmp_path / "a" / "b", figures=("time",))
     assert sorted(p.name for p in built.directory.iterdir()) == ["report.md", "time.png"]
     assert sorted(p.name for p in (tmp_path / "a").iterdir()) == ["b"]
 
 
 def test_parent_is_a_file(tmp_path, fast):
     (tmp_path / "afile").write_text("x")
-    with pytest.raises(InputError, match=f"^-o: {tmp_path / 'afile'} is a file, not a folder"):
-        report.build(out=tmp_path / "afile" / "r", figures=("time",))
+    with pytest.raises(InputError, match=f"^output: cannot write there: {tmp_path / 'afile'} is a file, not a folder"):
+        report.build(output=tmp_path / "afile" / "r", figures=("time",))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]
 
 
@@ -135,9 +135,9 @@ def test_clash_made_while_drawing_replaces_nothing(tmp_path, monkeypatch):
         return Figure(figsize=(1, 1))
 
     monkeypatch.setattr(plot, "figure", drawing)
-    with pytest.raises(InputError, match=f"^-o: {out / 'report.md'} is a folder; the report "
-                                         "writes a file there"):
-        report.build(out=out, figures=("time",))
+    with pytest.raises(InputError, match=f"^output: {out / 'report.md'} is a folder; a file is "
+                                         "written there"):
+        report.build(output=out, figures=("time",))
     assert (out / "time.png").read_bytes() == b"old"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # no temporary folder left
 
@@ -149,16 +149,16 @@ def test_os_error_is_an_input_error(tmp_path, fast, monkeypatch):
         raise PermissionError(13, "Permission denied")
 
     monkeypatch.setattr(os, "replace", refuse)
-    with pytest.raises(InputError, match="^-o: cannot write the report: Permission denied "
+    with pytest.raises(InputError, match="^output: cannot write the report: Permission denied "
                                          f"\\(got '{tmp_path / 'new' / 'r'}'\\)"):
-        report.build(out=tmp_path / "new" / "r", figures=("time",))
+        report.build(output=tmp_path / "new" / "r", figures=("time",))
     assert list(tmp_path.iterdir()) == []  # the folders it made are gone again
 
 
 def test_sizes_in_binary_prefixes(tmp_path, fast):
     with warnings.catch_warnings():  # 16.06 GB of weights fit in TPU-v5e's 16 GiB (17.18 GB)
         warnings.simplefilter("error")
-        built = report.build(hardware="TPU-v5e", out=tmp_path / "r", figures=("time",),
+        built = report.build(hardware="TPU-v5e", output=tmp_path / "r", figures=("time",),
                              attention="tiled")
     text = built.markdown.read_text()
     assert "| on-chip SRAM per SM | 128 MiB |" in text
@@ -171,14 +171,14 @@ def test_a_temporary_folder_left_by_a_killed_run_is_removed_by_the_next(tmp_path
     killed = ("import os, signal, sys\n"
               "from roofline import plot, report\n"
               "plot.figure = lambda *a, **k: os.kill(os.getpid(), signal.SIGKILL)\n"
-              "report.build(out=sys.argv[1], figures=('time',))\n")
+              "report.build(output=sys.argv[1], figures=('time',))\n")
     run = subprocess.run([sys.executable, "-c", killed, str(tmp_path / "r")], timeout=60)
     assert run.returncode == -9
     (left,) = tmp_path.iterdir()  # killed while drawing: its temporary folder stays
     assert left.name.startswith(".r.") and left.is_dir()
     mine = tmp_path / f".r.tmp-{os.getpid()}-other"  # a live process's: left alone
     mine.mkdir()
-    report.build(out=tmp_path / "r", figures=("time",))
+    report.build(output=tmp_path / "r", figures=("time",))
     assert sorted(p.name for p in tmp_path.iterdir()) == [mine.name, "r"]
 
 
@@ -191,7 +191,7 @@ def test_interrupted_removes_its_temporary_folder(tmp_path, monkeypatch):
 
     monkeypatch.setattr(plot, "figure", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        report.build(out=tmp_path / "r", figures=("time",))
+        report.build(output=tmp_path / "r", figures=("time",))
     assert list(tmp_path.iterdir()) == []
 
 
@@ -199,7 +199,7 @@ def test_a_setting_that_does_not_fit_is_noted(tmp_path, fast):
     """L4 (24 GB), Llama-3-8B at batch 8: the 32,768-token prefill needs 16.06 GB of weights
     plus 8 × 2·32·8·128·32,768·2 B = 34.36 GB of KV cache, 50.42 GB in all; the report says so
     (it said nothing, where `roofline prefill` warned)."""
-    built = report.build(hardware="L4", out=tmp_path / "r", figures=("time",), batch=8)
+    built = report.build(hardware="L4", output=tmp_path / "r", figures=("time",), batch=8)
     text = built.markdown.read_text()
     assert ("the prefill of batch 8 at 32,768 tokens needs 50.42 GB (weights, KV cache), more "
             "than L4's 24 GB") in text

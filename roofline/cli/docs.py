@@ -32,10 +32,10 @@ def run(args: argparse.Namespace) -> int:
     from ..output import check_target
 
     out = Path(args.output)
-    if out.exists() and not out.is_dir():
-        raise InputError("-o", "must be a directory", args.output)
+    if args.check and out.exists() and not out.is_dir():
+        raise InputError("output", "must be a folder, not a file", args.output)
     if not args.check:  # before the pages are generated: a folder that cannot be written fails
-        check_target(out, "folder", argument="-o")
+        check_target(out, "folder", argument="output")
     pages = docs.generate()
     if args.check:
         found = docs.stale(out, pages)

@@ -29,6 +29,6 @@ def run(args: argparse.Namespace) -> int:
     from .analyze import _options
 
     headless()
-    report = build(args.hardware, args.model, out=args.output, **_options(args))
+    report = build(args.hardware, args.model, output=args.output, **_options(args))
     print(report.summary)
     return 0

@@ -130,10 +130,9 @@ def quadratic_root(equation: Expr, x: Symbol) -> Expr:
 
 
 def _coefficients(equation: Expr, x: Symbol) -> tuple[Expr, Expr, Expr]:
-    poly = Poly(equation, x)
-    while poly.degree() > 0 and poly.TC() == 0:  # a root at x = 0 is no crossover: divide it out
-        poly = Poly(cancel(poly.as_expr() / x), x)
-    coeffs = poly.all_coeffs()
+    coeffs = Poly(equation, x).all_coeffs()
+    while len(coeffs) > 1 and coeffs[-1] == 0:  # a root at x = 0 is no crossover: divide it
+        coeffs.pop()  # out (a polynomial without constant term, divided by x, drops that term)
     if len(coeffs) > 3:
         raise ValueError(f"degree {len(coeffs) - 1} in {x}: not a quadratic")
     return tuple([Integer(0)] * (3 - len(coeffs)) + coeffs)  # type: ignore[return-value]
@@ -141,10 +140,12 @@ def _coefficients(equation: Expr, x: Symbol) -> tuple[Expr, Expr, Expr]:
 
 def _root(a2: Expr, a1: Expr, a0: Expr) -> Expr:
     c2, c1, c0 = _COEFFS
+    # xreplace: the coefficients are put in place of the dummies in one rebuild of the tree
+    # (``subs`` gives the same expression, several times slower)
     if a2 == 0:
-        return cancel(_generic_roots(False)[0].subs({c1: a1, c0: a0}))
-    return _generic_roots(True)[0].subs(
-        {c2: factor_terms(a2), c1: factor_terms(a1), c0: factor_terms(a0)}, simultaneous=True)
+        return cancel(_generic_roots(False)[0].xreplace({c1: a1, c0: a0}))
+    return _generic_roots(True)[0].xreplace(
+        {c2: factor_terms(a2), c1: factor_terms(a1), c0: factor_terms(a0)})
 
 
 _COEFFS = (Dummy("a2", real=True), Dummy("a1", real=True), Dummy("a0", real=True))

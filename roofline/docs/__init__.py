@@ -48,23 +48,22 @@ def generate(hardware: Sequence[Hardware] | None = None,
     return pages
 
 
-def write(directory: str | Path,
+def write(output: str | Path,
           pages: dict[str, str] | None = None) -> tuple[list[str], list[str]]:
-    """Write the pages into ``directory`` (created if missing): (files written, files removed).
+    """Write the pages into the folder ``output`` (created if missing): (files written, files
+    removed).
 
     Only files whose text changed are written; a generated page no longer produced (it starts with
     :data:`HEADER`) is removed. Other files are left alone. The target is checked before any work
     and each page is written whole or not at all (:func:`roofline.output.write_atomic`); a file
-    system that refuses (read-only, full, a folder named like a page) is one ``-o`` error.
+    system that refuses (read-only, full, a folder named like a page) is one error naming
+    ``output``.
     """
     from ..errors import InputError
     from ..output import check_target, write_atomic
 
-    out = Path(directory)
-    if out.exists() and not out.is_dir():
-        raise InputError("-o", "must be a directory", str(out))
     pages = generate() if pages is None else pages
-    check_target(out, "folder", contents=pages, argument="-o")
+    out = check_target(output, "folder", contents=pages, argument="output")
     written = []
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -72,14 +71,14 @@ def write(directory: str | Path,
             path = out / name
             data = text.encode("utf-8")
             if not path.is_file() or path.read_bytes() != data:
-                write_atomic(path, data, argument="-o")
+                write_atomic(path, data, argument="output")
                 written.append(name)
         removed = [p.name for p in _leftovers(out, pages)]
         for name in removed:
             (out / name).unlink()
     except OSError as err:
         reason = " ".join(str(err.strerror or err).split())
-        raise InputError("-o", f"cannot write {err.filename or out}: {reason}",
+        raise InputError("output", f"cannot write {err.filename or out}: {reason}",
                          str(out)) from None
     return written, removed
 

@@ -19,9 +19,9 @@ import dataclasses
 import json
 import warnings
 from functools import cache
-from importlib import resources
 from importlib.util import find_spec
 from pathlib import Path
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from ..derive.architecture import ATTENTION_MODES, Architecture
@@ -79,9 +79,27 @@ def _ops(ops: list[Any]) -> list[dict[str, str]]:
              "bytes": sstr(op.bytes)} for op in ops]
 
 
-def derive_forms(arch: Architecture, crossovers: bool = True) -> dict[str, Any]:
-    """Every form of ``arch``, derived and solved now by SymPy (the crossovers, which take
-    most of the time, only with ``crossovers``)."""
+class Derived(Mapping[str, Any]):
+    """Forms derived by SymPy on first use, each once: a command on an architecture that is not
+    shipped pays only for what it reads (a crossover table needs the weights, not every
+    attention mode's operations)."""
+
+    def __init__(self, makers: dict[str, Callable[[], Any]]):
+        self._makers, self._made = makers, {}
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in self._made:
+            self._made[key] = self._makers[key]()
+        return self._made[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._makers)
+
+    def __len__(self) -> int:
+        return len(self._makers)
+
+
+def _derivers(arch: Architecture, crossovers: bool) -> Derived:
     from sympy import sstr
 
     from ..derive import window
@@ -89,15 +107,34 @@ def derive_forms(arch: Architecture, crossovers: bool = True) -> dict[str, Any]:
     from ..derive.transformer import parameter_count, prefill_operations, weight_bytes
     from .solved import solve_crossovers
 
-    return {
-        "prefill": {mode: _ops(prefill_operations(arch, mode)) for mode in ATTENTION_MODES},
-        "decode": _ops(decode_operations(arch)),
-        "parameters": sstr(parameter_count(arch)),
-        "weights": sstr(weight_bytes(arch)),
-        "kv_cache": sstr(model_kv_cache_bytes(arch)),
-        "scores": sstr(window.largest_scores(arch)),
-        **({"crossovers": solve_crossovers(arch)} if crossovers else {}),
+    prefill = Derived({mode: lambda mode=mode: _ops(prefill_operations(arch, mode))
+                        for mode in ATTENTION_MODES})
+    makers = {
+        "prefill": lambda: prefill,
+        "decode": lambda: _ops(decode_operations(arch)),
+        "parameters": lambda: sstr(parameter_count(arch)),
+        "weights": lambda: sstr(weight_bytes(arch)),
+        "kv_cache": lambda: sstr(model_kv_cache_bytes(arch)),
+        "scores": lambda: sstr(window.largest_scores(arch)),
     }
+    if crossovers:
+        makers["crossovers"] = lambda: solve_crossovers(arch)
+    return Derived(makers)
+
+
+def derive_forms(arch: Architecture, crossovers: bool = True) -> dict[str, Any]:
+    """Every form of ``arch``, derived and solved now by SymPy (the crossovers, which take
+    most of the time, only with ``crossovers``), as plain data."""
+    return _plain(_derivers(arch, crossovers))
+
+
+def _plain(value: Any) -> Any:
+    """``value`` with every mapping (derived on use) made a dict, recursively: JSON data."""
+    if isinstance(value, Mapping):
+        return {key: _plain(v) for key, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
 
 
 @cache
@@ -105,7 +142,7 @@ def _shipped() -> dict[str, Any]:
     """The shipped file's header (fingerprint, catalogue index) and its architecture lines,
     still as text: JSON Lines, so that only the architecture asked for is parsed."""
     try:
-        text = (resources.files("roofline") / SHIPPED).read_text(encoding="utf-8")
+        text = (Path(__file__).parents[1] / SHIPPED).read_text(encoding="utf-8")
     except FileNotFoundError:
         return {}
     head, _, rest = text.partition("\n")
@@ -132,13 +169,13 @@ def _shipped_forms(arch: Architecture) -> dict[str, Any] | None:
 
 
 @cache
-def forms(arch: Architecture) -> dict[str, Any]:
-    """The forms of ``arch`` but its crossovers: the shipped ones when fresh, else derived now
-    (a fraction of a second)."""
+def forms(arch: Architecture) -> Mapping[str, Any]:
+    """The forms of ``arch`` but its crossovers: the shipped ones when fresh, else each derived
+    on first use (a fraction of a second each)."""
     shipped = _shipped_forms(arch)
     if shipped is not None:
         return {k: v for k, v in shipped.items() if k != "crossovers"}
-    return derive_forms(arch, crossovers=False)
+    return _derivers(arch, crossovers=False)
 
 
 @cache

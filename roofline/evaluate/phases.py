@@ -25,6 +25,9 @@ __all__ = ["roofline_time", "OpResult", "PrefillPoint", "DecodeResult", "Compile
            "memory_bytes", "check_memory"]
 
 
+_INF = float("inf")
+
+
 def roofline_time(flops: Any, nbytes: Any, peak: float, bandwidth: float) -> Any:
     """max(F/P_peak, Q/beta_hbm) (``roofline.derive.bounds.op_time``), for numbers or arrays.
 
@@ -41,7 +44,7 @@ def roofline_time(flops: Any, nbytes: Any, peak: float, bandwidth: float) -> Any
 
 def bound(flops: float, nbytes: float, peak: float, bandwidth: float) -> str:
     """"compute" where F/P ≥ Q/β (the operation sits at or right of the ridge), else "memory"."""
-    return "compute" if flops * bandwidth >= nbytes * peak else "memory"
+    return "compute" if flops / peak >= nbytes / bandwidth else "memory"
 
 
 class OpResult(NamedTuple):
@@ -152,20 +155,32 @@ def _totals(ops: list[OpResult], peak: float, bw: float) -> tuple[float, float, 
 
 def prefill(setting: Setting, prompts: Sequence[int]) -> list[PrefillPoint]:
     """Time, FLOPs, bytes, intensity and bound of the prefill at each prompt length, with the
-    per-operation breakdown: one pass per operation over every prompt length."""
+    per-operation breakdown: one pass per operation over every prompt length (this loop is the
+    API's hot path: :func:`roofline_time` and :func:`bound` are inlined in it)."""
     peak, bw = setting.peak, setting.bandwidth
     tokens = check_prompts(prompts)
-    columns = []  # per operation, its result at every prompt length
+    columns, flops, nbytes, times = [], [], [], []  # per operation, over the prompt lengths
     for op in operations(setting):
-        n, fl, by = op.count, op.flops, op.bytes
-        column = []
+        name, kind, n, fl, by = op.name, op.kind, op.count, op.flops, op.bytes
+        column, f_col, q_col, t_col = [], [], [], []
         for t in tokens:
             f, q = float(fl(t)) * n, float(by(t)) * n
-            column.append(OpResult(op.name, op.kind, n, f, q, f / q if q else float("inf"),
-                                   roofline_time(f, q, peak, bw), bound(f, q, peak, bw)))
+            t_compute, t_memory = f / peak, q / bw
+            compute = t_compute >= t_memory
+            time_s = t_compute if compute else t_memory
+            column.append(OpResult(name, kind, n, f, q, f / q if q else _INF, time_s,
+                                   "compute" if compute else "memory"))
+            f_col.append(f)
+            q_col.append(q)
+            t_col.append(time_s)
         columns.append(column)
-    return [PrefillPoint(t, *_totals(results, peak, bw), list(results))
-            for t, results in zip(tokens, zip(*columns))]
+        flops.append(f_col)
+        nbytes.append(q_col)
+        times.append(t_col)
+    return [PrefillPoint(t, time_s, f, q, f / q, bound(f, q, peak, bw), list(results))
+            for t, time_s, f, q, results in zip(tokens, map(sum, zip(*times)),
+                                                map(sum, zip(*flops)), map(sum, zip(*nbytes)),
+                                                zip(*columns))]
 
 
 def prefill_time(setting: Setting, prompts: np.ndarray | Sequence[int]) -> np.ndarray:

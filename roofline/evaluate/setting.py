@@ -4,6 +4,7 @@ evaluated at, as plain Python numbers by symbol name (the fast path) or as exact
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -92,7 +93,7 @@ class Setting:
         return replace(arch, kv_cache=self.kv_cache)
 
     @cached_property
-    def forms(self) -> dict[str, Any]:
+    def forms(self) -> Mapping[str, Any]:
         """The derived expressions of the architecture as run (:mod:`.forms`)."""
         return forms(self.architecture)
 

@@ -7,14 +7,14 @@ Only the plotting package imports matplotlib, and only when a figure is asked fo
 
 from __future__ import annotations
 
-import os
-import tempfile
+import io
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
+from ..output import check_target, make_folders, remove_folders, write_atomic
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
@@ -119,72 +119,40 @@ def formats() -> dict[str, str]:
     return FigureCanvasBase.get_supported_filetypes()
 
 
-def check_output(path: str | Path, option: str = "-o") -> Path:
-    """The output path, if matplotlib can write its extension and it can be a file: not a
-    folder, and under no file. A missing folder is created when the figure is written (as
-    ``roofline report -o`` and ``roofline measure -o`` do)."""
+def check_output(path: str | Path, argument: str = "output") -> Path:
+    """The output path, if matplotlib can write its extension and the file can be written
+    (:func:`roofline.output.check_target`). A missing folder is created when the figure is
+    written (as ``roofline report -o`` and ``roofline measure -o`` do)."""
     path = Path(path)
-    ext = path.suffix.lower().lstrip(".")
     valid = formats()
-    if ext not in valid:
-        raise InputError(option, "the file's extension names the format; matplotlib writes "
+    if path.suffix.lower().lstrip(".") not in valid:
+        raise InputError(argument, "the file's extension names the format; matplotlib writes "
                          f"{', '.join(sorted(valid))}", str(path))
-    if path.is_dir():
-        raise InputError(option, "is a folder; name a file in it", str(path))
-    parent = path.parent
-    while not parent.exists() and parent != parent.parent:
-        parent = parent.parent
-    if not parent.is_dir():
-        raise InputError(option, f"{parent} is a file, not a folder", str(path))
-    return path
+    return check_target(path, "file", argument=argument)
 
 
-def _make_folder(folder: Path, option: str) -> list[Path]:
-    """Create ``folder`` and its missing parents; the ones created, deepest first."""
-    made = []
-    for p in (folder, *folder.parents):
-        if p.exists():
-            break
-        made.append(p)
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        raise InputError(option, f"cannot create the folder: {err.strerror}",
-                         str(folder)) from None
-    return made
-
-
-def savefig(fig: Figure, path: str | Path, option: str | None = "-o") -> Path:
+def savefig(fig: Figure, path: str | Path, argument: str | None = "output") -> Path:
     """Write ``fig`` in the format of the extension, with fixed metadata (no dates, a fixed SVG
-    hash salt) so that the same figure gives the same bytes; written to a temporary file in the
-    same folder (created if missing) and moved into place, so a failure leaves no half-written
-    file and no new folder. An OSError is an InputError of ``option`` (None: left as it is,
-    for a caller that words its own)."""
-    wrap = option is not None
-    option = option or "-o"
-    path = check_output(path, option)
-    ext = path.suffix.lower().lstrip(".")
-    made = _make_folder(path.parent, option)
-    tmp = None
+    hash salt) so that the same figure gives the same bytes. The figure is rendered in memory
+    and written atomically (:func:`roofline.output.write_atomic`): a failure leaves no
+    half-written file and no new folder. An error names ``argument`` (None: an ``OSError`` is
+    left as it is, for a caller that writes into its own temporary folder and words its own)."""
+    path = check_output(path, argument or "output")
+    made: list[Path] = []
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}-", suffix=path.suffix, dir=path.parent)
-        os.close(fd)
+        buffer = io.BytesIO()
         with style():
-            fig.savefig(tmp, format=ext, metadata=_METADATA.get(ext))
-        os.chmod(tmp, 0o644)  # mkstemp's 0600 would hide the figure from other readers
-        if path.is_dir():  # made a folder since the check
-            raise InputError(option, "is a folder; name a file in it", str(path))
-        os.replace(tmp, path)
+            fig.savefig(buffer, format=path.suffix.lower().lstrip("."),
+                        metadata=_METADATA.get(path.suffix.lower().lstrip(".")))
+        made = make_folders(path.parent, argument or "output")
+        if argument is None:  # the caller's own temporary folder, and its own words for errors
+            path.write_bytes(buffer.getvalue())
+        else:
+            write_atomic(path, buffer.getvalue(), argument=argument)
     except BaseException as err:
-        if tmp is not None:
-            Path(tmp).unlink(missing_ok=True)
-        for p in made:
-            try:
-                p.rmdir()
-            except OSError:
-                break
-        if isinstance(err, OSError) and wrap:
-            raise InputError(option, f"cannot write the file: {err.strerror or err}",
+        remove_folders(made)
+        if isinstance(err, OSError) and argument is not None:
+            raise InputError(argument, f"cannot write the file: {err.strerror or err}",
                              str(path)) from None
         raise
     return path
