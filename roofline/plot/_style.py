@@ -140,10 +140,10 @@ def savefig(fig: Figure, path: str | Path, argument: str | None = "output") -> P
     path = check_output(path, argument or "output")
     made: list[Path] = []
     try:
+        ext = path.suffix.lower().lstrip(".")
         buffer = io.BytesIO()
         with style():
-            fig.savefig(buffer, format=path.suffix.lower().lstrip("."),
-                        metadata=_METADATA.get(path.suffix.lower().lstrip(".")))
+            fig.savefig(buffer, format=ext, metadata=_METADATA.get(ext))
         made = make_folders(path.parent, argument or "output")
         if argument is None:  # the caller's own temporary folder, and its own words for errors
             path.write_bytes(buffer.getvalue())
