@@ -188,15 +188,9 @@ class CrossoverTable:
         branch re-derived by SymPy (the text is never parsed back)."""
         from .derive.crossovers import crossovers
 
-        from sympy import sstr
-
         solved = crossovers(self.setting.architecture)
-        out = {}
-        for n, v in self.values.items():
-            c = solved[n]
-            out[n] = next((b.root for b in c.branches if sstr(b.root) == v.expr),
-                          c.branches[0].root)
-        return out
+        return {n: solved[n].branch(tuple(int(i) for i in v.branch.split(",")) if v.branch
+                                    else ()).root for n, v in self.values.items()}
 
     def _title(self) -> str:
         s = self.setting

@@ -74,7 +74,7 @@ def test_decode_critical_batch_is_the_projection_crossover_in_rows():
 
 def test_moe_main_branch_reads_every_expert():
     c = cx.crossovers(Architecture(moe=True))["projection_compute_bound_tokens"]
-    assert any(arg == Symbol("n_e", positive=True, integer=True) for _, arg in c.branches[0].choices)
+    assert any(arg == Symbol("n_e", positive=True, integer=True) for _, arg in c.main_branch.choices)
 
 
 @settings(max_examples=40, deadline=None)
@@ -88,7 +88,7 @@ def test_every_closed_form_satisfies_its_equality(peak, bw, sram, nbytes, batch,
         v[B] = batch
     else:
         v[T] = 8192  # a batch crossover of prompts of T tokens (the KV cache that fits)
-    branch = c.branches[0]
+    branch = c.main_branch
     root = complex(c.closed_form(branch).subs(v))
     if abs(root.imag) > 1e-9 * abs(root) or root.real <= 0:
         return  # no crossover in this branch here

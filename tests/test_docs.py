@@ -162,7 +162,7 @@ def test_a_crossover_is_its_root_formula_with_the_coefficients_put_in(
                              .replace(r"- \frac{a_{0}}{a_{1}}", "-a_0/a_1"),
                              local_dict={"a_2": a2, "a_1": a1, "a_0": a0})
         assert blocks[0].startswith(f"{x}^{{*}} = ")
-        coeffs = [factor_terms(k) for k in c.branches[0].coefficients]
+        coeffs = [factor_terms(k) for k in c.main_branch.coefficients]
         for symbol, k in zip((a2, a1, a0), coeffs):
             line = f"{latex(symbol)} = {latex(k)}"
             assert (line in blocks) == (k != 0 or symbol != a2), (name, symbol)

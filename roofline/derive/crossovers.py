@@ -3,8 +3,9 @@
 Every crossover is an equality ``grows(x) = other(x)`` in one unknown x (prompt tokens T, or the
 decode batch B), oriented so that ``grows − other`` is negative at x → 0 and the crossover is its
 smallest positive root. Both sides are polynomials of degree ≤ 2 in x once the ceilings of the
-tiled attention are relaxed (``smooth``) and each ``Max``/``Min`` is resolved into one branch; the
-root is then SymPy's solution of a₂x² + a₁x + a₀ = 0 for the branch:
+tiled attention are relaxed (``smooth``) and each ``Max``/``Min`` is resolved into one branch
+(:meth:`Crossover.branch`: the catalogue shows the main one, a setting the one that holds at its
+root); the root is then SymPy's solution of a₂x² + a₁x + a₀ = 0 for the branch:
 
     x* = (−a₁ + √(a₁² − 4·a₂·a₀)) / (2·a₂)      (x* = −a₀/a₁ when a₂ = 0),
 
@@ -15,10 +16,9 @@ layers neglects activation traffic (b_a → 0); its relative error is reported b
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache, cached_property
+from math import prod
 
 from sympy import (Dummy, Expr, Integer, Max, Min, Poly, Pow, Rational, Symbol, cancel, expand,
                    factor, factor_terms, nan, oo, solve, zoo)
@@ -31,7 +31,7 @@ from .entry import Entry
 from .transformer import (Architecture, Operation, prefill_operations, total_bytes, total_flops,
                           weight_bytes)
 
-__all__ = ["Crossover", "Branch", "crossovers", "entries", "quadratic_root"]
+__all__ = ["Crossover", "Branch", "Choice", "crossovers", "entries", "quadratic_root"]
 
 FA1 = "FlashAttention (arXiv 2205.14135)"
 BOOK = "scaling-book 'All About Rooflines' and 'All the Transformer Math You Need to Know'"
@@ -65,9 +65,19 @@ class Branch:
         return _root(*self.coefficients)
 
 
+# A branch is named by its choice: for each Max/Min atom of the equation (in the order of
+# ``Crossover.atoms``), the index of the argument taken, in the atom's own ``args`` order.
+Choice = tuple[int, ...]
+
+
 @dataclass(frozen=True)
 class Crossover:
-    """A crossover: the defining equality, its closed form in the main branch, and notes."""
+    """A crossover: the defining equality, its closed form in the main branch, and notes.
+
+    The equality is piecewise (each Max/Min), so its branches multiply: 2ᵏ for k two-argument
+    atoms. None is enumerated. A setting's value is the first sign change of the equality itself
+    (:mod:`roofline.evaluate.crossover` finds it numerically); the branch that holds at that root
+    is then solved here, alone, for its closed form (:meth:`branch`)."""
 
     name: str
     meaning: str
@@ -86,17 +96,37 @@ class Crossover:
         return self.grows - self.other
 
     @cached_property
-    def branches(self) -> list[Branch]:
-        """Every combination of Max/Min arguments (the main one first)."""
-        return list(_branches(self.equation, self.main, self.unknown))
+    def atoms(self) -> tuple[Expr, ...]:
+        """The Max/Min atoms of the equality, innermost (shortest) first, so that a choice never
+        lands inside an atom already replaced."""
+        return tuple(sorted(self.equation.atoms(Max, Min), key=lambda a: (len(str(a)), str(a))))
+
+    @cached_property
+    def main_choice(self) -> Choice:
+        """The main (catalogue) branch's choice: the regime of long prompts on a real device."""
+        preferred = dict(self.main)
+        return tuple(a.args.index(preferred[a]) if a in preferred else 0 for a in self.atoms)
+
+    @property
+    def branch_count(self) -> int:
+        """How many branches the atoms make (none of them enumerated)."""
+        return prod(len(a.args) for a in self.atoms)
+
+    def branch(self, choice: Choice | None = None) -> Branch:
+        """The branch of ``choice`` (the main one by default)."""
+        return _branch(self, self.main_choice if choice is None else tuple(choice))
+
+    @property
+    def main_branch(self) -> Branch:
+        return self.branch()
 
     def closed_form(self, branch: Branch | None = None) -> Expr:
         """The smallest positive root of the branch (the main one by default), solved by SymPy."""
-        return (branch or self.branches[0]).root
+        return (branch or self.main_branch).root
 
     def simplified(self) -> Expr | None:
         """The wide-layer form: activation traffic neglected (b_a → 0); None if the same."""
-        eq = self.branches[0].equation
+        eq = self.main_branch.equation
         if not self.wide_form or b_a not in eq.free_symbols:
             return None
         wide = eq.subs(b_a, 0)
@@ -106,14 +136,13 @@ class Crossover:
         return None if root.has(nan, zoo, oo) else root
 
 
-def _branches(expr: Expr, main: tuple[tuple[Expr, Expr], ...], x: Symbol) -> Iterator[Branch]:
-    atoms = sorted(expr.atoms(Max, Min), key=lambda a: (len(str(a)), str(a)))
-    # innermost first, so a choice never lands inside an atom already replaced
-    preferred = dict(main)
-    options = [sorted(a.args, key=lambda arg: arg != preferred.get(a)) for a in atoms]
-    for combo in itertools.product(*options):
-        choice = tuple(zip(atoms, combo))
-        yield Branch(expand(expr.subs(dict(choice))), choice, x)
+@cache
+def _branch(c: Crossover, choice: Choice) -> Branch:
+    if len(choice) != len(c.atoms) or any(not 0 <= i < len(a.args)
+                                           for i, a in zip(choice, c.atoms)):
+        raise ValueError(f"{c.name}: not a branch of {len(c.atoms)} atoms: {choice}")
+    chosen = tuple((a, a.args[i]) for a, i in zip(c.atoms, choice))
+    return Branch(expand(c.equation.subs(dict(chosen))), chosen, c.unknown)
 
 
 def quadratic_root(equation: Expr, x: Symbol) -> Expr:
@@ -292,7 +321,7 @@ def crossovers(arch: Architecture = Architecture()) -> dict[str, Crossover]:
 def entries() -> list[Entry]:
     out = []
     for c in crossovers().values():
-        branch = c.branches[0]
+        branch = c.main_branch
         root = branch.root
         steps: list[tuple[str, Expr]] = [
             ("defining equality: grows − other = 0", c.equation),

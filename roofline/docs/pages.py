@@ -209,7 +209,7 @@ def _formula(entry: Entry, example: Example) -> list[str]:
 
 
 def _crossover(entry: Entry, c: Crossover, example: Example) -> list[str]:
-    branch, x = c.branches[0], c.unknown
+    branch, x = c.main_branch, c.unknown
     coeffs = [factor_terms(a) for a in branch.coefficients]
     star = Symbol(f"{x}^*")
     if coeffs[0] == 0:
@@ -236,8 +236,9 @@ def _crossover(entry: Entry, c: Crossover, example: Example) -> list[str]:
         body = ["Each max/min of the defining equality replaced by one argument:"]
         for atom, arg in branch.choices:
             body += math(f"{latex(atom)} \\;\\longrightarrow\\; {latex(arg)}")
-        lines += ["", f"**Main branch.** {len(c.branches)} branches in all; the value of a "
-                  "setting comes from the branch whose choices hold there."]
+        lines += ["", f"**Main branch.** {c.branch_count:,} branches in all; the value of a "
+                  "setting is the first sign change of the defining equality itself, and its "
+                  "closed form that of the branch whose choices hold there."]
         lines += folded("The main branch's choices", body)
     lines += _steps(entry, skip=entry.expr)
     lines += _crossover_example(c, example)
@@ -252,7 +253,7 @@ def _crossover_example(c: Crossover, example: Example) -> list[str]:
     text = f"{head} **{c.unknown}\\* = {md(quantity(v.value, v.unit))}**"
     if v.ends_at is not None:
         text += f"; {md(v.reason)} (the equality holds again there, and the regime ends)"
-    branch = c.branches[0]
+    branch = c.main_branch
     if str(v.expr) == sstr(branch.root) and example.setting.model.architecture == Architecture():
         vals = example.setting.values(batch=c.unknown is not B)
         if c.unknown is not T:  # as the evaluation: a batch crossover at the context limit

@@ -1,25 +1,42 @@
-"""Crossovers in numbers: every solved branch of :mod:`roofline.evaluate.solved` evaluated for a
-setting, without SymPy. A candidate root counts only where its branch really holds (each Max/Min
-takes the chosen argument there) and where the defining equality ``grows − other`` changes sign:
-a root where the two sides touch without crossing (a tie inside a Min, a double root) is no
-crossover. The first sign change from below opens the regime; the next one, if any, closes it.
+"""Crossovers in numbers, without SymPy: the first sign change of a crossover's defining
+equality ``grows − other`` for a setting, found numerically, and the closed form of the branch
+that holds there.
+
+The equality is compiled with the setting's numbers folded in (:mod:`.arith`) and evaluated on a
+logarithmic grid of the unknown from 10⁻³ to 10¹⁵ (24 points a decade). Where its sign changes
+between two points, bisection narrows the root to 13 digits; where three points of one sign bend
+towards zero, the vertex of the parabola through them is evaluated too, so that a regime that
+opens and closes within one step of the grid is not missed (on one branch the equality is a
+polynomial of degree ≤ 2: the parabola is exact there). A root where the two sides touch without
+crossing (a tie inside a Min, a double root) changes no sign and is no crossover. The first sign
+change from below opens the regime; the next one, if any, closes it.
+
+At the root, every Max/Min atom of the equality takes one argument: that choice names the branch
+whose closed form is reported (shipped, or solved by SymPy the first time a setting needs it).
 """
 
 from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
 from . import arith
 from .setting import Setting
+from .solved import branch_root, choice_key
 
-__all__ = ["CrossoverValue", "crossover_values", "crossover_value", "real_roots"]
+__all__ = ["CrossoverValue", "crossover_values", "crossover_value", "real_roots",
+           "sign_changes"]
 
-_REL = 1e-9  # relative distance under which two roots are one
 _SRAM = re.compile(r"\bM_sram\b")  # the tiled schedules' SRAM size, by name in the text
+_LOW, _HIGH, _PER_DECADE = 1e-3, 1e15, 24  # the unknown's range searched, and the grid's step
+_GRID = tuple(_LOW * 10 ** (k / _PER_DECADE)
+              for k in range(round(math.log10(_HIGH / _LOW)) * _PER_DECADE + 1))
+_DIGITS = 1e-13  # bisection stops at this relative width
+_TIE = 1e-9  # relative distance under which two arguments of a Max/Min are equal
 
 
 @dataclass(frozen=True)
@@ -38,6 +55,7 @@ class CrossoverValue:
     evaluated: bool = True  # False when the device lacks a number the crossover needs
     simplified: float | None = None  # the wide-layer form (activation traffic neglected)
     simplified_expr: str | None = None
+    branch: str = ""  # the branch reported: each Max/Min atom's argument index (solved.choice_key)
 
 
 def real_roots(a2: float, a1: float, a0: float) -> list[float]:
@@ -63,9 +81,11 @@ def crossover_values(setting: Setting) -> dict[str, CrossoverValue]:
     return {name: crossover_value(setting, name) for name in setting.crossover_forms}
 
 
-def crossover_value(setting: Setting, name: str) -> CrossoverValue:
-    """One crossover of the catalogue (``name`` without ``crossover.``) for this setting."""
-    c = setting.crossover_forms[name]
+def crossover_value(setting: Setting, name: str,
+                    form: dict[str, Any] | None = None) -> CrossoverValue:
+    """One crossover of the catalogue (``name`` without ``crossover.``) for this setting (from
+    ``form``, its text, where given: the forms being written)."""
+    c = setting.crossover_forms[name] if form is None else form
     vals = setting.numbers(batch=c["unknown"] != "B")
     if c["unknown"] != "T":  # a batch crossover that depends on T: at the model's context limit
         vals["T"] = setting.model.max_position
@@ -74,58 +94,129 @@ def crossover_value(setting: Setting, name: str) -> CrossoverValue:
 
 def _evaluate(name: str, c: dict[str, Any], vals: dict[str, Any],
               setting: Setting) -> CrossoverValue:
-    x, main = c["unknown"], c["branches"][0]
+    x = c["unknown"]
     value = partial(CrossoverValue, name, c["meaning"])
+
+    def closed(key: str) -> dict[str, str]:
+        shipped = c["roots"].get(key)
+        return shipped if shipped is not None else branch_root(setting.architecture, name, key)
+
+    def absent(reason: str, evaluated: bool = True) -> CrossoverValue:
+        main = closed(c["main"])
+        return value(None, c["unit"], False, reason, main["root"], main["latex"],
+                     evaluated=evaluated, branch=c["main"])
+
     if "M_sram" not in vals and _SRAM.search(c["grows"] + " " + c["other"]):
-        return value(None, c["unit"], False, f"not evaluated: {setting.hardware.name} gives no "
-                     "on-chip SRAM per SM (the tiled attention's M)", main["root"],
-                     main["latex"], evaluated=False)
-    side = _side(c, vals)
-    found: list[tuple[float, dict[str, Any]]] = []
-    for branch in c["branches"]:
-        try:
-            coeffs = [arith.value(a, vals) for a in branch["coefficients"]]
-            roots = real_roots(*coeffs)
-        except (OverflowError, ZeroDivisionError, ValueError):
-            continue
-        found += [(r, branch) for r in roots
-                  if r > 0 and math.isfinite(r) and _holds(branch, vals, x, r)]
-    found.sort(key=lambda item: item[0])
-    crossings = _crossings(found, side)
+        return absent(f"not evaluated: {setting.hardware.name} gives no on-chip SRAM per SM "
+                      "(the tiled attention's M)", evaluated=False)
+    crossings = sign_changes(_difference(c, vals))
     if not crossings:
-        return value(None, c["unit"], False, _never(c, vals, setting), main["root"],
-                     main["latex"])
-    first, branch = crossings[0]
-    ends = crossings[1][0] if len(crossings) > 1 else None
+        return absent(_never(c, vals, setting))
+    first = crossings[0]
+    ends = crossings[1] if len(crossings) > 1 else None
     note = "" if ends is None else _ends_note(c, ends)
-    approx = c["simplified"] if branch is main else None
-    return value(first, c["unit"], True, note, branch["root"], branch["latex"], ends,
+    key = _choice(c, {**vals, x: first})
+    form = closed(key)
+    exact = _real(form["root"], vals)  # the closed form's own value, where it is this root
+    if exact is not None and abs(exact - first) <= 1e-9 * first:
+        first = exact
+    approx = c["simplified"] if key == c["main"] else None
+    return value(first, c["unit"], True, note, form["root"], form["latex"], ends,
                  simplified=_real(approx["expr"], vals) if approx else None,
-                 simplified_expr=approx["expr"] if approx else None)
+                 simplified_expr=approx["expr"] if approx else None, branch=key)
 
 
-def _side(c: dict[str, Any], vals: dict[str, Any]):
-    """The sign of grows − other at x: +1 (grows ahead or equal), −1 (behind)."""
+def _difference(c: dict[str, Any], vals: dict[str, Any]) -> Callable[[float], float]:
+    """grows − other as a function of the unknown; NaN where it cannot be evaluated."""
     grows = arith.compile(c["grows"], vals, (c["unknown"],))
     other = arith.compile(c["other"], vals, (c["unknown"],))
-    return lambda at: 1 if grows(at) >= other(at) else -1
+
+    def f(at: float) -> float:
+        try:
+            return float(grows(at)) - float(other(at))
+        except (OverflowError, ZeroDivisionError, ValueError):
+            return math.nan
+    return f
 
 
-def _crossings(found: list[tuple[float, dict[str, Any]]], side) -> list[tuple[float, Any]]:
-    """The roots where the sign really changes: first from − to +, then from + to −, ..."""
-    out: list[tuple[float, Any]] = []
-    want = 1  # the first crossing opens the regime
-    last = -math.inf
-    for r, branch in found:
-        if r <= last * (1 + _REL):
-            continue  # the same root found by another branch
-        last = r
-        step = max(r * 1e-6, 1e-9)
-        before, after = side(max(r - step, r / 2)), side(r + step)
-        if before == -want and after == want:
-            out.append((r, branch))
-            want = -want
+def sign_changes(f: Callable[[float], float]) -> list[float]:
+    """Where ``f`` changes sign on (10⁻³, 10¹⁵): first from negative to non-negative (the regime
+    opens), then back, alternately; each root to 13 digits.
+
+    >>> [round(r, 9) for r in sign_changes(lambda x: (x - 2) * (x - 5))]  # ahead at first
+    [5.0]
+    >>> [round(r, 9) for r in sign_changes(lambda x: (x - 2) * (5 - x))]
+    [2.0, 5.0]
+    >>> [round(r, 9) for r in sign_changes(lambda x: (x - 100) ** 2)]  # a touch: no crossing
+    []
+    """
+    points = _sampled(f)
+    out: list[float] = []
+    want = True  # the next crossing wanted: into f ≥ 0
+    for (a, fa), (b, fb) in zip(points, points[1:]):
+        if (fa >= 0) != want and (fb >= 0) == want:
+            out.append(_bisect(f, a, b, want))
+            want = not want
     return out
+
+
+def _sampled(f: Callable[[float], float]) -> list[tuple[float, float]]:
+    """``f`` on the grid (points where it is NaN left out), with the vertex of the parabola
+    through three points of one sign added where it lies between them on the other side."""
+    points = [(x, v) for x in _GRID if not math.isnan(v := f(x))]
+    out = points[:2]
+    for p2 in points[2:]:
+        (x0, v0), (x1, v1), (x2, v2) = out[-2], out[-1], p2
+        if (v0 >= 0) == (v1 >= 0) == (v2 >= 0):
+            vertex = _vertex(x0, v0, x1, v1, x2, v2)
+            if vertex is not None and not math.isnan(fv := f(vertex)) and (fv >= 0) != (v1 >= 0):
+                out.insert(len(out) - 1 if vertex < x1 else len(out), (vertex, fv))
+        out.append(p2)
+    return out
+
+
+def _vertex(x0: float, v0: float, x1: float, v1: float, x2: float, v2: float) -> float | None:
+    """The abscissa of the extremum of the parabola through three points, if it lies strictly
+    between the outer two and the parabola's value there has the other sign."""
+    d01, d12 = (v1 - v0) / (x1 - x0), (v2 - v1) / (x2 - x1)
+    a = (d12 - d01) / (x2 - x0)
+    if a == 0 or not math.isfinite(a):
+        return None
+    b = d01 - a * (x0 + x1)
+    xv = -b / (2 * a)
+    if not x0 < xv < x2:
+        return None
+    at = v1 + (xv - x1) * (d01 + a * (xv - x0))  # Newton's form of the parabola
+    return xv if (at >= 0) != (v1 >= 0) else None
+
+
+def _bisect(f: Callable[[float], float], a: float, b: float, want: bool) -> float:
+    """The sign change of f in (a, b), where ``f(a) ≥ 0`` is ``not want`` and ``f(b) ≥ 0`` is
+    ``want``: the smallest point found at which f is on the ``want`` side."""
+    while b - a > _DIGITS * b:
+        mid = (a + b) / 2
+        fm = f(mid)
+        if math.isnan(fm):
+            break
+        if (fm >= 0) == want:
+            b = mid
+        else:
+            a = mid
+    return b
+
+
+def _choice(c: dict[str, Any], at: dict[str, Any]) -> str:
+    """The branch that holds at ``at``: each atom's argument that equals its value (the main
+    branch's where two are equal there)."""
+    main = [int(i) for i in c["main"].split(",")] if c["main"] else []
+    choice = []
+    for atom, preferred in zip(c["atoms"], main):
+        values = [arith.value(arg, at) for arg in atom["args"]]
+        best = max(values) if atom["kind"] == "Max" else min(values)
+        tied = [i for i, v in enumerate(values)
+                if abs(v - best) <= _TIE * max(abs(v), abs(best), 1e-300)]
+        choice.append(preferred if preferred in tied else tied[0])
+    return choice_key(choice)
 
 
 def _real(text: str, vals: dict[str, Any]) -> float | None:
@@ -141,16 +232,6 @@ def _ends_note(c: dict[str, Any], ends: float) -> str:
     if c["kind"] == "intensity":
         return f"memory-bound again from {ends:,.0f} {c['unit']}"
     return f"the two sides are equal again at {ends:,.0f} {c['unit']}"
-
-
-def _holds(branch: dict[str, Any], vals: dict[str, Any], x: str, r: float) -> bool:
-    """Whether every Max/Min of the branch really takes the chosen argument at x = r."""
-    at = {**vals, x: r}
-    for atom, arg in branch["choices"]:
-        a, b = arith.value(atom, at), arith.value(arg, at)
-        if abs(a - b) > 1e-9 * max(abs(a), abs(b), 1e-300):
-            return False
-    return True
 
 
 def _never(c: dict[str, Any], vals: dict[str, Any], setting: Setting) -> str:

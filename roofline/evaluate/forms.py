@@ -3,8 +3,9 @@
 For one :class:`~roofline.derive.architecture.Architecture` the forms are the prefill's
 operations in each attention mode (name, kind, count, FLOPs, bytes), one decode step's
 operations, the weights, parameters, KV cache and naive score footprint, and every crossover
-with each branch solved (``sympy.sstr`` of the exact expressions; read back for numbers by
-:mod:`roofline.evaluate.arith`, never ``eval``).
+(its defining equality, and the closed forms of the branches that hold at the shipped devices
+and models: :mod:`.solved`) as ``sympy.sstr`` text of the exact expressions, read back for
+numbers by :mod:`roofline.evaluate.arith`, never ``eval``.
 
 Deriving them takes SymPy a second or more, so the architectures of the shipped models are
 derived ahead of time into ``roofline/derived.jsonl`` (``python -m roofline.evaluate``
@@ -180,8 +181,8 @@ def forms(arch: Architecture) -> Mapping[str, Any]:
 
 @cache
 def crossover_forms(arch: Architecture) -> dict[str, Any]:
-    """Every crossover of ``arch`` with its branches solved: shipped, else solved now (seconds;
-    only a command that asks for crossovers pays it)."""
+    """Every crossover of ``arch``: shipped, else derived now (only a command that asks for
+    crossovers pays it; a branch's closed form is solved when a setting first needs it)."""
     from .solved import solve_crossovers
 
     shipped = _shipped_forms(arch)
@@ -211,18 +212,42 @@ def generate() -> str:
     from ..catalog import catalogue
     from ..specs.model import list_models
 
-    archs = {arch_key(m.architecture): m.architecture for m in list_models()}
-    for arch in list(archs.values()):  # a windowed model's KV cache kept whole (--kv-cache full)
-        if arch.window != "none":
-            full = dataclasses.replace(arch, kv_cache="full")
-            archs[arch_key(full)] = full
+    by_key: dict[str, list[Any]] = {}
+    archs: dict[str, Architecture] = {}
+    for m in list_models():
+        variants = [m.architecture]
+        if m.architecture.window != "none":  # a windowed model's KV cache kept whole too
+            variants.append(dataclasses.replace(m.architecture, kv_cache="full"))
+        for arch in variants:
+            archs[arch_key(arch)] = arch
+            by_key.setdefault(arch_key(arch), []).append(m)
     header = {"fingerprint": fingerprint(),
               "catalogue": {name: {"topic": e.topic, "meaning": e.meaning, "unit": e.unit}
                             for name, e in catalogue().items()}}
     lines = [json.dumps(header, ensure_ascii=False)]
     for key in sorted(archs):
-        line = json.dumps({"key": key, "forms": derive_forms(archs[key])}, ensure_ascii=False)
+        derived = derive_forms(archs[key])
+        _add_shipped_branches(archs[key], derived["crossovers"], by_key[key])
+        line = json.dumps({"key": key, "forms": derived}, ensure_ascii=False)
         assert line.startswith(_line_prefix(key))
         lines.append(line)
     return "\n".join(lines) + "\n"
 
+
+def _add_shipped_branches(arch: Architecture, crossovers: dict[str, Any],
+                          models: list[Any]) -> None:
+    """Add to each crossover's ``roots`` the closed form of every branch that holds at the root
+    of a shipped device, compute data type and model of ``arch`` (batch 1): those settings then
+    need no SymPy."""
+    from ..specs.hardware import list_hardware
+    from .crossover import crossover_value
+    from .setting import Setting
+    from .solved import branch_root
+
+    for hw in list_hardware():
+        for dtype in hw.peak_flops:
+            for model in models:
+                s = Setting(hw, model, dtype, kv_cache=arch.kv_cache)
+                for name, form in crossovers.items():
+                    key = crossover_value(s, name, form).branch
+                    form["roots"].setdefault(key, branch_root(arch, name, key))

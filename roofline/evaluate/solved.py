@@ -1,10 +1,18 @@
-"""Every crossover of an architecture solved by SymPy, each branch kept as text: what
-:mod:`roofline.evaluate.crossover` evaluates without solving (``sympy.sstr``; read back by
-:mod:`roofline.evaluate.arith`)."""
+"""Every crossover of an architecture as text: what :mod:`roofline.evaluate.crossover` evaluates
+without SymPy (``sympy.sstr``, read back by :mod:`roofline.evaluate.arith`).
+
+A crossover is kept as its defining equality (``grows``, ``other``), the Max/Min atoms of it with
+their arguments (so that the branch holding at a root can be named), and the closed forms of the
+branches solved so far, keyed by :func:`choice_key`: the main branch always, and in the shipped
+file every branch that holds at the root of a shipped device and model. Any other branch is
+solved by SymPy when a setting first needs it (:func:`branch_root`). No branch is enumerated:
+their number doubles with every atom.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from ..derive.architecture import Architecture
@@ -13,31 +21,52 @@ from .forms import Derived
 if TYPE_CHECKING:
     from ..derive.crossovers import Crossover
 
-__all__ = ["solve_crossovers"]
+__all__ = ["solve_crossovers", "branch_root", "choice_key"]
+
+
+def choice_key(choice: Sequence[int]) -> str:
+    """The text key of a branch: the index of the argument each atom takes, comma-separated."""
+    return ",".join(map(str, choice))
+
+
+@cache
+def branch_root(arch: Architecture, name: str, key: str) -> dict[str, str]:
+    """The closed form (``root`` as ``sstr``, and ``latex``) of one branch of a crossover of
+    ``arch``, solved now by SymPy."""
+    from sympy import sstr
+
+    from ..derive.crossovers import crossovers
+    from ..symbols import latex
+
+    c = crossovers(arch)[name]
+    root = c.branch(tuple(int(i) for i in key.split(",")) if key else ()).root
+    return {"root": sstr(root), "latex": latex(root)}
 
 
 def solve_crossovers(arch: Architecture) -> dict[str, Mapping[str, Any]]:
-    """Every crossover of ``arch``, as text. Each part is solved on first use (``Derived``): the
-    coefficients of every branch are needed to evaluate a crossover, the closed form only of
-    the branch that is reported; writing the shipped file reads them all."""
+    """Every crossover of ``arch``, as text; each part made on first use (``Derived``)."""
     from sympy import sstr
 
-    from ..derive.crossovers import Branch, crossovers
+    from ..derive.crossovers import crossovers
     from ..symbols import latex
-
-    def branch(b: Branch) -> Derived:
-        return Derived({"coefficients": lambda: [sstr(a) for a in b.coefficients],
-                        "choices": lambda: [[sstr(atom), sstr(arg)] for atom, arg in b.choices],
-                        "root": lambda: sstr(b.root), "latex": lambda: latex(b.root)})
 
     def simplified(c: Crossover) -> dict[str, str] | None:
         approx = c.simplified()
         return None if approx is None else {"expr": sstr(approx), "latex": latex(approx)}
 
+    def atoms(c: Crossover) -> list[dict[str, Any]]:
+        return [{"kind": type(a).__name__, "args": [sstr(arg) for arg in a.args]}
+                for a in c.atoms]
+
+    def roots(name: str, c: Crossover) -> dict[str, dict[str, str]]:
+        key = choice_key(c.main_choice)
+        return {key: branch_root(arch, name, key)}
+
     return {name: Derived({
         "meaning": lambda c=c: c.meaning, "unit": lambda c=c: c.unit,
         "unknown": lambda c=c: c.unknown.name, "kind": lambda c=c: c.kind,
         "grows": lambda c=c: sstr(c.grows), "other": lambda c=c: sstr(c.other),
+        "atoms": lambda c=c: atoms(c), "main": lambda c=c: choice_key(c.main_choice),
+        "roots": lambda c=c, name=name: roots(name, c),
         "simplified": lambda c=c: simplified(c),
-        "branches": lambda c=c: [branch(b) for b in c.branches],
     }) for name, c in crossovers(arch).items()}
