@@ -594,3 +594,105 @@ def test_a_level_slower_than_the_one_behind_it_warns(tmp_path: Path, lines: tupl
         "as the levels behind it; check the figure and its unit"]
     assert hw.l2_bandwidth is not None  # a warning, not an error: the file loads as written
 
+
+def test_shipped_files_load_without_a_warning() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert len(list_hardware()) == len(EXPECTED_NAMES)
+
+
+# Cache capacities in bytes, written out by hand from each public source (decimal MB = 10**6
+# where the vendor prints MB; MiB = 2**20, and KB = 2**10 where the document means KiB):
+# name: (l2 bytes or None, l3 bytes or None). None: the device has no such level.
+CACHES: dict[str, tuple[int | None, int | None]] = {
+    # NVIDIA A100 whitepaper: "L2 Cache Size 40960 KB" (KiB: 40 x 2**20)
+    "A100-40GB-SXM": (41_943_040, None),
+    "A100-80GB-SXM": (41_943_040, None),
+    # scaling-book gpus.md: 126 MB of L2; Chips and Cheese's B200 article: "126 MB of total capacity"
+    "B200": (126_000_000, None),
+    # Intel Gaudi 2 on-die SRAM "48 MB" (press reports of Intel figures); chip-wide, given as l2
+    "Gaudi2": (48_000_000, None),
+    # The Register, 2024-04-09, Intel Gaudi 3: "96 MB SRAM"
+    "Gaudi3": (96_000_000, None),
+    # NVIDIA H100 datasheet / whitepaper: "50 MB L2" (decimal as printed)
+    "H100-PCIe": (50_000_000, None),
+    "H100-SXM": (50_000_000, None),
+    # NVIDIA H200: the GH100 die of the H100 SXM, 50 MB of L2
+    "H200-SXM": (50_000_000, None),
+    # NVIDIA L4 (AD104): 48 MB of L2 (TechPowerUp-derived listing)
+    "L4": (48_000_000, None),
+    # NVIDIA L40S (AD102): 96 MB of L2 (UNSURE in its file)
+    "L40S": (96_000_000, None),
+    # ROCm docs, GPU hardware specifications: MI300X "L2 Cache (MiB) 32", "L3 Cache (MiB) 256"
+    "MI300X": (33_554_432, 268_435_456),
+    # ROCm docs, GPU hardware specifications: MI325X "L2 Cache (MiB) 32", "L3 Cache (MiB) 256"
+    "MI325X": (33_554_432, 268_435_456),
+    # NVIDIA Ada GPU architecture whitepaper, Appendix A: RTX 4090 "L2 Cache Size 73728 KB" (KiB)
+    "RTX-4090": (75_497_472, None),
+    # TPU v4 paper (Jouppi et al., ISCA 2023): 128 MiB CMEM shared by the two TensorCores
+    "TPU-v4": (134_217_728, None),
+    # JAX Pallas TPU hardware reference (tpu_info.py): cmem_capacity_bytes=0 on v5e, v5p, v6e
+    "TPU-v5e": (None, None),
+    "TPU-v5p": (None, None),
+    "TPU-v6e": (None, None),
+}
+
+
+def test_the_cache_table_covers_every_shipped_device() -> None:
+    assert set(CACHES) == EXPECTED_NAMES
+
+
+@pytest.mark.parametrize("name", sorted(CACHES))
+def test_cache_capacities_against_their_sources(name: str) -> None:
+    hw = load_hardware(name)
+    assert (hw.l2_bytes, hw.l3_bytes) == CACHES[name]
+
+
+# The devices that must give every bandwidth of their levels, and a vendor or measured figure
+# each, written out from the source: name: (sram_bandwidth, l2_bandwidth, l3_bandwidth) in B/s.
+BANDWIDTHS: dict[str, tuple[float, float, float | None]] = {
+    # 128 B/clock/SM (CUDA guide: 32 banks x 32 bits) x 108 SMs x 1.41 GHz (A100 whitepaper);
+    # L2: the whitepaper's 5120 Bytes/clk x 1.41 GHz
+    "A100-40GB-SXM": (128 * 108 * 1.41e9, 5120 * 1.41e9, None),
+    "A100-80GB-SXM": (128 * 108 * 1.41e9, 5120 * 1.41e9, None),
+    # 128 B x 132 SMs x 1.98 GHz; L2: Chips and Cheese's 5.5 TB/s (H100 PCIe) x 1.98 / 1.755
+    "H100-SXM": (128 * 132 * 1.98e9, 5.5e12 * 1.98 / 1.755, None),
+    "H200-SXM": (128 * 132 * 1.98e9, 5.5e12 * 1.98 / 1.755, None),
+    # 128 B x 114 SMs x 1.755 GHz; L2: Chips and Cheese, "over 5.5 TB/s" (near partition)
+    "H100-PCIe": (128 * 114 * 1.755e9, 5.5e12, None),
+    # 128 B x 148 SMs x 1.98 GHz; L2: Chips and Cheese's B200 article, 21 TB/s (local partition)
+    "B200": (128 * 148 * 1.98e9, 21e12, None),
+    # LDS 128 B/clock/CU (ROCm Compute Profiler docs) x 304 CUs x 2.1 GHz; AMD CDNA 3 white paper:
+    # L2 "up to 34.4 TB/s aggregate read bandwidth", Infinity Cache "17.2 TB/s"
+    "MI300X": (128 * 304 * 2.1e9, 34.4e12, 17.2e12),
+    "MI325X": (128 * 304 * 2.1e9, 34.4e12, 17.2e12),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BANDWIDTHS))
+def test_level_bandwidths_against_their_arithmetic(name: str) -> None:
+    hw = load_hardware(name)
+    sram, l2, l3 = BANDWIDTHS[name]
+    # the files round to 3-4 digits; 0.2 % tells a rounding from a wrong input
+    assert hw.sram_bandwidth == pytest.approx(sram, rel=2e-3)
+    assert hw.l2_bandwidth == pytest.approx(l2, rel=2e-3)
+    assert hw.l3_bandwidth == (None if l3 is None else pytest.approx(l3, rel=2e-3))
+
+
+def test_every_estimate_is_explained_in_notes() -> None:
+    """A figure computed here (its source starts "ESTIMATE") has its arithmetic in the notes."""
+    estimates = 0
+    for hw in list_hardware():
+        for key, source in hw.sources.items():
+            if "ESTIMATE" in source:
+                estimates += 1
+                assert f"ESTIMATE: {key.split('.', 1)[1]} " in hw.notes, (hw.name, key)
+                assert "ESTIMATE" in hw.quantity_notes.get(key, ""), (hw.name, key)
+    assert estimates >= 10
+
+
+def test_the_vendors_prefix_is_kept_for_the_new_capacities() -> None:
+    # AMD's ROCm table prints MiB, Intel and NVIDIA's documents MB: the values are not rounded
+    # into one another (256 MiB is 268,435,456 bytes, 256 MB would be 256,000,000).
+    assert load_hardware("MI300X").l3_bytes == 256 * 2**20 != 256e6
+    assert load_hardware("Gaudi3").l2_bytes == 96e6 != 96 * 2**20
