@@ -232,3 +232,91 @@ def test_cli_unit_outside_the_grammar(tmp_path: Path, capsys: pytest.CaptureFixt
 def test_hardware_show_tpu_v5e_capacity_in_gib(capsys: pytest.CaptureFixture[str]) -> None:
     status, out, _ = _run(capsys, "hardware", "show", "TPU-v5e", "--json")
     assert status == 0 and json.loads(out)["memory_capacity"] == 17_179_869_184  # 16 GiB
+
+
+# --- memory levels: shown with their sources; rules as one line and status 2; warnings --------
+def test_hardware_show_memory_levels(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = _run(capsys, "hardware", "show", "MI300X")
+    assert status == 0
+    table = out.split("\n\n")[0]
+    # 128 B/clock/CU x 304 CUs x 2.1 GHz = 81.7152 TB/s (an ESTIMATE, so marked)
+    assert re.search(r"^on_chip\.sram_bandwidth\s+81\.72 TB/s\s+ESTIMATE: ", table, re.M)
+    assert re.search(r"^on_chip\.l2\s+33\.55 MB \(32 MiB\)\s", table, re.M)
+    assert re.search(r"^on_chip\.l2_bandwidth\s+34\.4 TB/s\s", table, re.M)
+    assert re.search(r"^on_chip\.l3\s+268\.4 MB \(256 MiB\)\s+Infinity Cache", table, re.M)
+    assert re.search(r"^on_chip\.l3_bandwidth\s+17\.2 TB/s\s", table, re.M)
+    order = [line.split()[0] for line in table.splitlines() if line.startswith("on_chip.")]
+    assert order == ["on_chip.sram_per_sm", "on_chip.sram_bandwidth", "on_chip.sm_count",
+                     "on_chip.l2", "on_chip.l2_bandwidth", "on_chip.l3", "on_chip.l3_bandwidth"]
+    sources = out.split("\nsources:\n")[1]
+    assert "on_chip.l3_bandwidth" in sources and "amd-cdna-3-white-paper.pdf" in sources
+
+
+def test_hardware_show_leaves_absent_levels_out(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = _run(capsys, "hardware", "show", "H100-SXM")
+    assert status == 0 and "on_chip.l3" not in out  # no L3 on an H100: no row, not a zero
+    status, out, _ = _run(capsys, "hardware", "show", "H100-SXM", "--json")
+    data = json.loads(out)
+    assert data["l3_bytes"] is None and data["l3_bandwidth"] is None
+    assert data["l2_bandwidth"] == pytest.approx(6.2e12)
+    assert data["sram_bandwidth"] == pytest.approx(33.45e12)
+    assert "ESTIMATE" in data["sources"]["on_chip.l2_bandwidth"]
+
+
+def test_hardware_show_memory_levels_json(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = _run(capsys, "hardware", "show", "MI325X", "--json")
+    data = json.loads(out)
+    assert status == 0
+    assert (data["l2_bytes"], data["l3_bytes"]) == (33_554_432, 268_435_456)  # 32, 256 MiB
+    assert data["l3_bandwidth"] == pytest.approx(17.2e12)  # bytes/s
+    assert {"on_chip.l3", "on_chip.l3_bandwidth", "on_chip.l2_bandwidth",
+            "on_chip.sram_bandwidth"} <= set(data["sources"])
+
+
+def _levels_file(tmp_path: Path, new: str, capacity: str = "16 GiB") -> Path:
+    text = (FIXTURES / "hardware" / "good.toml").read_text()
+    old = 'l2 = { value = "40 MB", source = "fixture" }'
+    assert text.count(old) == 1
+    path = tmp_path / "levels.toml"
+    path.write_text(text.replace(old, new).replace('"16 GiB"', f'"{capacity}"'))
+    return path
+
+
+@pytest.mark.parametrize("new, capacity, message", [
+    ('l3 = { value = "256 MiB", source = "x" }', "16 GiB",
+     "on_chip.l3: needs on_chip.l2: levels are numbered from the compute units outwards, so a "
+     "device with one cache level gives it as l2 (got '256 MiB')"),
+    ('l2 = { value = "9 GB", source = "x" }', "8 GiB",
+     "on_chip.l2: is larger than memory.capacity (8.59 GB); a cache holds a part of the memory "
+     "behind it, never more (got '9 GB')"),
+    ('l2 = { value = "40 MB", source = "x" }\nl2_bandwidth = { value = "5", source = "x" }',
+     "16 GiB", 'on_chip.l2_bandwidth: has no unit; must be a bandwidth in bytes/s '
+     '(e.g. "3.35 TB/s") (got \'5\')'),
+    ('l2 = { value = "40 MB", source = "x" }\nl2_bandwidth = { value = "-5 TB/s", source = "x" }',
+     "16 GiB", "on_chip.l2_bandwidth: must be positive (> 0) (got '-5 TB/s')"),
+    ('l2 = { value = "40 MB", source = "x" }\nl3_bandwidth = { value = "3 TB/s", source = "x" }',
+     "16 GiB", "on_chip.l3_bandwidth: needs on_chip.l3, the level it is the bandwidth of "
+     "(got '3 TB/s')"),
+], ids=["l3-without-l2", "l2-above-memory", "bandwidth-without-unit", "negative-bandwidth",
+        "bandwidth-without-level"])
+def test_cli_memory_level_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str], new: str,
+                                 capacity: str, message: str) -> None:
+    path = _levels_file(tmp_path, new, capacity)
+    status, out, err = _run(capsys, "hardware", "show", str(path))
+    assert status == 2 and out == "" and err == f"roofline: error: {path}: {message}\n"
+
+
+def test_cli_warns_of_a_level_slower_than_memory(tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    path = _levels_file(tmp_path, 'l2 = { value = "40 MB", source = "x" }\n'
+                        'l2_bandwidth = { value = "500 GB/s", source = "x" }')
+    status, out, err = _run(capsys, "hardware", "show", str(path))
+    assert status == 0 and re.search(r"^on_chip\.l2_bandwidth\s+500 GB/s", out, re.M)
+    assert err == (f"roofline: warning: {path}: on_chip.l2_bandwidth (500 GB/s) is below "
+                   "memory.bandwidth (1 TB/s): a level nearer the compute units is expected to be "
+                   "at least as fast as the levels behind it; check the figure and its unit\n")
+
+
+def test_cli_shipped_devices_warn_of_nothing(capsys: pytest.CaptureFixture[str]) -> None:
+    status, _, err = _run(capsys, "hardware", "list")
+    assert status == 0 and err == ""

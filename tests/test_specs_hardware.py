@@ -9,6 +9,7 @@ import re
 import shutil
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -422,3 +423,276 @@ def test_a_shipped_device_is_read_from_its_own_file_only(monkeypatch) -> None:
     monkeypatch.setattr(module, "read_hardware", lambda p: read.append(p) or original(p))
     assert module.load_hardware("H100-SXM").name == "H100-SXM"
     assert [p.name for p in map(Path, read)] == ["H100-SXM.toml"]
+
+
+# --- memory levels: [on_chip] sram_bandwidth, l2, l2_bandwidth, l3, l3_bandwidth ----------------
+_L2 = 'l2 = { value = "40 MB", source = "fixture" }'
+_SRAM = 'sram_per_sm = { value = "192 KiB", source = "fixture" }'
+
+
+def _levels(tmp_path: Path, *lines: str, replace: str = _L2, capacity: str = "") -> Path:
+    """good.toml with the l2 line (or ``replace``) swapped for ``lines``, and its memory capacity
+    (16 GiB) for ``capacity`` if given."""
+    path = _variant(tmp_path, replace, "\n".join(lines))
+    if capacity:
+        path.write_text(path.read_text().replace('"16 GiB"', f'"{capacity}"'))
+    return path
+
+
+def _q(key: str, value: str) -> str:
+    return f'{key} = {{ value = "{value}", source = "fixture" }}'
+
+
+ALL_LEVELS = (_L2, _q("l2_bandwidth", "5 TB/s"), _q("sram_bandwidth", "20 TB/s"),
+              _q("l3", "256 MiB"), _q("l3_bandwidth", "3 TB/s"))
+
+
+def test_every_memory_level_loads_in_si_units_with_its_source(tmp_path: Path) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # an ordered hierarchy warns of nothing
+        hw = read_hardware(_levels(tmp_path, *ALL_LEVELS))
+    assert (hw.sram_per_sm, hw.sram_bandwidth) == (192 * 1024, 20e12)
+    assert (hw.l2_bytes, hw.l2_bandwidth) == (40e6, 5e12)
+    assert (hw.l3_bytes, hw.l3_bandwidth) == (256 * 2**20, 3e12)
+    assert {"on_chip.sram_bandwidth", "on_chip.l2_bandwidth", "on_chip.l3",
+            "on_chip.l3_bandwidth"} <= set(hw.sources)
+    data = json.loads(json.dumps(hw.as_dict()))
+    assert (data["sram_bandwidth"], data["l2_bandwidth"]) == (20e12, 5e12)
+    assert (data["l3_bytes"], data["l3_bandwidth"]) == (268_435_456, 3e12)
+    assert data["sources"]["on_chip.l3_bandwidth"] == "fixture"
+
+
+def test_an_absent_level_is_none_never_zero() -> None:
+    hw = read_hardware(FIXTURES / "good.toml")  # gives l2 and sram_per_sm, no bandwidths, no l3
+    assert (hw.sram_bandwidth, hw.l2_bandwidth, hw.l3_bytes, hw.l3_bandwidth) == (None,) * 4
+    data = hw.as_dict()
+    assert data["l3_bytes"] is None and data["l2_bandwidth"] is None
+    assert not {"on_chip.l3", "on_chip.l2_bandwidth"} & set(hw.sources)
+
+
+LEVEL_ERRORS = [
+    # an L3 without an L2: levels are numbered from the compute units outwards
+    ((_q("l3", "256 MiB"),), "on_chip.l3",
+     "needs on_chip.l2: levels are numbered from the compute units outwards, so a device with "
+     "one cache level gives it as l2", "256 MiB"),
+    # a level's bandwidth without the level
+    ((_q("l2_bandwidth", "5 TB/s"),), "on_chip.l2_bandwidth",
+     "needs on_chip.l2, the level it is the bandwidth of", "5 TB/s"),
+    ((_L2, _q("l3_bandwidth", "3 TB/s")), "on_chip.l3_bandwidth",
+     "needs on_chip.l3, the level it is the bandwidth of", "3 TB/s"),
+    # a cache larger than the memory behind it (the capacity made 8 GiB = 8.59 GB below)
+    ((_q("l2", "9 GB"),), "on_chip.l2",
+     "is larger than memory.capacity (8.59 GB); a cache holds a part of the memory behind it, "
+     "never more", "9 GB"),
+    ((_L2, _q("l3", "8193 MiB")), "on_chip.l3",
+     "is larger than memory.capacity (8.59 GB); a cache holds a part of the memory behind it, "
+     "never more", "8193 MiB"),
+]
+
+
+@pytest.mark.parametrize("lines, key, rule, value", LEVEL_ERRORS,
+                         ids=["l3-without-l2", "l2-bandwidth-without-l2",
+                              "l3-bandwidth-without-l3", "l2-above-memory", "l3-above-memory"])
+def test_memory_level_rules(tmp_path: Path, lines: tuple, key: str, rule: str,
+                            value: str) -> None:
+    path = _levels(tmp_path, *lines, capacity="8 GiB")
+    with pytest.raises(SpecError) as info:
+        read_hardware(path)
+    assert str(info.value) == f"{path}: {key}: {rule} (got {value!r})"
+
+
+def test_sram_bandwidth_needs_sram_per_sm(tmp_path: Path) -> None:
+    path = _levels(tmp_path, _q("sram_bandwidth", "20 TB/s"), replace=_SRAM)
+    with pytest.raises(SpecError, match=re.escape(
+            f"{path}: on_chip.sram_bandwidth: needs on_chip.sram_per_sm, the level it is the "
+            "bandwidth of (got '20 TB/s')")):
+        read_hardware(path)
+
+
+def test_a_cache_as_large_as_the_memory_is_accepted(tmp_path: Path) -> None:
+    # "larger than" is the rule: equal is a degenerate but possible device.
+    hw = read_hardware(_levels(tmp_path, _q("l2", "8 GiB"), capacity="8 GiB"))
+    assert hw.l2_bytes == hw.memory_capacity == 8 * 2**30
+    hw = read_hardware(_levels(tmp_path, _L2, _q("l3", "8 GiB"), capacity="8 GiB"))
+    assert hw.l3_bytes == hw.memory_capacity
+
+
+BANDWIDTH_KEYS = ("sram_bandwidth", "l2_bandwidth", "l3_bandwidth")
+BAD_BANDWIDTHS = [
+    ("5", 'has no unit; must be a bandwidth in bytes/s (e.g. "3.35 TB/s")'),
+    ("-5 TB/s", "must be positive (> 0)"),
+    ("0 TB/s", "must be positive (> 0)"),
+    ("fast TB/s", 'must be a number and a unit, a bandwidth in bytes/s (e.g. "3.35 TB/s")'),
+    ("nan TB/s", "must be a number, not NaN"),
+    ("5 TB", 'must be a bandwidth in bytes/s (e.g. "3.35 TB/s"), but its unit is bytes'),
+    ("5 Tb/s", "unknown unit 'Tb/s'; accepted: "),
+    ("2 EB/s", "is 2e+18 bytes/s, outside the plausible range [1e+06, 1e+18] bytes/s"),
+    ("100 kB/s", "is 1e+05 bytes/s, outside the plausible range [1e+06, 1e+18] bytes/s"),
+]
+
+
+@pytest.mark.parametrize("key", BANDWIDTH_KEYS)
+@pytest.mark.parametrize("raw, rule", BAD_BANDWIDTHS, ids=[b[0] for b in BAD_BANDWIDTHS])
+def test_bad_bandwidth_of_a_level(tmp_path: Path, key: str, raw: str, rule: str) -> None:
+    levels = [line for line in ALL_LEVELS if not line.startswith(f"{key} =")]
+    path = _levels(tmp_path, *levels, _q(key, raw))
+    with pytest.raises(SpecError) as info:
+        read_hardware(path)
+    message = str(info.value)
+    assert message.startswith(f"{path}: on_chip.{key}: {rule}")
+    assert message.endswith(f"(got {raw!r})") and "\n" not in message
+
+
+def test_a_bandwidth_must_be_a_string_with_a_unit(tmp_path: Path) -> None:
+    path = _levels(tmp_path, _L2, "l2_bandwidth = { value = 5, source = \"fixture\" }")
+    with pytest.raises(SpecError, match=re.escape(
+            f"{path}: on_chip.l2_bandwidth: must be a string: a number and a unit, a bandwidth in "
+            "bytes/s (e.g. \"3.35 TB/s\") (got 5)")):
+        read_hardware(path)
+
+
+@pytest.mark.parametrize("raw, rule", [
+    ("5 TB/s", 'must be an amount of memory in bytes (e.g. "80 GB"), but its unit is bytes/s'),
+    ("128 TiB", "is 1.407e+14 bytes, outside the plausible range [1024, 6.872e+10] bytes"),
+    ("0 MiB", "must be positive (> 0)"),
+])
+def test_bad_l3_capacity(tmp_path: Path, raw: str, rule: str) -> None:
+    path = _levels(tmp_path, _L2, _q("l3", raw))
+    with pytest.raises(SpecError) as info:
+        read_hardware(path)
+    assert str(info.value) == f"{path}: on_chip.l3: {rule} (got {raw!r})"
+
+
+def test_a_level_needs_a_source(tmp_path: Path) -> None:
+    path = _levels(tmp_path, _L2, 'l2_bandwidth = { value = "5 TB/s" }')
+    with pytest.raises(SpecError, match=re.escape(
+            f"{path}: on_chip.l2_bandwidth: source: missing required key")):
+        read_hardware(path)
+
+
+LEVEL_WARNINGS = [
+    # a cache level slower than HBM (memory.bandwidth is 1 TB/s in good.toml)
+    ((_L2, _q("l2_bandwidth", "500 GB/s")),
+     "on_chip.l2_bandwidth (500 GB/s) is below memory.bandwidth (1 TB/s)"),
+    ((_L2, _q("l2_bandwidth", "5 TB/s"), _q("l3", "256 MiB"), _q("l3_bandwidth", "800 GB/s")),
+     "on_chip.l3_bandwidth (800 GB/s) is below memory.bandwidth (1 TB/s)"),
+    # shared memory slower than L2
+    ((_L2, _q("l2_bandwidth", "5 TB/s"), _q("sram_bandwidth", "4 TB/s")),
+     "on_chip.sram_bandwidth (4 TB/s) is below on_chip.l2_bandwidth (5 TB/s)"),
+]
+
+
+@pytest.mark.parametrize("lines, message", LEVEL_WARNINGS,
+                         ids=["l2-below-hbm", "l3-below-hbm", "sram-below-l2"])
+def test_a_level_slower_than_the_one_behind_it_warns(tmp_path: Path, lines: tuple,
+                                                     message: str) -> None:
+    path = _levels(tmp_path, *lines)
+    with pytest.warns(UserWarning) as caught:
+        hw = read_hardware(path)
+    assert [str(w.message) for w in caught] == [
+        f"{path}: {message}: a level nearer the compute units is expected to be at least as fast "
+        "as the levels behind it; check the figure and its unit"]
+    assert hw.l2_bandwidth is not None  # a warning, not an error: the file loads as written
+
+
+def test_shipped_files_load_without_a_warning() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert len(list_hardware()) == len(EXPECTED_NAMES)
+
+
+# Cache capacities in bytes, written out by hand from each public source (decimal MB = 10**6
+# where the vendor prints MB; MiB = 2**20, and KB = 2**10 where the document means KiB):
+# name: (l2 bytes or None, l3 bytes or None). None: the device has no such level.
+CACHES: dict[str, tuple[int | None, int | None]] = {
+    # NVIDIA A100 whitepaper: "L2 Cache Size 40960 KB" (KiB: 40 x 2**20)
+    "A100-40GB-SXM": (41_943_040, None),
+    "A100-80GB-SXM": (41_943_040, None),
+    # scaling-book gpus.md: 126 MB of L2; Chips and Cheese's B200 article: "126 MB of total capacity"
+    "B200": (126_000_000, None),
+    # Intel Gaudi 2 on-die SRAM "48 MB" (press reports of Intel figures); chip-wide, given as l2
+    "Gaudi2": (48_000_000, None),
+    # The Register, 2024-04-09, Intel Gaudi 3: "96 MB SRAM"
+    "Gaudi3": (96_000_000, None),
+    # NVIDIA H100 datasheet / whitepaper: "50 MB L2" (decimal as printed)
+    "H100-PCIe": (50_000_000, None),
+    "H100-SXM": (50_000_000, None),
+    # NVIDIA H200: the GH100 die of the H100 SXM, 50 MB of L2
+    "H200-SXM": (50_000_000, None),
+    # NVIDIA L4 (AD104): 48 MB of L2 (TechPowerUp-derived listing)
+    "L4": (48_000_000, None),
+    # NVIDIA L40S (AD102): 96 MB of L2 (UNSURE in its file)
+    "L40S": (96_000_000, None),
+    # ROCm docs, GPU hardware specifications: MI300X "L2 Cache (MiB) 32", "L3 Cache (MiB) 256"
+    "MI300X": (33_554_432, 268_435_456),
+    # ROCm docs, GPU hardware specifications: MI325X "L2 Cache (MiB) 32", "L3 Cache (MiB) 256"
+    "MI325X": (33_554_432, 268_435_456),
+    # NVIDIA Ada GPU architecture whitepaper, Appendix A: RTX 4090 "L2 Cache Size 73728 KB" (KiB)
+    "RTX-4090": (75_497_472, None),
+    # TPU v4 paper (Jouppi et al., ISCA 2023): 128 MiB CMEM shared by the two TensorCores
+    "TPU-v4": (134_217_728, None),
+    # JAX Pallas TPU hardware reference (tpu_info.py): cmem_capacity_bytes=0 on v5e, v5p, v6e
+    "TPU-v5e": (None, None),
+    "TPU-v5p": (None, None),
+    "TPU-v6e": (None, None),
+}
+
+
+def test_the_cache_table_covers_every_shipped_device() -> None:
+    assert set(CACHES) == EXPECTED_NAMES
+
+
+@pytest.mark.parametrize("name", sorted(CACHES))
+def test_cache_capacities_against_their_sources(name: str) -> None:
+    hw = load_hardware(name)
+    assert (hw.l2_bytes, hw.l3_bytes) == CACHES[name]
+
+
+# The devices that must give every bandwidth of their levels, and a vendor or measured figure
+# each, written out from the source: name: (sram_bandwidth, l2_bandwidth, l3_bandwidth) in B/s.
+BANDWIDTHS: dict[str, tuple[float, float, float | None]] = {
+    # 128 B/clock/SM (CUDA guide: 32 banks x 32 bits) x 108 SMs x 1.41 GHz (A100 whitepaper);
+    # L2: the whitepaper's 5120 Bytes/clk x 1.41 GHz
+    "A100-40GB-SXM": (128 * 108 * 1.41e9, 5120 * 1.41e9, None),
+    "A100-80GB-SXM": (128 * 108 * 1.41e9, 5120 * 1.41e9, None),
+    # 128 B x 132 SMs x 1.98 GHz; L2: Chips and Cheese's 5.5 TB/s (H100 PCIe) x 1.98 / 1.755
+    "H100-SXM": (128 * 132 * 1.98e9, 5.5e12 * 1.98 / 1.755, None),
+    "H200-SXM": (128 * 132 * 1.98e9, 5.5e12 * 1.98 / 1.755, None),
+    # 128 B x 114 SMs x 1.755 GHz; L2: Chips and Cheese, "over 5.5 TB/s" (near partition)
+    "H100-PCIe": (128 * 114 * 1.755e9, 5.5e12, None),
+    # 128 B x 148 SMs x 1.98 GHz; L2: Chips and Cheese's B200 article, 21 TB/s (local partition)
+    "B200": (128 * 148 * 1.98e9, 21e12, None),
+    # LDS 128 B/clock/CU (ROCm Compute Profiler docs) x 304 CUs x 2.1 GHz; AMD CDNA 3 white paper:
+    # L2 "up to 34.4 TB/s aggregate read bandwidth", Infinity Cache "17.2 TB/s"
+    "MI300X": (128 * 304 * 2.1e9, 34.4e12, 17.2e12),
+    "MI325X": (128 * 304 * 2.1e9, 34.4e12, 17.2e12),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BANDWIDTHS))
+def test_level_bandwidths_against_their_arithmetic(name: str) -> None:
+    hw = load_hardware(name)
+    sram, l2, l3 = BANDWIDTHS[name]
+    # the files round to 3-4 digits; 0.2 % tells a rounding from a wrong input
+    assert hw.sram_bandwidth == pytest.approx(sram, rel=2e-3)
+    assert hw.l2_bandwidth == pytest.approx(l2, rel=2e-3)
+    assert hw.l3_bandwidth == (None if l3 is None else pytest.approx(l3, rel=2e-3))
+
+
+def test_every_estimate_is_explained_in_notes() -> None:
+    """A figure computed here (its source starts "ESTIMATE") has its arithmetic in the notes."""
+    estimates = 0
+    for hw in list_hardware():
+        for key, source in hw.sources.items():
+            if "ESTIMATE" in source:
+                estimates += 1
+                assert f"ESTIMATE: {key.split('.', 1)[1]} " in hw.notes, (hw.name, key)
+                assert "ESTIMATE" in hw.quantity_notes.get(key, ""), (hw.name, key)
+    assert estimates >= 10
+
+
+def test_the_vendors_prefix_is_kept_for_the_new_capacities() -> None:
+    # AMD's ROCm table prints MiB, Intel and NVIDIA's documents MB: the values are not rounded
+    # into one another (256 MiB is 268,435,456 bytes, 256 MB would be 256,000,000).
+    assert load_hardware("MI300X").l3_bytes == 256 * 2**20 != 256e6
+    assert load_hardware("Gaudi3").l2_bytes == 96e6 != 96 * 2**20

@@ -5,10 +5,16 @@ The format is described in ``hardware/README.md``. Every quantity is an inline t
 missing keys, values that are not positive finite numbers, unknown units, units of the wrong
 dimension, values outside a plausible range (:data:`PLAUSIBLE`), unknown data types and two files
 with one name. Names match exactly, never approximately.
+
+The memory levels of ``[on_chip]`` (per-SM SRAM, L2, L3) are held to rules of their own
+(:func:`_check_levels`): a level's bandwidth needs the level, an L3 needs an L2, and no cache is
+larger than the memory behind it (errors); a level slower than a level further from the compute
+units is a :class:`UserWarning`, since a measured or unusual part may really be so.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +25,7 @@ from ..errors import InputError, SpecError, UnknownNameError
 from ._shipped import shipped_files
 from .dtypes import COMPUTE_DTYPES
 from .files import parse_toml, read_text
+from ..tables import si
 from .units import check_number, check_range, parse_quantity
 
 __all__ = ["Hardware", "KINDS", "PLAUSIBLE", "load_hardware", "list_hardware", "read_hardware"]
@@ -31,7 +38,8 @@ _QUANTITY_KEYS = {"value", "source", "note", "min", "max"}
 _SECTIONS: dict[str, dict[str, str]] = {
     "peak_flops": {dtype: "FLOP/s" for dtype in COMPUTE_DTYPES},
     "memory": {"bandwidth": "bytes/s", "capacity": "bytes"},
-    "on_chip": {"sram_per_sm": "bytes", "sm_count": "count", "l2": "bytes"},
+    "on_chip": {"sram_per_sm": "bytes", "sram_bandwidth": "bytes/s", "sm_count": "count",
+                "l2": "bytes", "l2_bandwidth": "bytes/s", "l3": "bytes", "l3_bandwidth": "bytes/s"},
     "interconnect": {"bandwidth": "bytes/s"},
     "efficiency": {"flops": "fraction", "bandwidth": "fraction"},
 }
@@ -47,6 +55,11 @@ PLAUSIBLE: dict[str, tuple[float, float]] = {
     "on_chip.sram_per_sm": (2**10, 2**30),  # bytes: 1 KiB to 1 GiB
     "on_chip.sm_count": (1, 10**6),  # SMs, compute units, cores
     "on_chip.l2": (2**10, 2**34),  # bytes: 1 KiB to 16 GiB
+    "on_chip.l3": (2**10, 2**36),  # bytes: 1 KiB to 64 GiB
+    # bytes/s, whole device: 1 MB/s to 1 EB/s (on-chip levels outrun any memory, 10 PB/s at most)
+    "on_chip.sram_bandwidth": (1e6, 1e18),
+    "on_chip.l2_bandwidth": (1e6, 1e18),
+    "on_chip.l3_bandwidth": (1e6, 1e18),
     "interconnect.bandwidth": (1e6, 1e16),  # bytes/s
 }
 
@@ -69,6 +82,11 @@ class Hardware:
     sram_per_sm: float | None = None  # bytes: FlashAttention's M
     sm_count: int | None = None
     l2_bytes: float | None = None  # bytes
+    # The memory levels between the SMs and the memory; None where the file gives none.
+    sram_bandwidth: float | None = None  # bytes/s: shared memory / LDS / VMEM, whole device
+    l2_bandwidth: float | None = None  # bytes/s: L2 -> SMs read, whole device
+    l3_bytes: float | None = None  # bytes: a level beyond L2 (AMD's Infinity Cache)
+    l3_bandwidth: float | None = None  # bytes/s: L3 -> L2 read, whole device
     interconnect_bandwidth: float | None = None  # bytes/s
     flops_efficiency: float = 1.0  # achievable fraction of peak FLOP/s
     bandwidth_efficiency: float = 1.0  # achievable fraction of peak bandwidth
@@ -105,7 +123,10 @@ class Hardware:
             "memory_bandwidth": self.memory_bandwidth, "memory_bandwidth_unit": "bytes/s",
             "memory_capacity": self.memory_capacity, "memory_capacity_unit": "bytes",
             "sram_per_sm": self.sram_per_sm, "sm_count": self.sm_count,
-            "l2_bytes": self.l2_bytes, "interconnect_bandwidth": self.interconnect_bandwidth,
+            "sram_bandwidth": self.sram_bandwidth,
+            "l2_bytes": self.l2_bytes, "l2_bandwidth": self.l2_bandwidth,
+            "l3_bytes": self.l3_bytes, "l3_bandwidth": self.l3_bandwidth,
+            "interconnect_bandwidth": self.interconnect_bandwidth,
             "flops_efficiency": self.flops_efficiency,
             "bandwidth_efficiency": self.bandwidth_efficiency,
             "sources": dict(self.sources), "quantity_notes": dict(self.quantity_notes),
@@ -260,6 +281,8 @@ def _validate(data: Mapping[str, Any], path: Path) -> Hardware:
             if bounds is not None:
                 ranges[dotted] = bounds
 
+    _check_levels(values, data.get("on_chip") or {}, file)
+
     provenance = _table(data, "provenance", file) or {}
     for key, value in provenance.items():
         if not isinstance(value, str):
@@ -274,9 +297,57 @@ def _validate(data: Mapping[str, Any], path: Path) -> Hardware:
         sram_per_sm=values.get("on_chip.sram_per_sm"),
         sm_count=values.get("on_chip.sm_count"),
         l2_bytes=values.get("on_chip.l2"),
+        sram_bandwidth=values.get("on_chip.sram_bandwidth"),
+        l2_bandwidth=values.get("on_chip.l2_bandwidth"),
+        l3_bytes=values.get("on_chip.l3"),
+        l3_bandwidth=values.get("on_chip.l3_bandwidth"),
         interconnect_bandwidth=values.get("interconnect.bandwidth"),
         flops_efficiency=values.get("efficiency.flops", 1.0),
         bandwidth_efficiency=values.get("efficiency.bandwidth", 1.0),
         sources=_frozen(sources), notes=notes, provenance=_frozen(provenance),
         quantity_notes=_frozen(quantity_notes), ranges=_frozen(ranges),
     )
+
+
+# --- memory levels ---------------------------------------------------------------------------
+# Each level's bandwidth and the key of the level it belongs to.
+_LEVEL_OF = {"sram_bandwidth": "sram_per_sm", "l2_bandwidth": "l2", "l3_bandwidth": "l3"}
+# Bandwidths from the compute units outwards: each is expected to be at least every one after it.
+_OUTWARDS = ("on_chip.sram_bandwidth", "on_chip.l2_bandwidth", "on_chip.l3_bandwidth",
+             "memory.bandwidth")
+
+
+def _check_levels(values: Mapping[str, float], on_chip: Mapping[str, Any], file: str) -> None:
+    """The rules between the memory levels (hardware/README.md, "Memory levels").
+
+    Errors: a bandwidth without its level; an L3 without an L2; a cache larger than the memory
+    capacity. Warnings: a level slower than one further from the compute units."""
+    def raw(key: str) -> object:
+        entry = on_chip.get(key)
+        return entry.get("value") if isinstance(entry, dict) else entry
+
+    for bandwidth, level in _LEVEL_OF.items():
+        if f"on_chip.{bandwidth}" in values and f"on_chip.{level}" not in values:
+            raise SpecError(f"{file}: on_chip.{bandwidth}",
+                            f"needs on_chip.{level}, the level it is the bandwidth of",
+                            raw(bandwidth))
+    if "on_chip.l3" in values and "on_chip.l2" not in values:
+        raise SpecError(f"{file}: on_chip.l3",
+                        "needs on_chip.l2: levels are numbered from the compute units "
+                        "outwards, so a device with one cache level gives it as l2", raw("l3"))
+    capacity = values["memory.capacity"]
+    for cache in ("l2", "l3"):
+        size = values.get(f"on_chip.{cache}")
+        if size is not None and size > capacity:
+            raise SpecError(f"{file}: on_chip.{cache}",
+                            f"is larger than memory.capacity ({si(capacity, 'B')}); a cache "
+                            "holds a part of the memory behind it, never more", raw(cache))
+    given = [key for key in _OUTWARDS if key in values]
+    for i, inner in enumerate(given):
+        for outer in given[i + 1:]:
+            if values[inner] < values[outer]:
+                warnings.warn(
+                    f"{file}: {inner} ({si(values[inner], 'B/s')}) is below {outer} "
+                    f"({si(values[outer], 'B/s')}): a level nearer the compute units is "
+                    "expected to be at least as fast as the levels behind it; check the figure "
+                    "and its unit", UserWarning, stacklevel=4)
