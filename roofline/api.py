@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from . import evaluate
+from .derive.architecture import DEFAULT_ATTENTION
 from .errors import InputError
 from .evaluate import CrossoverValue, DecodeResult, PrefillPoint, Setting, arith
 from .specs.hardware import Hardware, load_hardware
@@ -40,21 +41,21 @@ def __getattr__(name: str) -> Any:
 
 def setting(hardware: str | Hardware, model: str | ModelShape, *, dtype: str = "bf16",
             weight_dtype: str | None = None, kv_dtype: str | None = None,
-            attention: str | None = None, batch: int = 1, kv_cache: str = "window") -> Setting:
+            attention: str | None = None, batch: int = 1, kv_cache: str = "window",
+            fusion: str = "none") -> Setting:
     """A :class:`Setting` from names or paths (``"H100-SXM"``, ``"my/device.toml"``) or specs.
 
-    ``attention=None`` is ``tiled`` on a device whose file gives its SRAM per SM, else ``ideal``
-    (with a warning). A model whose weights do not fit in the device's memory is a warning.
-    ``kv_cache``: a sliding-window layer's cache, ``"window"`` (the last W tokens) or ``"full"``.
+    ``attention=None`` is ``kernel``: the FlashAttention-2 order at the released kernels'
+    128-row tiles, behind the device's caches where its file gives them. A model whose weights
+    do not fit in the device's memory is a warning. ``kv_cache``: a sliding-window layer's
+    cache, ``"window"`` (the last W tokens) or ``"full"``. ``fusion``: ``"none"`` (element-wise
+    operations as separate kernels, as vLLM runs them) or ``"elementwise"`` (folded into the
+    neighbouring GEMM or attention kernel, as TensorRT-LLM and compiled graphs do).
     """
     hw = hardware if isinstance(hardware, Hardware) else load_hardware(hardware)
     mo = model if isinstance(model, ModelShape) else load_model(model)
-    if attention is None:
-        attention = "tiled" if hw.sram_per_sm is not None else "ideal"
-        if hw.sram_per_sm is None:
-            warnings.warn(f"{hw.name} gives no on-chip SRAM per SM, which tiled attention needs: "
-                          "using ideal attention (set attention to choose)", stacklevel=2)
-    s = Setting(hw, mo, dtype, weight_dtype, kv_dtype, attention, batch, kv_cache)
+    s = Setting(hw, mo, dtype, weight_dtype, kv_dtype, attention or DEFAULT_ATTENTION, batch,
+                kv_cache, fusion)
     weights = arith.value(s.forms["weights"], s.numbers())
     if weights > hw.memory_capacity:
         warnings.warn(f"{mo.name}'s weights ({weights / 1e9:.4g} GB in "
@@ -80,7 +81,7 @@ class PrefillTable:
         from .derive.transformer import prefill_operations, total_bytes, total_flops
 
         s = self.setting
-        ops = prefill_operations(s.architecture, s.attention)
+        ops = prefill_operations(s.architecture, s.attention, caches=s.caches)
         return {"flops": evaluate.exact(total_flops(ops), s),
                 "bytes": evaluate.exact(total_bytes(ops), s),
                 "time": evaluate.exact(total_time(ops), s)}
@@ -90,7 +91,7 @@ class PrefillTable:
         return {
             "hardware": s.hardware.name, "model": s.model.name, "dtype": s.dtype,
             "precision": s.precision, "attention": s.attention, "batch": s.batch,
-            "ridge_intensity": s.ridge,
+            "fusion": s.fusion, "caches": list(s.caches), "ridge_intensity": s.ridge,
             "results": [{"prompt_tokens": p.prompt_tokens, "time_s": p.time_s, "flops": p.flops,
                          "bytes": p.bytes, "intensity": p.intensity, "bound": p.bound,
                          "operations": [o._asdict() for o in p.operations]}
@@ -188,7 +189,7 @@ class CrossoverTable:
         branch re-derived by SymPy (the text is never parsed back)."""
         from .derive.crossovers import crossovers
 
-        solved = crossovers(self.setting.architecture)
+        solved = crossovers(self.setting.architecture, self.setting.caches)
         return {n: solved[n].branch(tuple(int(i) for i in v.branch.split(",")) if v.branch
                                     else ()).root for n, v in self.values.items()}
 
@@ -231,7 +232,8 @@ def ttft(hardware: str | Hardware, model: str | ModelShape, *, prompt: int | Non
          slo: float | None = None, parallel: str | None = None, speedup: float | None = None,
          replicas: int = 1, batch_prompts: int | None = None, chunk: int | None = None,
          dtype: str = "bf16", weight_dtype: str | None = None, kv_dtype: str | None = None,
-         attention: str | None = None) -> TTFTResult:
+         attention: str | None = None, kv_cache: str = "window",
+         fusion: str = "none") -> TTFTResult:
     """Mean time to first token of prompts of ``prompt`` tokens (or lengths drawn from
     ``prompt_dist``, a file or a :class:`~roofline.specs.distribution.Distribution`) arriving
     at ``rate`` per second: execution (the roofline prefill, one sequence) and queueing (DistServe
@@ -278,7 +280,7 @@ def ttft(hardware: str | Hardware, model: str | ModelShape, *, prompt: int | Non
         queueing.checks.check_batch(batch_prompts)
     queueing.queue_model(1.0, None, parallel, speedup, replicas)  # the options, before any work
     s = setting(hardware, model, dtype=dtype, weight_dtype=weight_dtype, kv_dtype=kv_dtype,
-                attention=attention)
+                attention=attention, kv_cache=kv_cache, fusion=fusion)
     longest, context = int(dist.lengths.max()), s.model.max_position
     if longest > context:
         what = (f"prompt: {longest} tokens" if prompt_dist is None else

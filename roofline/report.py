@@ -39,13 +39,18 @@ BATCHES = (1, 64)
 DERIVATIONS = ("roofline.ridge", "roofline.time", "projection.flops", "projection.bytes",
                "projection.intensity", "attention.flops", "attention.naive.bytes",
                "attention.naive.score_bytes", "attention.tiled.block_c", "attention.tiled.bytes",
-               "attention.tiled_fa2.bytes", "attention.ideal.bytes", "kv_cache.bytes")
+               "attention.tiled_fa2.bytes", "attention.kernel.bytes", "attention.ideal.bytes",
+               "levels.kernel.working_set", "levels.kernel.sharing", "levels.kernel.hbm_bytes",
+               "levels.kernel.l2_bytes", "kv_cache.bytes")
 FIGURES = {
-    "roofline": "The roofline: the memory ceiling and one compute ceiling per data type, each "
-                "ridge P/β annotated; the prefill's projections, attention (naive, tiled, "
-                "ideal) and the whole prefill at each prompt length (marker size), and decode "
-                "steps, at their intensity and attained FLOP/s; the dotted line is the "
-                "intensity that tiled attention tends to with this SRAM per SM.",
+    "roofline": "The hierarchical roofline: the HBM ceiling, a ceiling for each further memory "
+                "level the device's file gives (L2, L3, SRAM) and one compute ceiling per data "
+                "type, each ridge P/β annotated; the prefill's projections, attention (naive, "
+                "kernel, ideal) and the whole prefill at each prompt length (marker size), and "
+                "decode steps, at their HBM intensity and attained FLOP/s, the cached attention "
+                "once more at each level's intensity; the dotted vertical line is the intensity "
+                "that tiled attention tends to with this SRAM per SM if every re-read came from "
+                "HBM (no cache).",
     "time": "Prefill time against prompt length, in total and per operation class (solid: "
             "compute-bound, dashed: memory-bound); each crossover of the report's attention "
             "mode, and each one that holds for every mode, is a numbered vertical line, listed "
@@ -136,11 +141,14 @@ def _device(s: Setting) -> list[str]:
             ["ridge P/β", f"{grouped(s.ridge)} FLOP/byte"],
             ["device memory", si(hw.memory_capacity, "B")],
             ["on-chip SRAM per SM", sram],
+            *_levels(hw),
             ["model", f"{mo.name}: {mo.parameters:,} parameters, D = {mo.hidden_size}, "
                       f"L = {mo.num_layers}, n_q = {mo.num_heads}, n_kv = {mo.num_kv_heads}, "
                       f"H = {mo.head_dim}, F = {mo.intermediate_size}, V = {mo.vocab_size}"],
             ["precision", ", ".join(f"{k} {v}" for k, v in s.precision.items())],
-            ["attention", f"{s.attention}; batch {s.batch}"]]
+            ["attention", f"{s.attention}; batch {s.batch}"],
+            ["element-wise work", "fused into the neighbouring kernels" if s.fusion != "none"
+             else "separate kernels through HBM"]]
     if mo.window != "none":
         layers = "every layer" if mo.window == "all" else \
             f"{mo.window_layers} of {mo.num_layers} layers"
@@ -164,6 +172,61 @@ def markdown(s: Setting, prefill: PrefillTable, crossovers: CrossoverTable,
     return "\n".join(out).rstrip() + "\n"
 
 
+def _levels(hw: Any) -> list[list[str]]:
+    """The device's memory levels beyond HBM, as its file gives them."""
+    rows = []
+    for name, size, bw in (("L2 cache", hw.l2_bytes, hw.l2_bandwidth),
+                           ("L3 cache", hw.l3_bytes, hw.l3_bandwidth)):
+        if size is not None:
+            rows.append([name, si(size, "B") + (f", {si(bw, 'B/s')}" if bw else "")])
+    if hw.sram_bandwidth is not None:
+        rows.append(["SRAM bandwidth (all SMs)", si(hw.sram_bandwidth, "B/s")])
+    return rows
+
+
+def _binding_text(s: Setting, prefill: PrefillTable,
+                  values: dict[str, CrossoverValue]) -> str:
+    """Which memory level binds attention at the table's prompt lengths, where the K and V the
+    thread blocks in flight re-read outgrow the cache, and what the SRAM-only count (every
+    re-read from HBM) would have said."""
+    if not s.caches:
+        return ""
+    name = {"compute": "compute", "hbm": "HBM", "l2": "L2", "l3": "L3", "sram": "SRAM"}
+    runs: list[tuple[str, int, int]] = []
+    for p in prefill.points:
+        levels = {o.level for o in p.operations if o.kind == "attention"}
+        level = name[max(levels, key=list(name).index)]
+        if runs and runs[-1][0] == level:
+            runs[-1] = (level, runs[-1][1], p.prompt_tokens)
+        else:
+            runs.append((level, p.prompt_tokens, p.prompt_tokens))
+    spans = [f"{lv} at T = {a:,}" if a == b else f"{lv} at T = {a:,}–{b:,}" for lv, a, b in runs]
+    parts = [f"Attention ({s.attention}) is bound by {', by '.join(spans)}."]
+    spill = values.get(f"attention_cache_spill_tokens.{s.attention}")
+    if spill is not None and spill.exists:
+        last = s.caches[-1]
+        size = s.hardware.l2_bytes if last == "l2" else s.hardware.l3_bytes
+        parts.append(f"Its K and V outgrow the {si(size, 'B')} {last.upper()} at "
+                     f"T = {spill.value:,.0f}; beyond, part of the re-reads reach HBM.")
+    old = _uncached(s)
+    v = old.get(f"prefill_compute_bound_tokens.{s.attention}")
+    if v is not None and v.exists and v.ends_at:
+        parts.append(f"Charging every re-read to HBM (no cache, the first release's model, "
+                     f"which published kernels beat) would end the compute-bound regime at "
+                     f"T = {v.ends_at:,.0f}.")
+    return " ".join(parts)
+
+
+def _uncached(s: Setting) -> dict[str, CrossoverValue]:
+    """The crossovers of ``s`` on its device with no cache level: every re-read from HBM."""
+    from dataclasses import replace
+
+    from .evaluate import crossover_values
+
+    hw = replace(s.hardware, l2_bytes=None, l3_bytes=None, l2_bandwidth=None, l3_bandwidth=None)
+    return crossover_values(replace(s, hardware=hw))
+
+
 def _summary_text(s: Setting, prefill: PrefillTable,
                   values: dict[str, CrossoverValue]) -> str:
     parts = [f"Ridge {grouped(s.ridge)} FLOP/byte."]
@@ -178,6 +241,9 @@ def _summary_text(s: Setting, prefill: PrefillTable,
     d = prefill.decode
     v = values.get("decode_critical_batch")
     crit = f"; its projections reach the ridge at batch {v.value:,.0f}" if v and v.exists else ""
+    binding = _binding_text(s, prefill, values)
+    if binding:
+        parts.append(binding)
     parts.append(f"A decode step at batch {d.batch} (context {d.context_tokens:,}) has "
                  f"{grouped(d.intensity) if d.intensity >= 1000 else f'{d.intensity:.3g}'} "
                  f"FLOP/byte ({d.bound}-bound){crit}.")

@@ -52,17 +52,22 @@ def with_mode(setting: Setting, mode: str) -> Setting:
 @dataclass(frozen=True)
 class KindSweep:
     """A prefill over an array of prompt lengths, per operation kind (all layers): FLOPs, HBM
-    bytes and roofline time Σ count·max(F/P, Q/β); key ``"total"`` sums every kind."""
+    bytes and roofline time Σ count·max(F/P, Q/β, Q_level/β_level); key ``"total"`` sums every
+    kind. ``memory`` is each kind's memory time taken as one aggregated operation: its slowest
+    level, HBM or one whose traffic is derived (the evaluation's rule for the whole prefill)."""
 
     tokens: np.ndarray
     flops: dict[str, np.ndarray]
     bytes: dict[str, np.ndarray]
     time: dict[str, np.ndarray]  # seconds
     ridge: float
+    memory: dict[str, np.ndarray]  # seconds
+    peak: float
 
     def compute_bound(self, kind: str = "total") -> np.ndarray:
-        """Where the kind's FLOPs over its bytes reach the ridge (the evaluation's rule)."""
-        return self.flops[kind] >= self.ridge * self.bytes[kind]
+        """Where the kind's compute time reaches its aggregated memory time (the evaluation's
+        rule: at HBM alone, the FLOPs over the bytes reach the ridge)."""
+        return self.flops[kind] / self.peak >= self.memory[kind]
 
 
 def by_kind(setting: Setting, tokens: np.ndarray | Sequence[int]) -> KindSweep:
@@ -72,22 +77,36 @@ def by_kind(setting: Setting, tokens: np.ndarray | Sequence[int]) -> KindSweep:
     flops: dict[str, np.ndarray] = {}
     nbytes: dict[str, np.ndarray] = {}
     time: dict[str, np.ndarray] = {}
+    beyond: dict[str, dict[str, np.ndarray]] = {}  # kind → level → bytes beyond the HBM bytes
     for op in evaluate.operations(setting, array=True):
         f = np.broadcast_to(op.count * op.flops(xs), xs.shape).astype(float)
         q = np.broadcast_to(op.count * op.bytes(xs), xs.shape).astype(float)
+        t = roofline_time(f, q, peak, bw)
+        served = {level: (level_bw, op.count * q_at(xs)) for level, level_bw, q_at in op.levels}
+        for level_bw, q_level in served.values():
+            t = np.maximum(t, q_level / level_bw)
         for key in (op.kind, "total"):
             flops[key] = flops.get(key, 0.0) + f
             nbytes[key] = nbytes.get(key, 0.0) + q
-            time[key] = time.get(key, 0.0) + roofline_time(f, q, peak, bw)
+            time[key] = time.get(key, 0.0) + t
+            for level, (_, q_level) in served.items():
+                extra = beyond.setdefault(key, {})
+                extra[level] = extra.get(level, 0.0) + q_level - q
     order = [k for k in (*KINDS, "total") if k in flops]
+    memory = {}
+    for k in order:
+        m = nbytes[k] / bw
+        for level, extra in beyond.get(k, {}).items():
+            m = np.maximum(m, (nbytes[k] + extra) / setting.level_bandwidths[level])
+        memory[k] = m
     return KindSweep(xs, {k: flops[k] for k in order}, {k: nbytes[k] for k in order},
-                     {k: time[k] for k in order}, setting.ridge)
+                     {k: time[k] for k in order}, setting.ridge, memory, peak)
 
 
 def intensity(setting: Setting, tokens: np.ndarray | Sequence[int],
               kinds: tuple[str, ...] = KINDS) -> np.ndarray:
     """FLOP per HBM byte of the prefill's operations of ``kinds`` (all of them by default)."""
-    ops = prefill_operations(setting.architecture, setting.attention)
+    ops = prefill_operations(setting.architecture, setting.attention, caches=setting.caches)
     return _numeric(total_flops(ops, kinds) / total_bytes(ops, kinds), T, setting)(
         _array(tokens, "prompt"))
 
@@ -223,10 +242,15 @@ class OperationPoint:
     flops: float
     bytes: float
     time_s: float
+    levels: tuple[tuple[str, float], ...] = ()  # bytes at each further memory level, if derived
 
     @property
     def intensity(self) -> float:
         return self.flops / self.bytes
+
+    def level_intensity(self, level: str) -> float:
+        """FLOP per byte at a further memory level ("l2", "l3", "sram")."""
+        return self.flops / dict(self.levels)[level]
 
     @property
     def attained(self) -> float:
@@ -234,12 +258,16 @@ class OperationPoint:
 
 
 def _class_point(label: str, group: str, tokens: int, ops: Sequence[Any]) -> OperationPoint:
+    """The operations ``ops`` as one point; the levels that every one of them has derived."""
+    names = [name for name, _ in ops[0].levels] if ops else []
+    shared = [n for n in names if all(n in dict(o.levels) for o in ops)]
+    levels = tuple((n, sum(dict(o.levels)[n] for o in ops)) for n in shared)
     return OperationPoint(label, group, tokens, sum(o.flops for o in ops),
-                          sum(o.bytes for o in ops), sum(o.time_s for o in ops))
+                          sum(o.bytes for o in ops), sum(o.time_s for o in ops), levels)
 
 
 def operation_points(setting: Setting, prompts: Sequence[int],
-                     modes: Sequence[str] = ("naive", "tiled", "ideal")) -> list[OperationPoint]:
+                     modes: Sequence[str] = ("naive", "kernel", "ideal")) -> list[OperationPoint]:
     """The prefill's projections, its attention in each of ``modes`` and the whole prefill (the
     setting's mode) at each prompt length, from :func:`roofline.evaluate.prefill`. Tiled modes
     are left out for a device that gives no SRAM size."""

@@ -81,6 +81,12 @@ P_peak = _real("P_peak")  # peak FLOP/s of the compute data type
 beta_hbm = _real("beta_hbm")  # memory (HBM) bandwidth; bytes/s
 M_sram = _real("M_sram")  # on-chip SRAM per streaming multiprocessor (FlashAttention's M); bytes
 C_mem = _real("C_mem")  # device memory capacity; bytes
+N_sm = _count("N_sm")  # streaming multiprocessors (compute units): thread blocks in flight
+M_l2 = _real("M_l2")  # L2 cache capacity (the last level on NVIDIA); bytes
+M_l3 = _real("M_l3")  # a cache beyond L2 (AMD's Infinity Cache, a TPU's CMEM); bytes
+beta_l2 = _real("beta_l2")  # L2 → SM bandwidth, whole device; bytes/s
+beta_l3 = _real("beta_l3")  # bandwidth of the cache beyond L2; bytes/s
+beta_sram = _real("beta_sram")  # shared-memory (SRAM, LDS) bandwidth, whole device; bytes/s
 
 # --- one operation on the roofline -----------------------------------------------------------
 F_op = _real("F_op")  # FLOPs of one operation
@@ -127,6 +133,13 @@ CATALOGUE: dict[str, SymbolInfo] = {
         SymbolInfo(beta_hbm, "memory (HBM) bandwidth", "bytes/s"),
         SymbolInfo(M_sram, "on-chip SRAM per streaming multiprocessor", "bytes"),
         SymbolInfo(C_mem, "device memory capacity", "bytes"),
+        SymbolInfo(N_sm, "streaming multiprocessors (compute units): thread blocks in flight",
+                   "1"),
+        SymbolInfo(M_l2, "L2 cache capacity", "bytes"),
+        SymbolInfo(M_l3, "capacity of a cache beyond L2 (Infinity Cache, CMEM)", "bytes"),
+        SymbolInfo(beta_l2, "L2 bandwidth to the SMs, whole device", "bytes/s"),
+        SymbolInfo(beta_l3, "bandwidth of the cache beyond L2", "bytes/s"),
+        SymbolInfo(beta_sram, "shared-memory (SRAM) bandwidth, whole device", "bytes/s"),
         SymbolInfo(F_op, "FLOPs of one operation", "FLOP"),
         SymbolInfo(Q_op, "HBM bytes of one operation", "bytes"),
         SymbolInfo(I_op, "arithmetic intensity of one operation", "FLOP/byte"),
@@ -159,7 +172,9 @@ _LATEX_NAMES = {
     "d_in": r"d_{\mathrm{in}}", "d_out": r"d_{\mathrm{out}}",
     "b_w": "b_{w}", "b_a": "b_{a}", "b_kv": r"b_{\mathrm{kv}}",
     "P_peak": r"P_{\mathrm{peak}}", "beta_hbm": r"\beta_{\mathrm{HBM}}",
-    "M_sram": r"M_{\mathrm{SRAM}}", "C_mem": r"C_{\mathrm{mem}}",
+    "M_sram": r"M_{\mathrm{SRAM}}", "C_mem": r"C_{\mathrm{mem}}", "N_sm": r"N_{\mathrm{SM}}",
+    "M_l2": r"M_{\mathrm{L2}}", "M_l3": r"M_{\mathrm{L3}}", "beta_l2": r"\beta_{\mathrm{L2}}",
+    "beta_l3": r"\beta_{\mathrm{L3}}", "beta_sram": r"\beta_{\mathrm{SRAM}}",
     "F_op": r"F_{\mathrm{op}}", "Q_op": r"Q_{\mathrm{op}}", "I_op": r"I_{\mathrm{op}}",
     "t_pre": r"t_{\mathrm{pre}}", "t_slo": r"t_{\mathrm{SLO}}", "t_mean": r"\bar{t}",
     "t_sq": r"\overline{t^{2}}", "K_intra": r"K_{\mathrm{intra}}", "n_rep": r"n_{\mathrm{rep}}",

@@ -29,10 +29,10 @@ def test_hand_numbers_and_result(stand_in):
     assert r.point.max_rate_per_s == pytest.approx(20 / 3)
     d = r.as_dict()
     assert json.loads(json.dumps(d)) == d
-    assert d["total_s"] == pytest.approx(0.15) and d["attention"] == "tiled"
+    assert d["total_s"] == pytest.approx(0.15) and d["attention"] == "kernel"
     text = str(r)
     assert text.splitlines()[0].startswith("time to first token at 5 requests/s (H100-SXM, "
-                                           "Llama-3-8B, bf16, tiled attention; prompt 1000")
+                                           "Llama-3-8B, bf16, kernel attention; prompt 1000")
     assert "  total        150 ms" in text and r._repr_markdown_().startswith("```")
 
 

@@ -37,7 +37,7 @@ def test_prefill_json_has_the_documented_shape(capsys):
     code, out, _ = run(capsys, "prefill", "--hardware", "H100-SXM", "--model", "Llama-3-8B",
                        "--prompt", "128,2048", "--json")
     d = json.loads(out)
-    assert code == 0 and d["hardware"] == "H100-SXM" and d["attention"] == "tiled"
+    assert code == 0 and d["hardware"] == "H100-SXM" and d["attention"] == "kernel"
     assert [r["prompt_tokens"] for r in d["results"]] == [128, 2048]
     first = d["results"][0]
     assert set(first) >= {"time_s", "flops", "bytes", "intensity", "bound", "operations"}
@@ -57,7 +57,7 @@ def test_prefill_beyond_context_warns(capsys):
     (["--prompt", "12x"], "--prompt: each value must be a positive integer (got '12x')"),
     (["--batch", "-3"], "--batch: must be a positive integer (got '-3')"),
     (["--dtype", "fp64"], "--dtype: H100-SXM has no fp64"),
-    (["--attention", "flash"], "--attention: must be one of naive, tiled, tiled_fa2, ideal"),
+    (["--attention", "flash"], "--attention: must be one of naive, tiled, tiled_fa2, kernel, ideal"),
     (["--weight-dtype", "int3"], "--weight-dtype: must be one of fp64, fp32, tf32, bf16"),
     (["--prompt", "128,,256"], "--prompt: has an empty value between commas (got '128,,256')"),
 ])
@@ -84,8 +84,7 @@ def test_warnings_name_what_does_not_fit(capsys):
                          "--prompt", "128")
     assert code == 0 and out
     lines = err.strip().splitlines()
-    assert "roofline: warning: TPU-v4 gives no on-chip SRAM per SM" in lines[0]
-    assert lines[1] == ("roofline: warning: Mixtral-8x7B's weights (93.41 GB in bf16) do not fit "
+    assert lines[0] == ("roofline: warning: Mixtral-8x7B's weights (93.41 GB in bf16) do not fit "
                         "in TPU-v4's memory (34.36 GB): the model assumes they do")
 
 

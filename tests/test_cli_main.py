@@ -116,7 +116,7 @@ def test_the_title_names_weight_and_kv_dtypes_that_differ(capsys):
     code, out, _ = run(capsys, "prefill", *SETTING, "--prompt", "128", "--weight-dtype", "int4",
                        "--kv-dtype", "fp8")
     assert code == 0 and out.startswith("Prefill of Llama-3-8B on H100-SXM (bf16, weights int4, "
-                                        "KV cache fp8, tiled attention, batch 1;")
+                                        "KV cache fp8, kernel attention, batch 1;")
     code, out, _ = run(capsys, "crossover", *SETTING, "--weight-dtype", "bf16", "--kv-dtype",
                        "fp8")
     assert code == 0 and out.startswith("Crossovers of Llama-3-8B on H100-SXM (bf16, KV cache "

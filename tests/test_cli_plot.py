@@ -172,7 +172,7 @@ def test_report_target_is_a_folder(capsys, tmp_path, clash):
 
 
 def test_report_on_a_device_without_sram(capsys, tmp_path, monkeypatch):
-    # TPU-v4 gives no SRAM per SM: the default attention is ideal, with a warning (review M9)
+    # TPU-v4 gives no SRAM per SM: the default kernel attention needs none, and runs
     from matplotlib.figure import Figure
 
     from roofline import plot
@@ -180,8 +180,8 @@ def test_report_on_a_device_without_sram(capsys, tmp_path, monkeypatch):
     monkeypatch.setattr(plot, "figure", lambda *a, **k: Figure(figsize=(1, 1)))  # fast
     status, out, err = _run(capsys, "report", "--hardware", "TPU-v4", "-o", str(tmp_path / "r"))
     assert status == 0
-    assert "Llama-3-8B on TPU-v4 (bf16, ideal attention)" in out
-    assert "roofline: warning: TPU-v4 gives no on-chip SRAM per SM" in err
+    assert "Llama-3-8B on TPU-v4 (bf16, kernel attention)" in out
+    assert "SRAM" not in err
     assert (tmp_path / "r" / "report.md").is_file()
 
 

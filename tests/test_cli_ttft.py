@@ -28,7 +28,7 @@ def stand_in(monkeypatch):
 
 
 BASE = ["ttft", "--hardware", "H100-SXM", "--model", "Llama-3-8B"]
-M = "Llama-3-8B, bf16, tiled attention"
+M = "Llama-3-8B, bf16, kernel attention"
 
 
 def _json(capsys, argv):
@@ -143,7 +143,7 @@ def test_prompt_beyond_the_context_warns_like_prefill(capsys):
     assert warned == ["roofline: warning: prompt: 100000 tokens is beyond Llama-3-8B's "
                       "context of 8192 tokens"]
     assert out.startswith("time to first token at 0.01 requests/s (H100-SXM, Llama-3-8B, bf16, "
-                          "tiled attention; prompt 100000 tokens;")
+                          "kernel attention; prompt 100000 tokens;")
 
 
 def test_distribution_beyond_the_context_warns(capsys, tmp_path):
@@ -162,13 +162,14 @@ def test_no_warning_within_the_context(capsys):
 
 
 def test_default_attention_and_setting_warnings(capsys):
-    # TPU-v4 gives no SRAM per SM: ideal attention, with the api's warning
+    # TPU-v4 gives no SRAM per SM: the default kernel mode needs none (its tiles are the
+    # released kernels' own), so it is kept, without a warning
     out = _json(capsys, ["ttft", "--hardware", "TPU-v4", "--model", "Llama-3-8B", "--prompt",
                          "128", "--rate", "1", "--json"])
-    assert out["attention"] == "ideal"
+    assert out["attention"] == "kernel"
     _, warned = _warnings(capsys, ["ttft", "--hardware", "TPU-v4", "--model", "Llama-3-8B",
                                    "--prompt", "128", "--rate", "1"])
-    assert len(warned) == 1 and "TPU-v4 gives no on-chip SRAM per SM" in warned[0]
+    assert warned == []
     # Llama-3-8B's bf16 weights, 2 × 8,030,261,248 bytes = 16.06 GB, fit in TPU-v5e's 16 GiB
     # (17.18 GB, Google's Cloud TPU v5e page); OPT-13B's, 2 × 12,853,473,280 = 25.71 GB, do not
     _, warned = _warnings(capsys, ["ttft", "--hardware", "TPU-v5e", "--model", "Llama-3-8B",

@@ -65,7 +65,7 @@ def test_batching_and_chunking_text(capsys):
     assert added[4] == ("  stops helping at   0.159 prompts = projection crossover 326 rows / "
                         "2048 tokens")
     assert "one prompt is compute-bound already" in added[6]
-    assert added[7] == ("chunked prefill of 2048 tokens in chunks of 512 (4 chunks; tiled "
+    assert added[7] == ("chunked prefill of 2048 tokens in chunks of 512 (4 chunks; kernel "
                         "attention; the layers only, batch 1)")
     assert added[8].startswith("  chunk 0            ") and added[8].endswith(" ms (tokens 0–511)")
     assert added[11].endswith(" ms (tokens 1536–2047)")
@@ -113,7 +113,7 @@ def test_short_prompts_batch_until_the_crossover(capsys):
     text = capsys.readouterr().out
     assert "stops helping at   20.4 prompts = projection crossover 326 rows / 16 tokens" in text
     assert "compute-bound already" not in text
-    assert "(3 chunks; the last 2 tokens; tiled attention; the layers only, batch 1)" in text
+    assert "(3 chunks; the last 2 tokens; kernel attention; the layers only, batch 1)" in text
     assert "(tokens 14–15)" in text and "waits 100 ms for 1 more arrival)" in text
 
 
@@ -225,7 +225,7 @@ def test_setting_options_as_prefill(capsys):
     assert out["execution_s"] == pytest.approx(expected.queue.execution, rel=1e-12)
     assert out["execution_s"] < base["execution_s"]  # a quarter of the weight bytes
     first = _first_line(capsys, [*LLAMA, "--rate", "1", "--weight-dtype", "int4"])
-    assert "(H100-SXM, Llama-3-8B, bf16, int4 weights, tiled attention;" in first
+    assert "(H100-SXM, Llama-3-8B, bf16, int4 weights, kernel attention;" in first
 
 
 def test_batch_is_one_prompt_per_prefill(capsys):

@@ -15,7 +15,9 @@ cent (Gemma-2-9B on L40S: compute at 1,050, memory at 1,051, compute at 1,078, .
 sliding window, beyond which the intensity tends to a constant, so that the relaxed block size
 (⌈M/(4d)⌉ → M/(4d), under 1 % of the bytes) moves a root near that constant by far more
 (Phi-3-mini-4k on MI325X in tf32: memory-bound again from 48,887 tokens in closed form, from
-about 115,000 on the staircase)."""
+about 115,000 on the staircase). The kernel mode's fixed 128-row tiles at head dimension 256 are
+the widest: Gemma-2-9B on TPU-v6e is memory-bound again from 5,021 tokens in closed form, from
+about 4,500 on the staircase, where the exact intensity is 1.5 % below the ridge."""
 
 import math
 
@@ -25,9 +27,9 @@ from roofline.evaluate import Setting, crossover_value, prefill
 from roofline.specs.hardware import list_hardware
 from roofline.specs.model import list_models
 
-MODES = ("naive", "tiled", "tiled_fa2", "ideal")
+MODES = ("naive", "tiled", "tiled_fa2", "kernel", "ideal")
 TOLERANCE = 0.05
-NEAR = 0.01  # relative distance of the exact intensity from the ridge at an ill-conditioned root
+NEAR = 0.02  # relative distance of the exact intensity from the ridge at an ill-conditioned root
 
 
 def _settings():

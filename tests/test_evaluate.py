@@ -1,5 +1,7 @@
 """Evaluation: exact substitution and the numpy sweep agree; crossovers hold numerically."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -65,12 +67,13 @@ def test_crossovers_match_the_numeric_roots(h100_llama):
 
 
 def test_prefill_crossover_separates_memory_and_compute_bound(h100_llama):
-    c = crossover_values(h100_llama)["prefill_compute_bound_tokens.tiled"]
+    tiled = replace(h100_llama, attention="tiled")
+    c = crossover_values(tiled)["prefill_compute_bound_tokens.tiled"]
     # the closed form drops the tiles' ceilings: within a token or so of the exact model
-    below, above = prefill(h100_llama, [int(c.value) - 1, int(c.value) + 2])
+    below, above = prefill(tiled, [int(c.value) - 1, int(c.value) + 2])
     assert below.bound == "memory" and above.bound == "compute"
     assert c.ends_at is not None  # tiled attention's traffic takes over at long prompts
-    end, past = prefill(h100_llama, [int(c.ends_at) - 2, int(c.ends_at) + 2])
+    end, past = prefill(tiled, [int(c.ends_at) - 2, int(c.ends_at) + 2])
     assert end.bound == "compute" and past.bound == "memory"
 
 

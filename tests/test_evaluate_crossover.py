@@ -48,7 +48,7 @@ def _atoms_hold(c, choice, values, root):
 @pytest.mark.parametrize("batch", [1, 64])
 def test_each_value_is_its_branch_closed_form_and_the_branch_holds_there(batch):
     s = setting("A100-80GB-SXM", "Mixtral-8x7B", attention="tiled_fa2", batch=batch)
-    solved = crossovers(s.architecture)
+    solved = crossovers(s.architecture, s.caches)
     values = s.values()
     for name in ("prefill_compute_bound_tokens.tiled_fa2", "attention_dominates_time_tokens.tiled",
                  "projection_compute_bound_tokens"):
@@ -75,7 +75,7 @@ def test_a_branch_the_shipped_file_lacks_is_solved_when_needed():
     form = s.crossover_forms["projection_compute_bound_tokens"]
     assert v.exists and v.value < 4 and v.branch != form["main"]
     assert v.branch not in form["roots"]  # solved now by SymPy, not shipped
-    c = crossovers(s.architecture)["projection_compute_bound_tokens"]
+    c = crossovers(s.architecture, s.caches)["projection_compute_bound_tokens"]
     choice = tuple(int(i) for i in v.branch.split(","))
     (moe,) = [arg for atom, arg in c.branch(choice).choices if isinstance(atom, Min)]
     assert moe.has(T)  # the experts that receive a token: B·T·n_a
@@ -88,7 +88,7 @@ def test_a_tie_inside_a_min_is_no_second_root():
     s = setting("MI300X", "Mixtral-8x7B", dtype="fp8", attention="tiled_fa2")
     v = crossover_value(s, "prefill_compute_bound_tokens.tiled_fa2")
     assert v.exists and (v.ends_at is None or v.ends_at > 80_000)
-    c = crossovers(s.architecture)["prefill_compute_bound_tokens.tiled_fa2"]
+    c = crossovers(s.architecture, s.caches)["prefill_compute_bound_tokens.tiled_fa2"]
     assert any(isinstance(a, Max) for a in c.atoms)
 
 
@@ -97,4 +97,4 @@ def test_the_shipped_file_enumerates_no_branches():
     shipped settings, not every combination of Max/Min arguments (2ᵏ: a file of hundreds of MB
     once memory levels, windows and parallelism multiply them)."""
     size = (resources.files("roofline") / SHIPPED).stat().st_size
-    assert size < 4_000_000, size
+    assert size < 16_000_000, size

@@ -68,8 +68,8 @@ def test_gemma2_structure() -> None:
     assert m.post_norms and m.embed_scale and m.tied_embeddings
     assert m.values()["L_w"] == 21 and m.values()["W"] == 4096
     ops = [op.name for op in prefill(Setting(load_hardware("H100-SXM"), m), [16])[0].operations]
-    for name in ("embed_scale", "post_attn_norm", "post_mlp_norm", "attention.tiled",
-                 "attention.tiled.window"):
+    for name in ("embed_scale", "post_attn_norm", "post_mlp_norm", "attention.kernel",
+                 "attention.kernel.window"):
         assert name in ops
 
 
@@ -243,7 +243,7 @@ DEVICES = list_hardware()
 
 @settings(max_examples=40, deadline=None)
 @given(model=st.sampled_from(NEW), device=st.sampled_from(DEVICES),
-       mode=st.sampled_from(("naive", "tiled", "tiled_fa2", "ideal")),
+       mode=st.sampled_from(("naive", "tiled", "tiled_fa2", "kernel", "ideal")),
        batch=st.integers(1, 64), kv=st.sampled_from(("window", "full")))
 def test_every_crossover_satisfies_its_equality(model, device, mode, batch, kv) -> None:
     """At each crossover that exists, grows = other (the defining equality), evaluated from the

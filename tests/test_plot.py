@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from dataclasses import replace
 
 import matplotlib
 
@@ -82,9 +83,33 @@ def test_roofline_ceilings_ridges_and_points(s):
     assert _xy(_by_gid(ax, "sram:H100-SXM"))[0][0] == pytest.approx(4 * 128 * 228 / (388 * 2))
     assert ax.get_xscale() == ax.get_yscale() == "log"
     assert "(FLOP/byte)" in ax.get_xlabel() and "(FLOP/s)" in ax.get_ylabel()
-    for word in ("H100-SXM", "Llama-3-8B", "bf16", "tiled attention"):
+    for word in ("H100-SXM", "Llama-3-8B", "bf16", "kernel attention"):
         assert word in ax.get_title()
     _legend_clear_of_data(fig)
+
+
+def test_roofline_draws_each_level_and_places_cached_attention_once_per_level(s):
+    """The hierarchical roofline (Yang, Kurth & Williams, arXiv 2009.05257): a ceiling
+    β_level·I for the L2 and the SRAM that H100-SXM's file gives, and the kernel attention at
+    2,048 tokens once more at its L2 intensity: FLOPs over the bytes the L2 serves."""
+    fig = plot.roofline_figure(s, prompts=(2048,), batches=(1,))
+    ax = fig.axes[0]
+    for level, bw in (("l2", 6.2e12), ("sram", 33.45e12)):
+        x, y = _xy(_by_gid(ax, f"ceiling-{level}:H100-SXM"))
+        assert y / x == pytest.approx([bw, bw])
+    (point,) = evaluate.prefill(s, [2048])
+    (attn,) = [o for o in point.operations if o.kind == "attention"]
+    served = dict(attn.levels)
+    lx, ly = _xy(_by_gid(ax, "point:H100-SXM:attention.kernel:2048:l2"))
+    assert lx[0] == pytest.approx(attn.flops / served["l2"])
+    assert ly[0] == pytest.approx(attn.flops / attn.time_s)
+    hx, _ = _xy(_by_gid(ax, "point:H100-SXM:attention.kernel:2048"))
+    assert hx[0] > 5 * lx[0]  # the L2 serves far more bytes than reach HBM at 2,048 tokens
+    assert attn.level == "l2"  # and its time is the L2's
+    legend = [t.get_text() for t in fig.legends[0].get_texts()] if fig.legends else [
+        t.get_text() for t in ax.get_legend().get_texts()]
+    assert "L2 ceiling: 6.2 TB/s × FLOP per L2 byte" in legend
+    assert any("at its L2 intensity" in t for t in legend)
 
 
 def test_roofline_several_devices(s):
@@ -107,6 +132,7 @@ def _table(fig) -> tuple[list[str], list[list[str]]]:
 
 
 def test_time_lines_and_crossovers(s):
+    s = replace(s, attention="tiled")  # the paper's Algorithm 1: a regime that ends in range
     fig = plot.time_figure(s, max_prompt=2**20)  # the old range: every crossover on the axis
     ax = fig.axes[0]
     compute = _by_gid(ax, "time:H100-SXM:total:compute")
@@ -129,7 +155,8 @@ def test_time_lines_and_crossovers(s):
     assert _xy(ends)[0][0] == pytest.approx(values["prefill_compute_bound_tokens.tiled"].ends_at)
     # issue 14: the crossovers are a table under the plot, no longer a paragraph of legend
     headers, rows = _table(fig)
-    assert headers == ["crossover (tokens)", "tiled (drawn)", "naive", "tiled_fa2", "ideal"]
+    assert headers == ["crossover (tokens)", "tiled (drawn)", "naive", "tiled_fa2", "kernel",
+                       "ideal"]
     table = {row[0]: row[1:] for row in rows}
     value = values["prefill_compute_bound_tokens.tiled"].value
     ends_at = values["prefill_compute_bound_tokens.tiled"].ends_at
@@ -146,14 +173,14 @@ def test_time_lines_and_crossovers(s):
     # only the plotted mode (tiled) and the mode-free crossovers get a line; the other modes
     # are listed without one
     gids = {str(a.get_gid()) for a in ax.findobj()}
-    for mode in ("naive", "tiled_fa2", "ideal"):
+    for mode in ("naive", "tiled_fa2", "kernel", "ideal"):
         assert not [g for g in gids if g.startswith("crossover:") and g.endswith(f".{mode}")]
     # the numbered tags at the top of the lines never overlap one another
     r = _renderer(fig)
     boxes = [t.get_window_extent(r) for t in ax.texts if str(t.get_gid()).startswith("tag:")]
-    # projection 326, prefill (tiled) 426 and its end, attention dominates (tiled), naive
-    # scores, attention equals projection FLOPs, KV cache
-    assert len(boxes) == 7
+    # projection 326, prefill (tiled) 411 and its end, attention dominates (tiled), its Q and
+    # O outgrowing the L2 (3,028), naive scores, attention equals projection FLOPs, KV cache
+    assert len(boxes) == 8
     for i, a in enumerate(boxes):
         assert not any(a.overlaps(b) for b in boxes[i + 1:])
     assert ax.get_xlabel() == "prompt length T (tokens)" and "(s)" in ax.get_ylabel()
@@ -255,11 +282,11 @@ def test_phases(s):
     x, y = _xy(_by_gid(right, "crossover:H100-SXM:decode_critical_batch"))
     assert x[0] == pytest.approx(values["decode_critical_batch"].value)
     assert y[0] == pytest.approx(PEAK / BW)
-    x, y = _xy(_by_gid(left, "crossover:H100-SXM:prefill_compute_bound_tokens.tiled"))
-    assert x[0] == pytest.approx(values["prefill_compute_bound_tokens.tiled"].value)
+    x, y = _xy(_by_gid(left, "crossover:H100-SXM:prefill_compute_bound_tokens.kernel"))
+    assert x[0] == pytest.approx(values["prefill_compute_bound_tokens.kernel"].value)
     x, y = _xy(_by_gid(right, "decode:step"))
     assert y[0] == pytest.approx(evaluate.decode(s, 8192).intensity)  # B = 1
-    assert "tiled attention" in fig.get_suptitle() and "(FLOP/byte)" in left.get_ylabel()
+    assert "kernel attention" in fig.get_suptitle() and "(FLOP/byte)" in left.get_ylabel()
     _legend_clear_of_data(fig)
 
 
@@ -368,7 +395,7 @@ def test_roofline_two_devices_readable_by_device(s, mi300x):
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
     cap = sweeps.attention_intensity_limit(mi300x, "tiled")
     assert f"MI300X: tiled attention's SRAM ceiling: {cap:,.0f} FLOP/byte\n" \
-           "(T → ∞, 64 KiB SRAM per SM)" in labels
+           "(T → ∞, 64 KiB SRAM per SM, no cache)" in labels
     texts = {t.get_text(): t for t in ax.texts}
     assert texts[f"SRAM ceiling {cap:,.0f}"].get_color() == colors["MI300X"]
     # int8 counts operations: 1978.9 TOP/s on H100-SXM, beside fp8's FLOP/s; issue 14: the
@@ -432,10 +459,10 @@ def test_roofline_marks_what_does_not_fit_in_memory(s):
     assert many.get_markerfacecolor() == "white"  # hollow
     assert many.get_markeredgecolor() == many.get_color()
     # naive attention at 32,768 tokens: one layer's scores (68.7 GB) beside the weights do not
-    # fit; at 2,048 they do; tiled attention needs no score matrix
+    # fit; at 2,048 they do; fused (kernel) attention needs no score matrix
     assert _by_gid(ax, "point:H100-SXM:attention.naive:32768").get_markerfacecolor() == "white"
     assert _by_gid(ax, "point:H100-SXM:attention.naive:2048").get_markerfacecolor() != "white"
-    assert _by_gid(ax, "point:H100-SXM:attention.tiled:32768").get_markerfacecolor() != "white"
+    assert _by_gid(ax, "point:H100-SXM:attention.kernel:32768").get_markerfacecolor() != "white"
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
     assert any(t.startswith("hollow: does not fit in memory") for t in labels)
     _legend_clear_of_data(fig)
@@ -550,7 +577,7 @@ def test_sizes_and_intensities_formatted():
     cap = sweeps.attention_intensity_limit(tpu, "tiled")
     assert cap > 1000
     assert f"tiled attention's SRAM ceiling: {cap:,.0f} FLOP/byte\n" \
-           "(T → ∞, 128 MiB SRAM per SM)" in labels
+           "(T → ∞, 128 MiB SRAM per SM, no cache)" in labels
     assert ax.get_xlim()[1] > cap  # the ceiling is on the axes
     texts = [t.get_text() for t in ax.texts]
     assert any(t.startswith("int8: ") and t.endswith(" TOP/s") for t in texts)

@@ -45,7 +45,7 @@ def test_batching_times(h100):
     assert b.last_s == pytest.approx(at_four, rel=1e-12)
     assert b.execution_s == b.last_s and b.per_prompt_s == pytest.approx(at_four / 4)
     # ... and the derived batch_ttft_last substituted exactly (a second method)
-    exact = derive.batch_ttft_last(h100.model.architecture, h100.attention)
+    exact = derive.batch_ttft_last(h100.model.architecture, h100.attention, h100.caches)
     assert b.last_s == pytest.approx(float(exact.xreplace({**h100.values(), B: 4, T: 2048})),
                                      rel=1e-12)
     # the first prompt waits (b − 1)/R = 3/10 s for the batch to fill
@@ -182,7 +182,7 @@ def test_batching_and_chunking_check_prompt_and_rate(h100):
 
 
 # --- issue 14: chunks in the setting's attention mode ---------------------------------------------
-@pytest.mark.parametrize("mode", ["naive", "tiled", "tiled_fa2", "ideal"])
+@pytest.mark.parametrize("mode", ["naive", "tiled", "tiled_fa2", "kernel", "ideal"])
 def test_one_shot_is_the_ordinary_prefill_in_the_same_mode(h100, mode):
     # a second method: the core's derived prefill forms, the layers only (count L)
     from roofline.evaluate import prefill
@@ -225,8 +225,10 @@ def test_chunked_prefill_follows_the_attention_mode(h100):
     assert len({round(c.total_s, 6) for c in totals.values()}) == 3
     assert len({round(c.one_shot_s, 6) for c in totals.values()}) == 3
     # tiled re-reads Q and O once per key block: chunks of 512 over up to 8192 keys re-read the
-    # earlier keys' blocks, so chunking costs more than one-shot, unlike ideal attention
-    assert totals["tiled"].total_s > 1.03 * totals["tiled"].one_shot_s
+    # earlier keys' blocks, so chunking costs more than one-shot, unlike ideal attention (behind
+    # H100's L2 most re-reads are hits: under 1 % more)
+    assert 1.005 * totals["tiled"].one_shot_s < totals["tiled"].total_s < 1.02 * \
+        totals["tiled"].one_shot_s
     assert totals["ideal"].total_s < 1.001 * totals["ideal"].one_shot_s
     # naive chunks write q×(o+q) scores, never the whole 8192×8192: less than one-shot
     assert totals["naive"].total_s < totals["naive"].one_shot_s

@@ -132,7 +132,7 @@ def test_operation_points(s):
     points = sweeps.operation_points(s, [128, 2048])
     groups = {(p.group, p.tokens) for p in points}
     assert groups == {(g, t) for g in ("projection", "prefill", "attention.naive",
-                                       "attention.tiled", "attention.ideal")
+                                       "attention.kernel", "attention.ideal")
                       for t in (128, 2048)}
     whole = {p.tokens: p for p in points if p.group == "prefill"}
     for e in evaluate.prefill(s, [128, 2048]):
@@ -153,7 +153,10 @@ def test_device_without_sram_skips_tiled(tmp_path):
     s = api.setting(str(path), "Llama-3-8B", attention="ideal")
     assert s.hardware.sram_per_sm is None
     assert {p.group for p in sweeps.operation_points(s, [512])} == {
-        "projection", "prefill", "attention.naive", "attention.ideal"}
+        "projection", "prefill", "attention.naive", "attention.kernel", "attention.ideal"}
+    # the paper's tiled schedules need the SRAM size; without it they are left out
+    assert not any(p.group.startswith("attention.tiled") for p in sweeps.operation_points(
+        s, [512], modes=("naive", "tiled", "tiled_fa2", "kernel", "ideal")))
 
 
 @pytest.mark.parametrize("values", [[], [0], [-5], [float("nan")]])

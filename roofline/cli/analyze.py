@@ -50,12 +50,18 @@ def add_setting_arguments(p: argparse.ArgumentParser, hardware: str | None = Non
     p.add_argument("--weight-dtype", help="weights' data type (e.g. int4, fp8)")
     p.add_argument("--kv-dtype", help="KV cache's data type")
     p.add_argument("--attention", default=None,
-                   help="naive | tiled | tiled_fa2 | ideal (default: tiled, or ideal on a device "
-                   "whose file gives no SRAM per SM)")
+                   help="naive | tiled | tiled_fa2 | kernel | ideal (default kernel: the "
+                   "FlashAttention-2 order at the released kernels' 128-row tiles, behind the "
+                   "device's caches)")
     p.add_argument("--batch", default="1", help="sequences in the batch (default 1)")
     p.add_argument("--kv-cache", default="window", choices=("window", "full"),
                    help="a sliding-window layer's KV cache: the last W tokens in a rolling "
                    "buffer (window, the default, as Mistral's code and vLLM) or all T (full)")
+    p.add_argument("--fusion", default="none", choices=("none", "elementwise"),
+                   help="element-wise operations (norms, rotary, residual adds, the activation "
+                   "product) as separate kernels through HBM (none, the default, as vLLM) or "
+                   "folded into the neighbouring GEMM or attention kernel (elementwise, as "
+                   "TensorRT-LLM and compiled graphs)")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -82,7 +88,8 @@ def _options(args: argparse.Namespace) -> dict:
     """The setting's keyword options from the shared command-line arguments."""
     (batch,) = parse_ints(args.batch, "--batch", single=True)
     return {"dtype": args.dtype, "weight_dtype": args.weight_dtype, "kv_dtype": args.kv_dtype,
-            "attention": args.attention, "batch": batch, "kv_cache": args.kv_cache}
+            "attention": args.attention, "batch": batch, "kv_cache": args.kv_cache,
+            "fusion": args.fusion}
 
 
 def run_prefill(args: argparse.Namespace) -> int:

@@ -7,10 +7,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Architecture", "ATTENTION_MODES", "KINDS", "WINDOWS", "KV_CACHES"]
+__all__ = ["Architecture", "ATTENTION_MODES", "DEFAULT_ATTENTION", "FUSIONS", "KINDS", "WINDOWS",
+           "KV_CACHES"]
 
-# Attention modes of :mod:`roofline.derive.attention`.
-ATTENTION_MODES = ("naive", "tiled", "tiled_fa2", "ideal")
+# Attention modes of :mod:`roofline.derive.attention`; ``kernel`` is the default.
+ATTENTION_MODES = ("naive", "tiled", "tiled_fa2", "kernel", "ideal")
+DEFAULT_ATTENTION = "kernel"
+# Element-wise work: separate kernels through HBM, or folded into the neighbouring GEMM or
+# attention kernel (:mod:`roofline.derive.transformer`).
+FUSIONS = ("none", "elementwise")
 # Kinds of operation in a prefill, in the order of the tables and figures.
 KINDS = ("projection", "attention", "elementwise", "embedding", "lm_head")
 # Which layers attend within a sliding window of W tokens (:mod:`roofline.derive.window`):
@@ -36,3 +41,4 @@ class Architecture:
     kv_cache: str = "window"  # one of KV_CACHES (meaningful only with a window)
     post_norms: bool = False  # a norm after attention and after the MLP too (Gemma-2)
     embed_scale: bool = False  # embeddings multiplied by sqrt(D), element-wise (Gemma)
+    fusion: str = "none"  # one of FUSIONS: how the element-wise operations are run

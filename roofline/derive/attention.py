@@ -14,7 +14,16 @@ Modes:
   (Q read once, O and one logsumexp per row written once), inner loop over K, V blocks, which are
   read once per row block: T_r = ⌈T/B_r⌉ times. Block sizes as FlashAttention's Algorithm 1
   (B_r = min(⌈M/(4d)⌉, d)); FlashAttention-2 itself leaves them to tuning.
+- ``kernel``: the FlashAttention-2 loop order at the row tile of the released kernels, B_r = 128
+  query rows per thread block (FlashAttention-2's CUDA kernels, ``flash_fwd_launch_template.h``:
+  128-row tiles for head dimensions up to 128; FlashAttention-3, arXiv 2407.08608 §3 and its
+  ``hopper/`` kernels: 128-row tiles for head dimensions 128 and 256, 192 for 64). A larger tile
+  moves fewer bytes, so where a kernel uses more rows the count is still a bound.
 - ``ideal``: Q, K, V read once and O written once: the lower bound of any exact algorithm.
+
+Each tiled count is what the schedule moves into the SRAM of the SMs; without a cache between
+them and HBM it is the HBM traffic. :mod:`roofline.derive.levels` splits it over a cache
+hierarchy.
 
 Causal masking: the fused modes count the T(T+1)/2 query–key pairs on or below the diagonal
 (FlashAttention-2 §4.1: "with causal mask, we divide this number by 2") and skip the work above
@@ -36,10 +45,13 @@ from ..symbols import B, H, M_sram, T, b_a, n_kv, n_q
 from .architecture import ATTENTION_MODES
 from .entry import Entry
 
-__all__ = ["MODES", "long_prompts", "flops", "naive_bytes", "score_bytes", "tiled_bytes", "tiled_fa2_bytes",
-           "ideal_bytes", "hbm_bytes", "block_sizes", "entries"]
+__all__ = ["MODES", "KERNEL_ROWS", "long_prompts", "flops", "naive_bytes", "score_bytes",
+           "tiled_bytes", "tiled_fa2_bytes", "kernel_bytes", "ideal_bytes", "hbm_bytes",
+           "block_sizes", "row_block", "entries"]
 
 MODES = ATTENTION_MODES
+# Query rows per thread block of the released FlashAttention-2/-3 forward kernels (``kernel``).
+KERNEL_ROWS = Integer(128)
 
 FA1 = "FlashAttention (Dao et al. 2022, arXiv 2205.14135)"
 FA2 = "FlashAttention-2 (Dao 2023, arXiv 2307.08691)"
@@ -125,16 +137,33 @@ def tiled_bytes(causal: bool = True, smooth: bool = False) -> Expr:
     return B * n_q * b_a * per_head
 
 
-def tiled_fa2_bytes(causal: bool = True, smooth: bool = False) -> Expr:
+def row_block(mode: str, smooth: bool = False) -> Expr:
+    """B_r, the query rows of one thread block in the FlashAttention-2 order: Algorithm 1's
+    min(⌈M/(4d)⌉, d) (``tiled_fa2``) or the kernels' 128 (``kernel``)."""
+    if mode == "kernel":
+        return KERNEL_ROWS
+    if mode == "tiled_fa2":
+        return block_sizes(smooth)[1]
+    raise ValueError(f"{mode!r} has no row blocks in the FlashAttention-2 order")
+
+
+def kernel_bytes(causal: bool = True, smooth: bool = False) -> Expr:
+    """The FlashAttention-2 order at the released kernels' B_r = 128 (:data:`KERNEL_ROWS`):
+    :func:`tiled_fa2_bytes` with that row block."""
+    return tiled_fa2_bytes(causal, smooth, KERNEL_ROWS)
+
+
+def tiled_fa2_bytes(causal: bool = True, smooth: bool = False, rows: Expr | None = None) -> Expr:
     """FlashAttention-2 order, per query head: Q read once, O and the logsumexp written once;
-    K and V read once per row block: 2·H elements per visited key row.
+    K and V read once per row block: 2·H elements per visited key row. ``rows`` is the row
+    block B_r (Algorithm 1's by default).
 
     Visited key rows: T·T_r, or causally Σ_i min((i+1)·B_r, T) = T + B_r·T_r(T_r − 1)/2.
     With B_r = min(⌈M/(4d)⌉, d) the re-reads stop falling once M ≥ 4·d² elements
     (M_sram ≥ 4·H²·b_a bytes): beyond it the non-causal traffic is ≈ 2·T²·(H/B_r) = 2·T² per
     head (T² causally).
     """
-    _, b_r = block_sizes(smooth)
+    b_r = block_sizes(smooth)[1] if rows is None else rows
     t_r = _blocks(T, b_r, smooth)
     keys = T + b_r * t_r * (t_r - 1) / 2 if causal else T * t_r
     per_head = 2 * T * H + T + 2 * H * keys
@@ -159,6 +188,8 @@ def hbm_bytes(mode: str, causal: bool = True, smooth: bool = False) -> Expr:
         return tiled_bytes(causal, smooth)
     if mode == "tiled_fa2":
         return tiled_fa2_bytes(causal, smooth)
+    if mode == "kernel":
+        return kernel_bytes(causal, smooth)
     if mode == "ideal":
         return ideal_bytes()
     raise ValueError(f"unknown attention mode {mode!r}; valid: {', '.join(MODES)}")
@@ -200,6 +231,12 @@ def entries() -> list[Entry]:
               "HBM bytes in FlashAttention-2's loop order, causal", "bytes",
               f"{FA2} Algorithm 1 and §3.1 (loop order); block sizes from {FA1}",
               (per_layer, causal, "B_r = min(⌈M/(4d)⌉, d): no gain from SRAM beyond 4·d²·b_a")),
+        Entry("attention.kernel.bytes", kernel_bytes(),
+              "bytes into SRAM of the released kernels' schedule (FlashAttention-2 order, "
+              "128-row tiles), causal; its HBM bytes without a cache", "bytes",
+              f"{FA2} Algorithm 1; 128-row tiles of its CUDA kernels "
+              "(flash_fwd_launch_template.h) and of FlashAttention-3 (arXiv 2407.08608)",
+              (per_layer, causal, "B_r = 128 query rows per thread block")),
         Entry("attention.ideal.bytes", ideal_bytes(),
               "HBM bytes of ideal fused attention: Q, K, V read once, O written once", "bytes",
               "scaling-book 'All About Transformer Inference' (attention intensity S·T/(S+T))",

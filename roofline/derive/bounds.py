@@ -2,18 +2,24 @@
 
 Source: Williams, Waterman, Patterson, "Roofline" (CACM 2009); scaling-book "All About
 Rooflines": attainable = min(P_peak, I·beta_hbm); T_lower = max(F/P, Q/β) (perfect overlap),
-T_upper = F/P + Q/β (no overlap).
+T_upper = F/P + Q/β (no overlap). With a memory hierarchy (Yang, Kurth & Williams, "Hierarchical
+Roofline Analysis", arXiv 2009.05257): the time is the largest of the compute time and each
+level's bytes over its bandwidth, max(F/P, Q/β_HBM, Q_L2/β_L2, ...).
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterable
 
 from sympy import Expr, Integer, Max, Min
 
 from ..symbols import F_op, I_op, P_peak, Q_op, beta_hbm
 from .entry import Entry
+from .levels import BANDWIDTH
 from .transformer import Architecture, Operation, prefill_operations
 
-__all__ = ["ridge", "attainable", "op_time", "op_time_no_overlap", "total_time", "entries"]
+__all__ = ["ridge", "attainable", "op_time", "memory_time", "op_time_no_overlap", "total_time",
+           "entries"]
 
 SOURCE = "Williams et al., 'Roofline' (CACM 2009); scaling-book 'All About Rooflines'"
 
@@ -28,9 +34,16 @@ def attainable(intensity: Expr = I_op) -> Expr:
     return Min(P_peak, intensity * beta_hbm)
 
 
-def op_time(flops: Expr = F_op, nbytes: Expr = Q_op) -> Expr:
-    """Lower bound of one operation's time: max(F/P_peak, Q/beta_hbm)."""
-    return Max(flops / P_peak, nbytes / beta_hbm)
+def memory_time(nbytes: Expr = Q_op, levels: Iterable[tuple[str, Expr]] = ()) -> Expr:
+    """The slowest memory level's time: max(Q/beta_hbm, Q_level/beta_level, ...)."""
+    return Max(nbytes / beta_hbm, *(q / BANDWIDTH[level] for level, q in levels))
+
+
+def op_time(flops: Expr = F_op, nbytes: Expr = Q_op,
+            levels: Iterable[tuple[str, Expr]] = ()) -> Expr:
+    """Lower bound of one operation's time: max(F/P_peak, Q/beta_hbm), and the time at each
+    further memory level of ``levels`` ((level, bytes) pairs) where given."""
+    return Max(flops / P_peak, memory_time(nbytes, levels))
 
 
 def op_time_no_overlap(flops: Expr = F_op, nbytes: Expr = Q_op) -> Expr:
@@ -40,7 +53,7 @@ def op_time_no_overlap(flops: Expr = F_op, nbytes: Expr = Q_op) -> Expr:
 
 def total_time(ops: list[Operation]) -> Expr:
     """Σ count·max(F_i/P, Q_i/β): every operation bound by its own roof, run one after another."""
-    return sum((op.count * op_time(op.flops, op.bytes) for op in ops), Integer(0))
+    return sum((op.count * op_time(op.flops, op.bytes, op.levels) for op in ops), Integer(0))
 
 
 def entries() -> list[Entry]:

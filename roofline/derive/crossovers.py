@@ -20,12 +20,12 @@ from dataclasses import dataclass
 from functools import cache, cached_property
 from math import prod
 
-from sympy import (Dummy, Expr, Integer, Max, Min, Poly, Pow, Rational, Symbol, cancel, expand,
-                   factor, factor_terms, nan, oo, solve, zoo)
+from sympy import (Dummy, Expr, Integer, Max, Min, Poly, PolynomialError, Pow, Rational, Symbol,
+                   cancel, expand, factor, factor_terms, nan, oo, solve, together, zoo)
 
-from ..symbols import B, C_mem, M_sram, P_peak, T, W, b_a, beta_hbm
-from . import attention, window
-from .bounds import op_time, ridge
+from ..symbols import B, C_mem, M_l2, M_l3, M_sram, N_sm, P_peak, T, W, b_a, beta_hbm
+from . import attention, levels, window
+from .bounds import memory_time
 from .decode import decode_operations, model_kv_cache_bytes
 from .entry import Entry
 from .transformer import (Architecture, Operation, prefill_operations, total_bytes, total_flops,
@@ -41,6 +41,8 @@ _ATTENTION_SOURCE = {
     "tiled": f"{FA1} Algorithm 1 and Theorem 2: Θ(T²H²/M) traffic caps it at about 4·B_c/(3·b_a)",
     "tiled_fa2": "FlashAttention-2 (arXiv 2307.08691) loop order: K, V re-read per row block "
                  "caps the intensity at about 2·B_r/b_a",
+    "kernel": "FlashAttention-2 (arXiv 2307.08691) loop order at the released kernels' "
+              "128-row tiles: K, V re-read per row block cap the intensity at about 2·128/b_a",
     "ideal": "scaling-book 'All About Transformer Inference': ideal attention intensity "
              "S·T/(S+T)",
 }
@@ -86,7 +88,8 @@ class Crossover:
     unknown: Symbol
     grows: Expr  # the side that overtakes as the unknown grows
     other: Expr
-    kind: str  # "intensity" (grows = FLOPs, other = ridge·bytes) | "memory" | "balance"
+    kind: str  # "intensity" (grows = FLOPs, other = P_peak·memory time) | "memory" | "balance"
+    # | "cache" (grows = a working set, other = a cache's capacity)
     regime: tuple[str, ...] = ()  # assumptions of the main branch, in words
     main: tuple[tuple[Expr, Expr], ...] = ()  # the main branch's choices for Max/Min atoms
     wide_form: bool = False  # whether neglecting activation traffic gives a useful simple form
@@ -159,7 +162,14 @@ def quadratic_root(equation: Expr, x: Symbol) -> Expr:
 
 
 def _coefficients(equation: Expr, x: Symbol) -> tuple[Expr, Expr, Expr]:
-    coeffs = Poly(equation, x).all_coeffs()
+    """(a₂, a₁, a₀) of the branch's equation in x. A branch with x in a denominator (a miss
+    fraction 1 − M/S with S ∝ x, over a sharing that grows with x) is multiplied through by it:
+    every denominator is a product of positive quantities, so the roots and the sign are kept."""
+    try:
+        coeffs = Poly(equation, x).all_coeffs()
+    except PolynomialError:
+        numerator, _ = together(equation).as_numer_denom()
+        coeffs = Poly(expand(numerator), x).all_coeffs()
     while len(coeffs) > 1 and coeffs[-1] == 0:  # a root at x = 0 is no crossover: divide it
         coeffs.pop()  # out (a polynomial without constant term, divided by x, drops that term)
     if len(coeffs) > 3:
@@ -196,18 +206,26 @@ def _generic_roots(quadratic: bool) -> list[Expr]:
     return [r for r in roots if first(r)]
 
 
+def _memory(ops: list[Operation]) -> Expr:
+    """The memory time of a class of operations taken as one aggregated operation: its slowest
+    level, HBM or one the operations' traffic is derived at (each level's bytes summed)."""
+    present = [lv for lv in levels.LEVELS if any(lv in dict(op.levels) for op in ops)]
+    return memory_time(total_bytes(ops), [(lv, total_bytes(ops, level=lv)) for lv in present])
+
+
 def _sum_time(ops: list[Operation]) -> Expr:
     """One roofline time for a class of operations, taken as one aggregated operation."""
-    return op_time(total_flops(ops), total_bytes(ops))
+    return Max(total_flops(ops) / P_peak, _memory(ops))
 
 
-def _layer_projections(arch: Architecture, mode: str = "tiled") -> list[Operation]:
-    return [op for op in prefill_operations(arch, mode, smooth=True)
+def _layer_projections(arch: Architecture) -> list[Operation]:
+    return [op for op in prefill_operations(arch, "tiled", smooth=True)
             if op.kind == "projection"]
 
 
-def _attention(arch: Architecture, mode: str) -> list[Operation]:
-    return [op for op in prefill_operations(arch, mode, smooth=True) if op.kind == "attention"]
+def _attention(arch: Architecture, mode: str, caches: tuple[str, ...]) -> list[Operation]:
+    return [op for op in prefill_operations(arch, mode, smooth=True, caches=caches)
+            if op.kind == "attention"]
 
 
 def _main_choice(atom: Expr, memory_bound: bool = False) -> Expr:
@@ -219,6 +237,12 @@ def _main_choice(atom: Expr, memory_bound: bool = False) -> Expr:
     args = atom.args
     if isinstance(atom, Min) and W in args:
         return W  # min(T, W) → W: prompts longer than the sliding window
+    if any(a.has(M_l2, M_l3) for a in args) and 0 in args:
+        return Integer(0)  # max(0, 1 − M/S) → 0: the working set fits in the cache
+    if any(a.has(N_sm) for a in args) and not all(a.has(N_sm) for a in args):
+        if isinstance(atom, Min):  # min(N_sm, T·n_q/(n_kv·B_r)) → N_sm: every SM on one head
+            return next(a for a in args if a == N_sm or a.has(N_sm))
+        return next(a for a in args if not a.has(N_sm))  # the working set of long prompts
     numbers = [a for a in args if a.is_number]
     if numbers:
         return next(a for a in args if not a.is_number)
@@ -228,7 +252,8 @@ def _main_choice(atom: Expr, memory_bound: bool = False) -> Expr:
             return fixed[0]  # min(n_e, rows·n_a)
         return next((a for a in args if a.has(M_sram)), args[0])  # min(H, B_c)
     bound = beta_hbm if memory_bound else P_peak
-    return next((a for a in args if a.has(bound)), args[0])
+    return next((a for a in args if a.has(bound)),
+                next((a for a in args if a.has(beta_hbm)), args[0]))  # memory time: HBM's
 
 
 def _cross(name, meaning, unit, source, unknown, grows, other, kind, regime=(),
@@ -243,41 +268,44 @@ def _cross(name, meaning, unit, source, unknown, grows, other, kind, regime=(),
 
 
 @cache
-def crossovers(arch: Architecture = Architecture()) -> dict[str, Crossover]:
-    """Every crossover of the catalogue for one architecture, by name."""
-    i_r = ridge()
+def crossovers(arch: Architecture = Architecture(),
+               caches: tuple[str, ...] = ()) -> dict[str, Crossover]:
+    """Every crossover of the catalogue for one architecture behind the cache levels
+    ``caches`` (:mod:`roofline.derive.levels`), by name."""
     out: list[Crossover] = []
     proj = _layer_projections(arch)
     out.append(_cross(
         "projection_compute_bound_tokens",
         "prompt length at which the layer's projections reach the ridge intensity", "tokens",
         f"{BOOK}: a matmul is compute-bound when its batch exceeds ≈ I_ridge·b_w/2", T,
-        total_flops(proj), i_r * total_bytes(proj), "intensity",
+        total_flops(proj), P_peak * _memory(proj), "intensity",
         ("projections of one layer (QKV, O, MLP) as one operation", "B sequences"), True))
+    cached = f"; cache levels from {levels.SOURCE}" if caches else ""
     for mode in attention.MODES:
-        ops = prefill_operations(arch, mode, smooth=True)
+        ops = prefill_operations(arch, mode, smooth=True, caches=caches)
         out.append(_cross(
             f"prefill_compute_bound_tokens.{mode}",
             f"prompt length at which the whole prefill ({mode} attention) reaches the ridge",
-            "tokens", f"{BOOK}; attention bytes from {FA1}", T,
-            total_flops(ops), i_r * total_bytes(ops), "intensity",
-            ("all operations as one: total FLOPs / total bytes", f"attention: {mode}"), True))
-    attn_t, proj_t = _attention(arch, "tiled"), proj
+            "tokens", f"{BOOK}; attention bytes from {FA1}{cached}", T,
+            total_flops(ops), P_peak * _memory(ops), "intensity",
+            ("all operations as one: total FLOPs / total bytes", f"attention: {mode}",
+             *(("the slowest memory level binds",) if caches else ())), True))
+    attn_t = _attention(arch, "tiled", caches)
     out.append(_cross(
         "attention_equals_projection_flops_tokens",
         "prompt length at which causal attention's FLOPs equal the projections' FLOPs", "tokens",
         f"{BOOK}: attention FLOPs equal QKVO FLOPs at T = 2D (MHA, non-causal, QKVO only)", T,
-        total_flops(attn_t), total_flops(proj_t), "balance",
+        total_flops(attn_t), total_flops(proj), "balance",
         ("one layer; causal attention; all projections (QKV, O, MLP)",)))
     for mode in attention.MODES:
-        attn = _attention(arch, mode)
+        attn = _attention(arch, mode, caches)
         attn_time = _sum_time(attn)
         # the catalogue shows attention memory-bound where its intensity is capped (naive, tiled)
-        slow = (attn_time,) if mode != "ideal" else ()
+        slow = (attn_time,) if mode not in ("ideal", "kernel") else ()
         out.append(_cross(
             f"attention_dominates_time_tokens.{mode}",
             f"prompt length at which {mode} attention's roofline time equals the projections'",
-            "tokens", f"{BOOK} (roofline time max(F/P, Q/β)); {FA1}", T,
+            "tokens", f"{BOOK} (roofline time max(F/P, Q/β)); {FA1}{cached}", T,
             attn_time, _sum_time(proj), "balance",
             ("one layer; each class as one operation at its own roof",
              "main branch: projections compute-bound; attention "
@@ -285,8 +313,20 @@ def crossovers(arch: Architecture = Architecture()) -> dict[str, Crossover]:
         out.append(_cross(
             f"attention_compute_bound_tokens.{mode}",
             f"prompt length at which {mode} attention reaches the ridge intensity", "tokens",
-            _ATTENTION_SOURCE[mode], T,
-            total_flops(attn), i_r * total_bytes(attn), "intensity", (f"attention: {mode}",)))
+            _ATTENTION_SOURCE[mode] + cached, T,
+            total_flops(attn), P_peak * _memory(attn), "intensity", (f"attention: {mode}",)))
+    if caches:
+        windowed = arch.window == "all"  # every layer windowed: its working set is the band's
+        last = caches[-1]
+        for mode in levels.TILED:
+            out.append(_cross(
+                f"attention_cache_spill_tokens.{mode}",
+                f"prompt length at which the data {mode} attention's thread blocks in flight "
+                f"re-read outgrow the {last.upper()} cache", "tokens", levels.SOURCE, T,
+                levels.working_set(mode, windowed, smooth=True), levels.CAPACITY[last],
+                "cache", ("N_sm thread blocks in flight, one per SM",
+                          "sliding-window layers: the keys of the band" if windowed else
+                          "global (full causal) layers")))
     weights = weight_bytes(arch)
     out.append(_cross(
         "naive_scores_exceed_memory_tokens",
@@ -313,14 +353,15 @@ def crossovers(arch: Architecture = Architecture()) -> dict[str, Crossover]:
         "decode batch at which one step's projections reach the ridge intensity", "sequences",
         f"{INFERENCE}: critical batch ≈ I_ridge·b_w/2 (240 in bf16 on TPU v5e, 120 with int8 "
         "weights)", B,
-        total_flops(dec), i_r * total_bytes(dec), "intensity",
+        total_flops(dec), P_peak * _memory(dec), "intensity",
         ("one decode step; projections of one layer as one operation",), True))
     return {c.name: c for c in out}
 
 
 def entries() -> list[Entry]:
+    """The crossovers of the default (Llama-style) architecture on a GPU with an L2 cache."""
     out = []
-    for c in crossovers().values():
+    for c in crossovers(Architecture(), ("l2",)).values():
         branch = c.main_branch
         root = branch.root
         steps: list[tuple[str, Expr]] = [

@@ -13,12 +13,14 @@ F FLOPs and Q HBM bytes takes max(F/P_peak, Q/beta_hbm) (scaling-book, "All Abou
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from sympy import (Eq, Expr, Integer, Min, Rational, Sum, Symbol, ceiling, floor, simplify, solve,
                    summation)
 
 from ..symbols import (B, H, K_intra, R, T, T_chunk, b_a, b_kv, i_chunk, n_e, n_kv, n_q, n_rep,
                        t_mean, t_pre, t_slo, t_sq)
-from . import attention
+from . import attention, levels
 from .bounds import ridge, total_time
 from .entry import Entry
 from .transformer import Architecture, Operation, layer_operations, prefill_operations
@@ -154,18 +156,21 @@ def inter_beats_intra_rate() -> Expr:
 
 
 # --- roofline times of batching and chunking -------------------------------------------------
-def batch_ttft_first(arch: Architecture = Architecture(), mode: str = "tiled") -> Expr:
+def batch_ttft_first(arch: Architecture = Architecture(), mode: str = "tiled",
+                     caches: Sequence[str] = ()) -> Expr:
     """TTFT of the first of B prompts batched into one prefill: it waits for the B − 1 later
-    arrivals (mean (B − 1)/R at Poisson rate R), then the batch's execution t_batch(B).
+    arrivals (mean (B − 1)/R at Poisson rate R), then the batch's execution t_batch(B) (its
+    attention behind the cache levels ``caches``).
 
     Queueing for the server itself is not counted (the server is free when the batch is full).
     """
-    return batch_wait() + total_time(prefill_operations(arch, mode))
+    return batch_wait() + batch_ttft_last(arch, mode, caches)
 
 
-def batch_ttft_last(arch: Architecture = Architecture(), mode: str = "tiled") -> Expr:
+def batch_ttft_last(arch: Architecture = Architecture(), mode: str = "tiled",
+                    caches: Sequence[str] = ()) -> Expr:
     """TTFT of the last prompt of the batch: only the batch's execution t_batch(B)."""
-    return total_time(prefill_operations(arch, mode))
+    return total_time(prefill_operations(arch, mode, caches=caches))
 
 
 def batch_wait() -> Expr:
@@ -221,7 +226,8 @@ def batch_stops_helping(arch: Architecture = Architecture()) -> Expr:
     return simplify(roots[0])
 
 
-def chunk_attention(mode: str = "ideal", index: Expr = i_chunk, size: Expr = T_chunk) -> Operation:
+def chunk_attention(mode: str = "ideal", index: Expr = i_chunk, size: Expr = T_chunk,
+                    caches: Sequence[str] = ()) -> Operation:
     """Attention of one chunk in ``mode``: q = ``size`` queries at offset o = index·size (the last
     q positions) over k = o + q keys, causal, one sequence, per layer. The chunk's own K, V come
     from its projection (b_a bytes); the o earlier keys and values from the KV cache (b_kv).
@@ -238,7 +244,13 @@ def chunk_attention(mode: str = "ideal", index: Expr = i_chunk, size: Expr = T_c
       or before o (visited by all q rows), the visits are a·q + Σ_{j=a}^{T_c−1} (k − j·B_c).
     - ``tiled_fa2`` (FlashAttention-2 order, row blocks of B_r aligned to the chunk): Q once, O and
       one logsumexp per row once; row block i reads the keys up to its last row, o + min((i+1)·B_r,
-      q): T_r·o cached plus q + B_r·T_r(T_r − 1)/2 own key rows, T_r = ⌈q/B_r⌉, 2·H elements each.
+      q): T_r·o cached plus q + B_r·T_r(T_r − 1)/2 own key rows, T_r = ⌈q/B_r⌉, 2·H elements each;
+      ``kernel`` the same at the kernels' B_r = 128.
+
+    Behind cache levels (``caches``) a tiled chunk is split over them as a prefill layer is
+    (:func:`roofline.derive.levels.behind`): its compulsory bytes are Q, O and the statistics of
+    its q rows per query head and the K, V of its k keys once per key/value head (its own at
+    b_a, the cache's at b_kv); the thread blocks in flight re-read those K and V.
 
     GQA as in :mod:`roofline.derive.attention`: naive and tiled read K, V once per query head.
     At o = 0, q = T each is that module's prefill attention of T tokens (B = 1).
@@ -259,18 +271,26 @@ def chunk_attention(mode: str = "ideal", index: Expr = i_chunk, size: Expr = T_c
         a = floor(o / b_c) + 1
         visits = a * q + (t_c - a) * k - b_c * (t_c - a) * (a + t_c - 1) / 2
         by = n_q * (b_a * (2 * q * H + q * H + 2 * q + visits * (3 * H + 4)) + b_kv * 2 * o * H)
-    elif mode == "tiled_fa2":
-        _, b_r = attention.block_sizes()
+    elif mode in ("tiled_fa2", "kernel"):
+        b_r = attention.row_block(mode)
         t_r = ceiling(q / b_r)
         own = q + b_r * t_r * (t_r - 1) / 2
         by = n_q * (b_a * (2 * q * H + q + 2 * H * own) + b_kv * 2 * H * t_r * o)
     else:
         raise ValueError(f"unknown attention mode {mode!r}; valid: {', '.join(attention.MODES)}")
-    return Operation(f"attention.chunk.{mode}", "attention", fl, by)
+    if mode not in levels.TILED or not caches:
+        return Operation(f"attention.chunk.{mode}", "attention", fl, by)
+    stats = 2 if mode == "tiled" else 1
+    key_bytes = 2 * H * (q * b_a + o * b_kv)  # one key/value head's K and V: own and cached
+    compulsory = n_q * b_a * (2 * q * H + stats * q) + n_kv * key_bytes
+    hbm, served = levels.behind(mode, caches, by, compulsory, key_bytes, q)
+    return Operation(f"attention.chunk.{mode}", "attention", fl, hbm.subs(B, 1),
+                     levels=tuple((level, b.subs(B, 1)) for level, b in served.items()))
 
 
 def chunk_operations(arch: Architecture = Architecture(), index: Expr = i_chunk,
-                     size: Expr = T_chunk, mode: str = "ideal") -> list[Operation]:
+                     size: Expr = T_chunk, mode: str = "ideal",
+                     caches: Sequence[str] = ()) -> list[Operation]:
     """Chunk ``index`` of one prompt: ``size`` new tokens at offset index·size, per layer.
 
     Projections and element-wise operations run over the chunk's rows; attention is that of
@@ -280,7 +300,7 @@ def chunk_operations(arch: Architecture = Architecture(), index: Expr = i_chunk,
     2·n_kv·H·i·c·b_kv bytes. One sequence (B = 1); embedding, final norm and LM head are left
     out (they cost the same chunked or not).
     """
-    return layer_operations(arch, size, chunk_attention(mode, index, size))
+    return layer_operations(arch, size, chunk_attention(mode, index, size, caches))
 
 
 def chunk_time(arch: Architecture = Architecture(), mode: str = "ideal") -> Expr:

@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from sympy import Expr, Integer, Min
 
 from ..symbols import B, D, F, H, L, T, T_pos, V, b_a, b_w, n_a, n_e, n_kv, n_q
-from . import attention, projection, window
+from . import attention, levels, projection, window
 from .architecture import KINDS, Architecture
 from .entry import Entry
 
@@ -52,13 +52,22 @@ _ACT_FLOPS = {"silu": 4, "gelu": 8, "relu": 1}
 
 @dataclass(frozen=True)
 class Operation:
-    """One operation: ``count`` × (``flops``, ``bytes``); ``count`` is L for per-layer ones."""
+    """One operation: ``count`` × (``flops``, ``bytes``); ``count`` is L for per-layer ones.
+    ``bytes`` are HBM bytes; ``levels`` the bytes each other memory level serves, where the
+    operation's traffic there is derived (:mod:`roofline.derive.levels`: fused attention)."""
 
     name: str
     kind: str  # one of KINDS
     flops: Expr
     bytes: Expr
     count: Expr = Integer(1)
+    levels: tuple[tuple[str, Expr], ...] = ()  # (level, bytes served), nearest the SMs first
+
+    def level_bytes(self, level: str) -> Expr:
+        """Bytes at ``level`` ("hbm", or one of ``levels.LEVELS``): an operation whose traffic
+        there is not derived moves its HBM bytes through it (every HBM byte passes the caches
+        and is staged in SRAM on its way)."""
+        return dict(self.levels).get(level, self.bytes) if level != "hbm" else self.bytes
 
 
 def _proj(name: str, rows: Expr, n_in: Expr, n_out: Expr, bias: bool) -> Operation:
@@ -121,8 +130,21 @@ def layer_operations(arch: Architecture, rows: Expr,
             *_mlp(arch, rows),
             *([_norm(arch, "post_mlp_norm", rows)] if post else []),
             _elementwise("residual_add.mlp", 1, rows * D, 2 * rows * D, rows * D)]
-    return [op if split and op.kind == "attention" else
-            Operation(op.name, op.kind, op.flops, op.bytes, L) for op in ops]
+    ops = [op if split and op.kind == "attention" else
+           Operation(op.name, op.kind, op.flops, op.bytes, L, op.levels) for op in ops]
+    return _fused(arch, ops)
+
+
+def _fused(arch: Architecture, ops: list[Operation]) -> list[Operation]:
+    """With ``fusion="elementwise"`` every element-wise operation (norms, rotary encoding,
+    residual adds, the activation product, the MoE combine, Gemma's embedding scale) is folded
+    into the GEMM or attention kernel beside it, as TensorRT-LLM's fused kernels and compiled
+    graphs (torch.compile, XLA) run them: its activations never make an HBM round trip (b_a → 0
+    in its bytes), its FLOPs remain, and its weights (a norm's gains) are still read once."""
+    if arch.fusion == "none":
+        return ops
+    return [Operation(op.name, op.kind, op.flops, op.bytes.subs(b_a, 0), op.count, op.levels)
+            if op.kind == "elementwise" else op for op in ops]
 
 
 def edge_operations(arch: Architecture, rows: Expr, positions: Expr) -> list[Operation]:
@@ -136,30 +158,39 @@ def edge_operations(arch: Architecture, rows: Expr, positions: Expr) -> list[Ope
     # Gemma: the embeddings are multiplied by sqrt(D), one product per element
     scale = [_elementwise("embed_scale", 1, rows * D, rows * D, rows * D)] \
         if arch.embed_scale else []
-    return [embed, *scale, _norm(arch, "final_norm", B), Operation("lm_head", "lm_head", *head)]
+    return _fused(arch, [embed, *scale, _norm(arch, "final_norm", B),
+                         Operation("lm_head", "lm_head", *head)])
 
 
-def attention_operations(arch: Architecture, mode: str,
-                         smooth: bool = False) -> Operation | list[Operation]:
-    """The prefill's attention in ``mode``: one operation (every layer alike), or, with a
-    sliding window, the global and the windowed layers apart, each with its count of layers
+def _attention_op(name: str, flops: Expr, mode: str, caches: Sequence[str], windowed: bool,
+                  smooth: bool, count: Expr = Integer(1)) -> Operation:
+    hbm, served = levels.level_bytes(mode, caches, windowed, smooth)
+    return Operation(name, "attention", flops, hbm, count, tuple(served.items()))
+
+
+def attention_operations(arch: Architecture, mode: str, smooth: bool = False,
+                         caches: Sequence[str] = ()) -> Operation | list[Operation]:
+    """The prefill's attention in ``mode`` behind the cache levels ``caches``
+    (:mod:`roofline.derive.levels`): one operation (every layer alike), or, with a sliding
+    window, the global and the windowed layers apart, each with its count of layers
     (:mod:`roofline.derive.window`)."""
-    full = Operation(f"attention.{mode}", "attention", attention.mode_flops(mode),
-                     attention.hbm_bytes(mode, smooth=smooth))
+    full = _attention_op(f"attention.{mode}", attention.mode_flops(mode), mode, caches, False,
+                         smooth)
     if arch.window == "none":
         return full
     glob, local = window.layer_split(arch)
-    local_op = Operation(f"attention.{mode}.window", "attention", window.flops(mode),
-                         window.hbm_bytes(mode, smooth), local)
+    local_op = _attention_op(f"attention.{mode}.window", window.flops(mode), mode, caches, True,
+                             smooth, local)
     if glob == 0:
         return [local_op]
-    return [Operation(full.name, full.kind, full.flops, full.bytes, glob), local_op]
+    return [Operation(full.name, full.kind, full.flops, full.bytes, glob, full.levels), local_op]
 
 
 def prefill_operations(arch: Architecture = Architecture(), mode: str = "tiled",
-                       smooth: bool = False) -> list[Operation]:
-    """Every operation of a prefill of B sequences of T tokens (attention in ``mode``)."""
-    attn = attention_operations(arch, mode, smooth)
+                       smooth: bool = False, caches: Sequence[str] = ()) -> list[Operation]:
+    """Every operation of a prefill of B sequences of T tokens (attention in ``mode``, behind
+    the cache levels ``caches``)."""
+    attn = attention_operations(arch, mode, smooth, caches)
     return [*layer_operations(arch, B * T, attn), *edge_operations(arch, B * T, T)]
 
 
@@ -167,8 +198,9 @@ def total_flops(ops: list[Operation], kinds: tuple[str, ...] = KINDS) -> Expr:
     return sum((op.count * op.flops for op in ops if op.kind in kinds), Integer(0))
 
 
-def total_bytes(ops: list[Operation], kinds: tuple[str, ...] = KINDS) -> Expr:
-    return sum((op.count * op.bytes for op in ops if op.kind in kinds), Integer(0))
+def total_bytes(ops: list[Operation], kinds: tuple[str, ...] = KINDS, level: str = "hbm") -> Expr:
+    """Σ count·bytes at ``level`` (HBM by default; see :meth:`Operation.level_bytes`)."""
+    return sum((op.count * op.level_bytes(level) for op in ops if op.kind in kinds), Integer(0))
 
 
 def parameter_count(arch: Architecture = Architecture()) -> Expr:

@@ -99,15 +99,16 @@ def tiled_bytes(smooth: bool = False) -> Expr:
     return attention.tiled_bytes(True, smooth) - B * n_q * b_a * (3 * H + 4) * skipped
 
 
-def tiled_fa2_bytes(smooth: bool = False) -> Expr:
+def tiled_fa2_bytes(smooth: bool = False, rows: Expr | None = None) -> Expr:
     """FlashAttention-2 order with the band: row block i reads the keys
     max(0, i·B_r − W + 1) ≤ j < min((i+1)·B_r, T), so the causal count loses
     Σ_{i=i₀}^{T_r−1} (i·B_r − W + 1) = n·(B_r·(i₀ + T_r − 1)/2 − (W − 1)) key rows, with
     i₀ = ⌈(W − 1)/B_r⌉ and n = max(0, T_r − i₀); each saves 2H elements (K and V,
     ``attention.tiled_fa2_bytes``). ``smooth`` drops the ceilings and takes the first block's
     skip (between 0 and B_r − 1 keys) as 0: the terms are then B_r, 2·B_r, ..., n′·B_r with
-    n′ = max(0, T/B_r − (W − 1)/B_r − 1), never negative and 0 for T ≤ W."""
-    _, b_r = attention.block_sizes(smooth)
+    n′ = max(0, T/B_r − (W − 1)/B_r − 1), never negative and 0 for T ≤ W. ``rows`` is the row
+    block B_r (Algorithm 1's by default; the kernels' 128 for ``kernel``)."""
+    b_r = attention.block_sizes(smooth)[1] if rows is None else rows
     if smooth:
         n = Max(0, Max(1, T / b_r) - (W - 1) / b_r - 1)
         skipped = b_r * n * (n + 1) / 2
@@ -115,7 +116,7 @@ def tiled_fa2_bytes(smooth: bool = False) -> Expr:
         t_r, i_0 = ceiling(T / b_r), ceiling((W - 1) / b_r)
         n = Max(0, t_r - i_0)
         skipped = n * (b_r * (i_0 + t_r - 1) / 2 - (W - 1))
-    return attention.tiled_fa2_bytes(True, smooth) - B * n_q * b_a * 2 * H * skipped
+    return attention.tiled_fa2_bytes(True, smooth, rows) - B * n_q * b_a * 2 * H * skipped
 
 
 def hbm_bytes(mode: str, smooth: bool = False) -> Expr:
@@ -126,6 +127,8 @@ def hbm_bytes(mode: str, smooth: bool = False) -> Expr:
         return tiled_bytes(smooth)
     if mode == "tiled_fa2":
         return tiled_fa2_bytes(smooth)
+    if mode == "kernel":
+        return tiled_fa2_bytes(smooth, attention.KERNEL_ROWS)
     if mode == "ideal":
         return attention.ideal_bytes()  # Q, K, V, O once: already linear in T
     raise ValueError(f"unknown attention mode {mode!r}; valid: {', '.join(ATTENTION_MODES)}")

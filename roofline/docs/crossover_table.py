@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..derive.architecture import Architecture
 from ..derive.crossovers import crossovers
 from ..evaluate import CrossoverValue, Setting, crossover_values
 from ..specs.hardware import Hardware
@@ -18,11 +19,14 @@ __all__ = ["TABLE_COLUMNS", "crossover_table"]
 TABLE_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("projection_compute_bound_tokens", "projections compute-bound",
      "prompts longer than this keep one layer's projections compute-bound"),
-    ("prefill_compute_bound_tokens.tiled", "prefill compute-bound (tiled)",
-     "the whole prefill (tiled attention) is compute-bound from this length, up to the second "
-     "value where one is shown"),
-    ("attention_dominates_time_tokens.tiled", "attention time > projections (tiled)",
-     "beyond this length tiled attention takes longer than the projections"),
+    ("prefill_compute_bound_tokens.kernel", "prefill compute-bound (kernel)",
+     "the whole prefill (the default kernel attention, behind the device's caches) is "
+     "compute-bound from this length, up to the second value where one is shown"),
+    ("attention_dominates_time_tokens.kernel", "attention time > projections (kernel)",
+     "beyond this length attention takes longer than the projections"),
+    ("attention_cache_spill_tokens.kernel", "K/V outgrow the cache (kernel)",
+     "beyond this length the K and V the thread blocks in flight re-read no longer fit in the "
+     "last-level cache, and part of the re-reads reach HBM"),
     ("naive_scores_exceed_memory_tokens", "naive scores exceed memory",
      "beyond this length one layer's materialised T×T scores no longer fit beside the weights: "
      "only fused attention runs"),
@@ -51,8 +55,10 @@ def crossover_table(hardware: Sequence[Hardware], models: Sequence[ModelShape]) 
               "holds again there); never: the regime is never reached; weights > memory: the "
               "weights alone exceed the device memory, whatever the prompt; –: not evaluated, "
               "because the hardware file gives no on-chip SRAM per SM (FlashAttention's M), "
-              "which tiled attention needs.", ""]
-    needs_sram = {name for name, c in crossovers().items() if M_sram in c.equation.free_symbols}
+              "which tiled attention needs, or (the cache column) no cache level with the SM "
+              "count.", ""]
+    needs_sram = {name for name, c in crossovers(Architecture(), ("l2",)).items()
+                  if M_sram in c.equation.free_symbols}
     headers = ["device", "dtype", "ridge (FLOP/byte)",
                *(f"[{short}](#{name})" for name, short, _ in TABLE_COLUMNS)]
     for model in sorted(models, key=lambda m: m.name):
@@ -64,7 +70,7 @@ def crossover_table(hardware: Sequence[Hardware], models: Sequence[ModelShape]) 
                 s = Setting(hw, model, dtype)
                 values = crossover_values(s)
                 rows.append([md(hw.name), dtype, f"{s.ridge:.4g}",
-                             *(_cell(values[name], name in needs_sram and hw.sram_per_sm is None)
+                             *(_cell(values.get(name), name in needs_sram and hw.sram_per_sm is None)
                                for name, _, _ in TABLE_COLUMNS)])
         lines += ["", f"### {md(model.name)}", "",
                   f"{model.parameters / 1e9:.4g} B parameters; {_shape(model)}."]
@@ -72,7 +78,9 @@ def crossover_table(hardware: Sequence[Hardware], models: Sequence[ModelShape]) 
     return lines
 
 
-def _cell(v: CrossoverValue, unevaluated: bool) -> str:
+def _cell(v: CrossoverValue | None, unevaluated: bool) -> str:
+    if v is None:  # a cache crossover of a device whose file gives no cache level
+        return "–"
     if v.exists:
         text = count(v.value, v.unit)
         return text if v.ends_at is None else f"{text}–{v.ends_at:,.0f}"

@@ -15,8 +15,8 @@ from sympy import Expr, Float, Integer, Rational, Sum, Symbol
 from ..evaluate import CrossoverValue, Setting, crossover_values, exact, prefill
 from ..specs.hardware import load_hardware
 from ..specs.model import load_model
-from ..symbols import (CATALOGUE, D, F, F_op, I_op, K_intra, L, L_w, Q_op, R, T, T_chunk, T_ctx,
-                       W, d_in, d_out, i_chunk, n_rep, t_mean, t_pre, t_slo, t_sq)
+from ..symbols import (CATALOGUE, D, F, F_op, I_op, K_intra, L, L_w, M_l3, Q_op, R, T, T_chunk,
+                       T_ctx, W, beta_l3, d_in, d_out, i_chunk, n_rep, t_mean, t_pre, t_slo, t_sq)
 
 __all__ = ["EXAMPLE", "ExampleSpec", "Example", "build"]
 
@@ -31,6 +31,7 @@ class ExampleSpec:
     batch: int = 1
     prompt: int = 2048
     window: int = 1024  # W of the sliding-window entries: shorter than the prompt, so it cuts
+    l3_device: str = "MI300X"  # whose Infinity Cache is the L3 of the entries that have one
     chunk: int = 512  # T_chunk; the example's chunk index is the last one, T/T_chunk − 1
     mix: tuple[int, int] = (1024, 3072)  # prompt lengths of the M/G/1 example, equally likely
     speedup: Rational = Rational(3, 2)  # K_intra
@@ -60,6 +61,8 @@ def build() -> Example:
     s = Setting(load_hardware(EXAMPLE.hardware), load_model(EXAMPLE.model), EXAMPLE.dtype,
                 batch=EXAMPLE.batch)
     vals: dict[Symbol, Expr] = dict(s.values())
+    l3 = load_hardware(EXAMPLE.l3_device)  # the example's device has no cache beyond its L2
+    vals.update({M_l3: Integer(int(l3.l3_bytes)), beta_l3: Float(l3.l3_bandwidth)})
     t = EXAMPLE.prompt
     point = prefill(s, [t])[0]
     short, long_ = prefill(s, list(EXAMPLE.mix))
@@ -79,13 +82,15 @@ def build() -> Example:
         T_ctx: "T: the first decode step after the prompt",
         F_op: f"prefill.flops at T = {t}", Q_op: f"prefill.bytes at T = {t}",
         I_op: f"F_op / Q_op: the whole prefill at T = {t}",
-        t_pre: f"prefill.time at T = {t}, tiled attention", R: "load R·t_pre = 1/2",
+        t_pre: f"prefill.time at T = {t}, {s.attention} attention", R: "load R·t_pre = 1/2",
         t_slo: "2·t_pre", t_mean: f"prompts of {a} and {b} tokens, equally likely",
         t_sq: f"prompts of {a} and {b} tokens, equally likely",
         K_intra: "an assumed speedup", n_rep: "two replicas",
         i_chunk: f"the last chunk of a {t}-token prompt",
         W: f"an assumed window of {EXAMPLE.window:,} tokens (the model has none), below T",
         L_w: "L/2: every other layer windowed, as Gemma-2",
+        M_l3: f"{EXAMPLE.hardware} has no L3: {EXAMPLE.l3_device}'s Infinity Cache",
+        beta_l3: f"{EXAMPLE.hardware} has no L3: {EXAMPLE.l3_device}'s Infinity Cache",
     }
     missing = [n for n, info in CATALOGUE.items() if info.symbol not in vals]
     if missing:

@@ -24,6 +24,7 @@ from .crossover_table import crossover_table
 from .example import EXAMPLE, Example, _evaluate
 from .markdown import folded, math, md, quantity, table, tidy
 from .references import REFERENCES
+from .validation_table import validation_table
 
 __all__ = ["HEADER", "TITLES", "anchor", "index", "page"]
 
@@ -46,6 +47,13 @@ TITLES: dict[str, tuple[str, str]] = {
                "layers): the query–key pairs in closed form for T ≤ W and T > W, FLOPs and HBM "
                "bytes in each attention mode (a windowed kernel skips blocks outside the band), "
                "and the KV cache of a rolling buffer of W tokens."),
+    "levels": ("Attention over the memory hierarchy",
+               "Fused attention's bytes at each memory level: what the SRAM of the SMs stages, "
+               "what the L2 (and on AMD the Infinity Cache beyond it) serves, and what reaches "
+               "HBM, from the working set of the thread blocks in flight; the hierarchical "
+               "roofline (Yang, Kurth & Williams, arXiv 2009.05257) times each level. The page "
+               "ends with every published measurement of forward attention in "
+               "`published/attention.toml` held against the bound."),
     "transformer": ("A transformer's prefill",
                     "A whole prefill as a list of operations (norms, projections, rotary "
                     "encoding, attention, MLP, residual adds, LM head on the last position): "
@@ -128,7 +136,9 @@ def page(topic: str, entries: list[Entry], example: Example, hardware: Sequence[
     lines += [f"- [`{e.name}`](#{anchor(e.name)}): {md(e.meaning)}" for e in entries]
     if topic == "crossovers":
         lines.append("- [Every crossover on every shipped device](#crossover-table)")
-        found = crossovers()  # the catalogue's: the default (Llama-style) architecture
+        found = crossovers(Architecture(), ("l2",))  # the catalogue's (crossovers.entries)
+    if topic == "levels":
+        lines.append("- [Published measurements against the bound](#validation-table)")
     for entry in entries:
         lines += ["", f'<a id="{anchor(entry.name)}"></a>', "", f"## `{entry.name}`", ""]
         lines.append(f"{md(entry.meaning[:1].upper() + entry.meaning[1:])}. "
@@ -139,6 +149,8 @@ def page(topic: str, entries: list[Entry], example: Example, hardware: Sequence[
             lines += _formula(entry, example)
     if topic == "crossovers":
         lines += crossover_table(hardware, models)
+    if topic == "levels":
+        lines += validation_table()
     return tidy(lines)
 
 

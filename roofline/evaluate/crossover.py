@@ -99,7 +99,8 @@ def _evaluate(name: str, c: dict[str, Any], vals: dict[str, Any],
 
     def closed(key: str) -> dict[str, str]:
         shipped = c["roots"].get(key)
-        return shipped if shipped is not None else branch_root(setting.architecture, name, key)
+        return shipped if shipped is not None else branch_root(setting.architecture,
+                                                                 setting.caches, name, key)
 
     def absent(reason: str, evaluated: bool = True) -> CrossoverValue:
         main = closed(c["main"])
@@ -117,7 +118,7 @@ def _evaluate(name: str, c: dict[str, Any], vals: dict[str, Any],
     note = "" if ends is None else _ends_note(c, ends)
     key = _choice(c, {**vals, x: first})
     form = closed(key)
-    exact = _real(form["root"], vals)  # the closed form's own value, where it is this root
+    exact = _real(form["root"], vals) if form["root"] else None  # the closed form's own value
     if exact is not None and abs(exact - first) <= 1e-9 * first:
         first = exact
     approx = c["simplified"] if key == c["main"] else None
@@ -247,13 +248,36 @@ def _never(c: dict[str, Any], vals: dict[str, Any], setting: Setting) -> str:
             return (f"never: {window}, so the memory in use stops growing at "
                     f"{grows(1e15) / 1e9:.4g} GB: it always fits")
         return "never: it always fits"
+    if c["kind"] == "cache":
+        if window:
+            return f"never: {window}, so the working set stays within the cache"
+        return "never: the working set stays within the cache"
     ratio = grows(1e15) / other(1e15)
     if c["kind"] == "intensity":
+        level = _binding_level(c, {**vals, x: 1e15})
+        if level != "HBM":
+            return (f"never: its {level} traffic binds: as {x} → ∞ it reaches "
+                    f"{ratio * setting.peak / 1e12:,.4g} TFLOP/s, {ratio:.0%} of the peak")
         return (f"never: the intensity tends to {ratio * setting.ridge:.4g} FLOP/byte as "
                 f"{x} → ∞, below the ridge {setting.ridge:.4g} FLOP/byte")
     if window:
         return f"never: {window}, and stays below (ratio {ratio:.3g} as {x} → ∞)"
     return f"never: the left side stays below the right (ratio {ratio:.3g} as {x} → ∞)"
+
+
+_LEVEL_NAMES = (("beta_sram", "SRAM"), ("beta_l2", "L2"), ("beta_l3", "L3"), ("beta_hbm", "HBM"))
+
+
+def _binding_level(c: dict[str, Any], at: dict[str, Any]) -> str:
+    """The memory level whose time is the largest at ``at`` in the crossover's memory time
+    (the Max over levels' bytes/bandwidth), by its name: "HBM" where there is no other."""
+    for atom in c["atoms"]:
+        args = atom["args"]
+        if atom["kind"] == "Max" and all("beta_" in a for a in args) and len(args) > 1:
+            values = [arith.value(a, at) for a in args]
+            slowest = args[values.index(max(values))]
+            return next(name for symbol, name in _LEVEL_NAMES if symbol in slowest)
+    return "HBM"
 
 
 def _window_reason(c: dict[str, Any], vals: dict[str, Any]) -> str:

@@ -17,12 +17,13 @@ are derived afresh, with a warning. Any other architecture is derived on first u
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import warnings
 from functools import cache
 from importlib.util import find_spec
 from pathlib import Path
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from ..derive.architecture import ATTENTION_MODES, Architecture
@@ -35,9 +36,9 @@ SHIPPED = "derived.jsonl"
 _SOURCES = ("symbols.py", "catalog.py", "derive", "evaluate/forms.py")
 
 
-def arch_key(arch: Architecture) -> str:
-    """A stable text key of an architecture's flags."""
-    return json.dumps(dataclasses.asdict(arch), sort_keys=True)
+def arch_key(arch: Architecture, caches: Sequence[str] = ()) -> str:
+    """A stable text key of an architecture's flags and the cache levels it runs behind."""
+    return json.dumps({**dataclasses.asdict(arch), "caches": list(caches)}, sort_keys=True)
 
 
 def _sympy_version() -> str:
@@ -73,11 +74,16 @@ def fingerprint() -> str:
     return digest.hexdigest()
 
 
-def _ops(ops: list[Any]) -> list[dict[str, str]]:
+def _ops(ops: list[Any]) -> list[dict[str, Any]]:
     from sympy import sstr
 
-    return [{"name": op.name, "kind": op.kind, "count": sstr(op.count), "flops": sstr(op.flops),
-             "bytes": sstr(op.bytes)} for op in ops]
+    def one(op: Any) -> dict[str, Any]:
+        out = {"name": op.name, "kind": op.kind, "count": sstr(op.count),
+               "flops": sstr(op.flops), "bytes": sstr(op.bytes)}
+        if op.levels:  # the bytes each further memory level serves
+            out["levels"] = {level: sstr(q) for level, q in op.levels}
+        return out
+    return [one(op) for op in ops]
 
 
 class Derived(Mapping[str, Any]):
@@ -100,7 +106,7 @@ class Derived(Mapping[str, Any]):
         return len(self._makers)
 
 
-def _derivers(arch: Architecture, crossovers: bool) -> Derived:
+def _derivers(arch: Architecture, caches: tuple[str, ...], crossovers: bool) -> Derived:
     from sympy import sstr
 
     from ..derive import window
@@ -108,7 +114,8 @@ def _derivers(arch: Architecture, crossovers: bool) -> Derived:
     from ..derive.transformer import parameter_count, prefill_operations, weight_bytes
     from .solved import solve_crossovers
 
-    prefill = Derived({mode: lambda mode=mode: _ops(prefill_operations(arch, mode))
+    prefill = Derived({mode: lambda mode=mode: _ops(prefill_operations(arch, mode,
+                                                                       caches=caches))
                         for mode in ATTENTION_MODES})
     makers = {
         "prefill": lambda: prefill,
@@ -119,14 +126,15 @@ def _derivers(arch: Architecture, crossovers: bool) -> Derived:
         "scores": lambda: sstr(window.largest_scores(arch)),
     }
     if crossovers:
-        makers["crossovers"] = lambda: solve_crossovers(arch)
+        makers["crossovers"] = lambda: solve_crossovers(arch, caches)
     return Derived(makers)
 
 
-def derive_forms(arch: Architecture, crossovers: bool = True) -> dict[str, Any]:
-    """Every form of ``arch``, derived and solved now by SymPy (the crossovers, which take
-    most of the time, only with ``crossovers``), as plain data."""
-    return _plain(_derivers(arch, crossovers))
+def derive_forms(arch: Architecture, caches: tuple[str, ...] = (),
+                 crossovers: bool = True) -> dict[str, Any]:
+    """Every form of ``arch`` behind ``caches``, derived and solved now by SymPy (the
+    crossovers, which take most of the time, only with ``crossovers``), as plain data."""
+    return _plain(_derivers(arch, caches, crossovers))
 
 
 def _plain(value: Any) -> Any:
@@ -161,8 +169,8 @@ def _line_prefix(key: str) -> str:
 
 
 @cache
-def _shipped_forms(arch: Architecture) -> dict[str, Any] | None:
-    prefix = _line_prefix(arch_key(arch))
+def _shipped_forms(arch: Architecture, caches: tuple[str, ...]) -> dict[str, Any] | None:
+    prefix = _line_prefix(arch_key(arch, caches))
     for line in _shipped().get("lines", ()):
         if line.startswith(prefix):
             return json.loads(line)["forms"]
@@ -170,23 +178,24 @@ def _shipped_forms(arch: Architecture) -> dict[str, Any] | None:
 
 
 @cache
-def forms(arch: Architecture) -> Mapping[str, Any]:
-    """The forms of ``arch`` but its crossovers: the shipped ones when fresh, else each derived
-    on first use (a fraction of a second each)."""
-    shipped = _shipped_forms(arch)
+def forms(arch: Architecture, caches: tuple[str, ...] = ()) -> Mapping[str, Any]:
+    """The forms of ``arch`` behind the cache levels ``caches`` but its crossovers: the shipped
+    ones when fresh, else each derived on first use (a fraction of a second each)."""
+    shipped = _shipped_forms(arch, caches)
     if shipped is not None:
         return {k: v for k, v in shipped.items() if k != "crossovers"}
-    return _derivers(arch, crossovers=False)
+    return _derivers(arch, caches, crossovers=False)
 
 
 @cache
-def crossover_forms(arch: Architecture) -> dict[str, Any]:
-    """Every crossover of ``arch``: shipped, else derived now (only a command that asks for
-    crossovers pays it; a branch's closed form is solved when a setting first needs it)."""
+def crossover_forms(arch: Architecture, caches: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Every crossover of ``arch`` behind ``caches``: shipped, else derived now (only a command
+    that asks for crossovers pays it; a branch's closed form is solved when a setting first
+    needs it)."""
     from .solved import solve_crossovers
 
-    shipped = _shipped_forms(arch)
-    return shipped["crossovers"] if shipped is not None else solve_crossovers(arch)
+    shipped = _shipped_forms(arch, caches)
+    return shipped["crossovers"] if shipped is not None else solve_crossovers(arch, caches)
 
 
 def shipped_architectures() -> list[str]:
@@ -207,47 +216,66 @@ def write() -> Path:
     return target
 
 
-def generate() -> str:
-    """The text of ``derived.jsonl`` for the architectures of every shipped model."""
-    from ..catalog import catalogue
-    from ..specs.model import list_models
+def generate(workers: int | None = None) -> str:
+    """The text of ``derived.jsonl``: the architectures of every shipped model (each windowed one
+    also with its KV cache kept whole, each with its element-wise work fused too), behind every
+    set of cache levels a shipped device has. The lines are derived in ``workers`` processes
+    (default: one per core)."""
+    import os
+    from concurrent.futures import ProcessPoolExecutor
 
-    by_key: dict[str, list[Any]] = {}
-    archs: dict[str, Architecture] = {}
+    from ..catalog import catalogue
+    from ..derive.architecture import FUSIONS
+    from ..specs.hardware import list_hardware
+    from ..specs.model import list_models
+    from .setting import device_caches
+
+    devices: dict[tuple[str, ...], list[str]] = {}
+    for hw in list_hardware():
+        devices.setdefault(device_caches(hw), []).append(hw.name)
+    models: dict[Architecture, list[str]] = {}
     for m in list_models():
-        variants = [m.architecture]
-        if m.architecture.window != "none":  # a windowed model's KV cache kept whole too
-            variants.append(dataclasses.replace(m.architecture, kv_cache="full"))
-        for arch in variants:
-            archs[arch_key(arch)] = arch
-            by_key.setdefault(arch_key(arch), []).append(m)
+        caches = ("window", "full") if m.architecture.window != "none" else ("window",)
+        for kv, fusion in itertools.product(caches, FUSIONS):
+            arch = dataclasses.replace(m.architecture, kv_cache=kv, fusion=fusion)
+            models.setdefault(arch, []).append(m.name)
+    jobs = [(arch, caches, shapes, hardware) for arch, shapes in models.items()
+            for caches, hardware in devices.items()]
+    with ProcessPoolExecutor(workers or os.cpu_count() or 1) as pool:
+        lines = sorted(pool.map(_line, *zip(*jobs)))
     header = {"fingerprint": fingerprint(),
               "catalogue": {name: {"topic": e.topic, "meaning": e.meaning, "unit": e.unit}
                             for name, e in catalogue().items()}}
-    lines = [json.dumps(header, ensure_ascii=False)]
-    for key in sorted(archs):
-        derived = derive_forms(archs[key])
-        _add_shipped_branches(archs[key], derived["crossovers"], by_key[key])
-        line = json.dumps({"key": key, "forms": derived}, ensure_ascii=False)
-        assert line.startswith(_line_prefix(key))
-        lines.append(line)
-    return "\n".join(lines) + "\n"
+    return "\n".join([json.dumps(header, ensure_ascii=False), *(ln for _, ln in lines)]) + "\n"
 
 
-def _add_shipped_branches(arch: Architecture, crossovers: dict[str, Any],
-                          models: list[Any]) -> None:
+def _line(arch: Architecture, caches: tuple[str, ...], models: list[str],
+          hardware: list[str]) -> tuple[str, str]:
+    """(key, line) of ``derived.jsonl`` for ``arch`` behind ``caches``: its forms, and the closed
+    forms of the crossover branches that hold at the shipped ``hardware`` and ``models``."""
+    key = arch_key(arch, caches)
+    derived = derive_forms(arch, caches)
+    _add_shipped_branches(arch, derived["crossovers"], models, hardware)
+    line = json.dumps({"key": key, "forms": derived}, ensure_ascii=False)
+    assert line.startswith(_line_prefix(key))
+    return key, line
+
+
+def _add_shipped_branches(arch: Architecture, crossovers: dict[str, Any], models: list[str],
+                          hardware: list[str]) -> None:
     """Add to each crossover's ``roots`` the closed form of every branch that holds at the root
-    of a shipped device, compute data type and model of ``arch`` (batch 1): those settings then
-    need no SymPy."""
-    from ..specs.hardware import list_hardware
+    of one of the shipped devices ``hardware``, in each of its compute data types, for each of
+    the shipped ``models`` of ``arch`` (batch 1): those settings then need no SymPy."""
+    from ..specs.hardware import load_hardware
+    from ..specs.model import load_model
     from .crossover import crossover_value
     from .setting import Setting
     from .solved import branch_root
 
-    for hw in list_hardware():
+    for hw in map(load_hardware, hardware):
         for dtype in hw.peak_flops:
-            for model in models:
-                s = Setting(hw, model, dtype, kv_cache=arch.kv_cache)
+            for model in map(load_model, models):
+                s = Setting(hw, model, dtype, kv_cache=arch.kv_cache, fusion=arch.fusion)
                 for name, form in crossovers.items():
                     key = crossover_value(s, name, form).branch
-                    form["roots"].setdefault(key, branch_root(arch, name, key))
+                    form["roots"].setdefault(key, branch_root(arch, s.caches, name, key))

@@ -2,8 +2,10 @@
 forms, compiled once with the setting's numbers folded in) and its roofline time.
 
 The roofline time of an operation is :func:`roofline_time`, the one numeric form of
-``roofline.derive.bounds.op_time``: max(F/P_peak, Q/beta_hbm). Everything that times an
-operation, here and in the sweeps, TTFT and validation, calls it.
+``roofline.derive.bounds.op_time``: max(F/P_peak, Q/beta_hbm), and where the operation's
+traffic at further memory levels is derived (fused attention behind a cache), the time at each
+of them: :func:`level_time`. Everything that times an operation, here and in the sweeps, TTFT
+and validation, calls them.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from .setting import Setting
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["roofline_time", "OpResult", "PrefillPoint", "DecodeResult", "CompiledOp",
+__all__ = ["roofline_time", "level_time", "OpResult", "PrefillPoint", "DecodeResult", "CompiledOp",
            "operations", "prefill", "prefill_time", "decode", "check_prompts", "check_count",
            "memory_bytes", "check_memory"]
 
@@ -42,6 +44,22 @@ def roofline_time(flops: Any, nbytes: Any, peak: float, bandwidth: float) -> Any
     return np.maximum(t_compute, t_memory)
 
 
+def level_time(t_roof: Any, levels: Sequence[tuple[str, float, Any]]) -> tuple[Any, str]:
+    """The time at the slowest of further memory levels, against the HBM roofline time
+    ``t_roof``: (max(t_roof, Q_level/β_level, ...), the level that binds, or "" where none of
+    them does). ``levels`` are (name, bandwidth, bytes) with numbers (not arrays).
+
+    >>> level_time(1.0, [("l2", 1e12, 2e12), ("sram", 1e13, 1e12)])
+    (2.0, 'l2')
+    """
+    worst, name = t_roof, ""
+    for level, bw, q in levels:
+        t = q / bw
+        if t > worst:
+            worst, name = t, level
+    return worst, name
+
+
 def bound(flops: float, nbytes: float, peak: float, bandwidth: float) -> str:
     """"compute" where F/P ≥ Q/β (the operation sits at or right of the ridge), else "memory"."""
     return "compute" if flops / peak >= nbytes / bandwidth else "memory"
@@ -59,6 +77,8 @@ class OpResult(NamedTuple):
     intensity: float
     time_s: float
     bound: str  # "compute" | "memory"
+    level: str = "hbm"  # what binds: "compute", "hbm", or a memory level ("l2", "l3", "sram")
+    levels: tuple[tuple[str, float], ...] = ()  # bytes at each further level, where derived
 
 
 class PrefillPoint(NamedTuple):
@@ -88,20 +108,27 @@ class DecodeResult:
 @dataclass(frozen=True)
 class CompiledOp:
     """An operation with the setting's numbers folded in: ``flops(x)``, ``bytes(x)`` of its
-    free variable (the prompt length, or the decode context), ``count`` times."""
+    free variable (the prompt length, or the decode context), ``count`` times; ``levels``:
+    (name, bandwidth, bytes(x)) of each further memory level whose traffic is derived and whose
+    bandwidth the device gives."""
 
     name: str
     kind: str
     count: int
     flops: Callable[..., Any]
     bytes: Callable[..., Any]
+    levels: tuple[tuple[str, float, Callable[..., Any]], ...] = ()
 
 
-def _compile(ops: list[dict[str, str]], numbers: dict[str, Any], free: tuple[str, ...],
-             array: bool) -> list[CompiledOp]:
+def _compile(ops: list[dict[str, Any]], numbers: dict[str, Any], free: tuple[str, ...],
+             array: bool, bandwidths: dict[str, float]) -> list[CompiledOp]:
+    def levels(op: dict[str, Any]) -> tuple[tuple[str, float, Callable[..., Any]], ...]:
+        return tuple((level, bandwidths[level], arith.compile(q, numbers, free, array))
+                     for level, q in op.get("levels", {}).items() if level in bandwidths)
     return [CompiledOp(op["name"], op["kind"], int(arith.value(op["count"], numbers)),
                        arith.compile(op["flops"], numbers, free, array),
-                       arith.compile(op["bytes"], numbers, free, array)) for op in ops]
+                       arith.compile(op["bytes"], numbers, free, array), levels(op))
+            for op in ops]
 
 
 def operations(setting: Setting, array: bool = False) -> list[CompiledOp]:
@@ -111,11 +138,12 @@ def operations(setting: Setting, array: bool = False) -> list[CompiledOp]:
 
 @cache
 def _compiled(setting: Setting, phase: str, array: bool) -> list[CompiledOp]:
-    numbers = setting.numbers()
+    numbers, bandwidths = setting.numbers(), setting.level_bandwidths
     if phase == "prefill":
         setting.check_attention()
-        return _compile(setting.forms["prefill"][setting.attention], numbers, ("T",), array)
-    return _compile(setting.forms["decode"], numbers, ("T_ctx", "T"), array)
+        return _compile(setting.forms["prefill"][setting.attention], numbers, ("T",), array,
+                        bandwidths)
+    return _compile(setting.forms["decode"], numbers, ("T_ctx", "T"), array, bandwidths)
 
 
 def check_count(value: Any, name: str, what: str = "") -> int:
@@ -138,13 +166,23 @@ def check_prompts(prompts: Sequence[int], name: str = "prompt") -> list[int]:
     return [check_count(t, name, "a prompt length ") for t in prompts]
 
 
+def _result(op: CompiledOp, peak: float, bw: float, *at: Any) -> OpResult:
+    """One operation at one point, timed at compute, HBM and each further level."""
+    f, q = float(op.flops(*at)) * op.count, float(op.bytes(*at)) * op.count
+    t_compute, t_memory = f / peak, q / bw
+    served = tuple((name, b, float(q_at(*at)) * op.count) for name, b, q_at in op.levels)
+    t_levels, slowest = level_time(t_memory, served)
+    if t_compute >= t_levels:
+        time_s, level = t_compute, "compute"
+    else:
+        time_s, level = t_levels, slowest or "hbm"
+    return OpResult(op.name, op.kind, op.count, f, q, f / q if q else _INF, time_s,
+                    "compute" if level == "compute" else "memory", level,
+                    tuple((name, b) for name, _, b in served))
+
+
 def _results(ops: list[CompiledOp], peak: float, bw: float, *at: Any) -> list[OpResult]:
-    out = []
-    for op in ops:
-        f, q = float(op.flops(*at)) * op.count, float(op.bytes(*at)) * op.count
-        out.append(OpResult(op.name, op.kind, op.count, f, q, f / q if q else float("inf"),
-                            roofline_time(f, q, peak, bw), bound(f, q, peak, bw)))
-    return out
+    return [_result(op, peak, bw, *at) for op in ops]
 
 
 def _totals(ops: list[OpResult], peak: float, bw: float) -> tuple[float, float, float, float, str]:
@@ -160,16 +198,29 @@ def prefill(setting: Setting, prompts: Sequence[int]) -> list[PrefillPoint]:
     peak, bw = setting.peak, setting.bandwidth
     tokens = check_prompts(prompts)
     columns, flops, nbytes, times = [], [], [], []  # per operation, over the prompt lengths
+    # per further level, what it serves beyond the HBM bytes (operations whose traffic there
+    # is derived; any other moves its HBM bytes through every level)
+    beyond: dict[str, list[float]] = {}
     for op in operations(setting):
         name, kind, n, fl, by = op.name, op.kind, op.count, op.flops, op.bytes
         column, f_col, q_col, t_col = [], [], [], []
-        for t in tokens:
+        for i, t in enumerate(tokens):
+            if op.levels:  # timed at its further memory levels too
+                r = _result(op, peak, bw, t)
+                column.append(r)
+                f_col.append(r.flops)
+                q_col.append(r.bytes)
+                t_col.append(r.time_s)
+                for level, served in r.levels:
+                    beyond.setdefault(level, [0.0] * len(tokens))[i] += served - r.bytes
+                continue
             f, q = float(fl(t)) * n, float(by(t)) * n
             t_compute, t_memory = f / peak, q / bw
             compute = t_compute >= t_memory
             time_s = t_compute if compute else t_memory
             column.append(OpResult(name, kind, n, f, q, f / q if q else _INF, time_s,
-                                   "compute" if compute else "memory"))
+                                   "compute" if compute else "memory",
+                                   "compute" if compute else "hbm"))
             f_col.append(f)
             q_col.append(q)
             t_col.append(time_s)
@@ -177,10 +228,17 @@ def prefill(setting: Setting, prompts: Sequence[int]) -> list[PrefillPoint]:
         flops.append(f_col)
         nbytes.append(q_col)
         times.append(t_col)
-    return [PrefillPoint(t, time_s, f, q, f / q, bound(f, q, peak, bw), list(results))
-            for t, time_s, f, q, results in zip(tokens, map(sum, zip(*times)),
-                                                map(sum, zip(*flops)), map(sum, zip(*nbytes)),
-                                                zip(*columns))]
+    bandwidths = setting.level_bandwidths
+    points = []
+    for i, (t, time_s, f, q, results) in enumerate(zip(
+            tokens, map(sum, zip(*times)), map(sum, zip(*flops)), map(sum, zip(*nbytes)),
+            zip(*columns))):
+        served = [(level, bandwidths[level], q + extra[i]) for level, extra in beyond.items()]
+        t_memory, _ = level_time(q / bw, served)
+        points.append(PrefillPoint(t, time_s, f, q, f / q,
+                                   "compute" if f / peak >= t_memory else "memory",
+                                   list(results)))
+    return points
 
 
 def prefill_time(setting: Setting, prompts: np.ndarray | Sequence[int]) -> np.ndarray:
@@ -191,7 +249,10 @@ def prefill_time(setting: Setting, prompts: np.ndarray | Sequence[int]) -> np.nd
     peak, bw = setting.peak, setting.bandwidth
     total = np.zeros(tokens.shape)
     for op in operations(setting, array=True):
-        total = total + op.count * roofline_time(op.flops(tokens), op.bytes(tokens), peak, bw)
+        t = roofline_time(op.flops(tokens), op.bytes(tokens), peak, bw)
+        for _, level_bw, q in op.levels:
+            t = np.maximum(t, q(tokens) / level_bw)
+        total = total + op.count * t
     return total
 
 

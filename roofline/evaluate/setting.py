@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from ..derive.architecture import ATTENTION_MODES, KV_CACHES, Architecture
+from ..derive.architecture import (ATTENTION_MODES, DEFAULT_ATTENTION, FUSIONS, KV_CACHES,
+                                   Architecture)
 from ..errors import InputError
 from ..specs.dtypes import STORAGE_DTYPES, bytes_per_element
 from ..specs.hardware import Hardware
@@ -19,7 +20,46 @@ from .forms import crossover_forms, forms
 if TYPE_CHECKING:
     from sympy import Expr, Symbol
 
-__all__ = ["Setting"]
+__all__ = ["Setting", "device_caches", "device_numbers", "level_bandwidths"]
+
+_INF = float("inf")
+
+
+def device_caches(hw: Hardware) -> tuple[str, ...]:
+    """The cache levels between a device's SMs and HBM that its file gives, nearest first
+    (``roofline.derive.levels.CACHES``): each with its capacity, on a device that gives its SM
+    count (the thread blocks in flight). None where either is missing: then every byte a tiled
+    schedule moves is charged to HBM, as the FlashAttention papers count."""
+    if hw.sm_count is None:
+        return ()
+    sizes = {"l2": hw.l2_bytes, "l3": hw.l3_bytes}
+    return tuple(level for level, size in sizes.items() if size is not None)
+
+
+def level_bandwidths(hw: Hardware) -> dict[str, float]:
+    """Bytes/s of each memory level beyond HBM that the device's file gives."""
+    given = {"sram": hw.sram_bandwidth, "l2": hw.l2_bandwidth, "l3": hw.l3_bandwidth}
+    return {level: bw for level, bw in given.items() if bw is not None}
+
+
+def device_numbers(hw: Hardware, dtype: str) -> dict[str, int | float]:
+    """The device's symbols by name for the compute data type ``dtype``: achievable peak and
+    bandwidth, memory capacity, SRAM per SM, and where :func:`device_caches` gives levels, the
+    SM count and their capacities. Every level's bandwidth is given: one the file does not give
+    constrains nothing (infinite: its time is 0)."""
+    out: dict[str, int | float] = {"P_peak": hw.peak(dtype), "beta_hbm": hw.bandwidth(),
+                                   "C_mem": hw.memory_capacity}
+    if hw.sram_per_sm is not None:
+        out["M_sram"] = hw.sram_per_sm
+    caches = device_caches(hw)
+    if caches:
+        out["N_sm"] = hw.sm_count
+        out.update({f"M_{level}": size for level, size in
+                    (("l2", hw.l2_bytes), ("l3", hw.l3_bytes)) if level in caches})
+    bandwidths = level_bandwidths(hw)
+    for level in ("sram", "l2", "l3"):
+        out[f"beta_{level}"] = bandwidths.get(level, _INF)
+    return out
 
 
 def _number(x: Any) -> int | float:
@@ -36,14 +76,17 @@ class Setting:
     dtype: str = "bf16"  # compute data type; default bytes of weights, activations, KV cache
     weight_dtype: str | None = None
     kv_dtype: str | None = None
-    attention: str = "tiled"
+    attention: str = DEFAULT_ATTENTION
     batch: int = 1
     kv_cache: str = "window"  # a windowed layer's cache: the last W tokens, or all T ("full")
+    fusion: str = "none"  # element-wise work: separate kernels, or folded ("elementwise")
 
     def __post_init__(self) -> None:
         if self.attention not in ATTENTION_MODES:
             raise InputError("attention", f"must be one of {', '.join(ATTENTION_MODES)}",
                              self.attention)
+        if self.fusion not in FUSIONS:
+            raise InputError("fusion", f"must be one of {', '.join(FUSIONS)}", self.fusion)
         if self.kv_cache not in KV_CACHES:
             raise InputError("kv_cache", f"must be one of {', '.join(KV_CACHES)}",
                              self.kv_cache)
@@ -84,37 +127,48 @@ class Setting:
     @cached_property
     def architecture(self) -> Architecture:
         """The model's architecture as run: a windowed model's KV cache as ``kv_cache`` says
-        (a model without a window has one kind of cache only)."""
+        (a model without a window has one kind of cache only), the element-wise work fused as
+        ``fusion`` says."""
         arch = self.model.architecture
-        if arch.window == "none" or arch.kv_cache == self.kv_cache:
+        kv = self.kv_cache if arch.window != "none" else arch.kv_cache
+        if (arch.kv_cache, arch.fusion) == (kv, self.fusion):
             return arch
         from dataclasses import replace
 
-        return replace(arch, kv_cache=self.kv_cache)
+        return replace(arch, kv_cache=kv, fusion=self.fusion)
+
+    @property
+    def caches(self) -> tuple[str, ...]:
+        """The cache levels of the device the forms are derived behind (:func:`device_caches`)."""
+        return device_caches(self.hardware)
 
     @cached_property
     def forms(self) -> Mapping[str, Any]:
         """The derived expressions of the architecture as run (:mod:`.forms`)."""
-        return forms(self.architecture)
+        return forms(self.architecture, self.caches)
 
     @cached_property
     def crossover_forms(self) -> dict[str, Any]:
         """Every crossover of the architecture as run, solved (:mod:`.forms`)."""
-        return crossover_forms(self.architecture)
+        return crossover_forms(self.architecture, self.caches)
+
+    @cached_property
+    def level_bandwidths(self) -> dict[str, float]:
+        """Bytes/s of each memory level beyond HBM the device's file gives: "sram", "l2",
+        "l3"."""
+        return level_bandwidths(self.hardware)
 
     def numbers(self, batch: bool = True) -> dict[str, int | float]:
         """Every symbol's value by name but the prompt length T (and B when ``batch`` is
         False): integers stay integers, byte sizes of sub-byte types are floats."""
-        hw, p = self.hardware, self.precision
+        p = self.precision
         out: dict[str, int | float] = {
-            "P_peak": self.peak, "beta_hbm": self.bandwidth, "C_mem": hw.memory_capacity,
+            **device_numbers(self.hardware, self.dtype),
             "b_w": _number(bytes_per_element(p["weights"])),
             "b_a": _number(bytes_per_element(p["activations"])),
             "b_kv": _number(bytes_per_element(p["kv_cache"])),
             **self.model.values(),
         }
-        if hw.sram_per_sm is not None:
-            out["M_sram"] = hw.sram_per_sm
         if batch:
             out["B"] = self.batch
         return out

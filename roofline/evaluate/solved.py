@@ -30,21 +30,29 @@ def choice_key(choice: Sequence[int]) -> str:
 
 
 @cache
-def branch_root(arch: Architecture, name: str, key: str) -> dict[str, str]:
+def branch_root(arch: Architecture, caches: tuple[str, ...], name: str,
+                key: str) -> dict[str, str]:
     """The closed form (``root`` as ``sstr``, and ``latex``) of one branch of a crossover of
-    ``arch``, solved now by SymPy."""
+    ``arch`` behind ``caches``, solved now by SymPy."""
     from sympy import sstr
 
     from ..derive.crossovers import crossovers
     from ..symbols import latex
 
-    c = crossovers(arch)[name]
-    root = c.branch(tuple(int(i) for i in key.split(",")) if key else ()).root
+    from sympy import PolynomialError
+
+    c = crossovers(arch, caches)[name]
+    try:
+        root = c.branch(tuple(int(i) for i in key.split(",")) if key else ()).root
+    except (PolynomialError, ValueError):  # not of degree ≤ 2 on this branch: the value stands
+        return {"root": "", "latex": ""}  # alone, found numerically
     return {"root": sstr(root), "latex": latex(root)}
 
 
-def solve_crossovers(arch: Architecture) -> dict[str, Mapping[str, Any]]:
-    """Every crossover of ``arch``, as text; each part made on first use (``Derived``)."""
+def solve_crossovers(arch: Architecture,
+                     caches: tuple[str, ...] = ()) -> dict[str, Mapping[str, Any]]:
+    """Every crossover of ``arch`` behind ``caches``, as text; each part made on first use
+    (``Derived``)."""
     from sympy import sstr
 
     from ..derive.crossovers import crossovers
@@ -60,7 +68,7 @@ def solve_crossovers(arch: Architecture) -> dict[str, Mapping[str, Any]]:
 
     def roots(name: str, c: Crossover) -> dict[str, dict[str, str]]:
         key = choice_key(c.main_choice)
-        return {key: branch_root(arch, name, key)}
+        return {key: branch_root(arch, caches, name, key)}
 
     return {name: Derived({
         "meaning": lambda c=c: c.meaning, "unit": lambda c=c: c.unit,
@@ -69,4 +77,4 @@ def solve_crossovers(arch: Architecture) -> dict[str, Mapping[str, Any]]:
         "atoms": lambda c=c: atoms(c), "main": lambda c=c: choice_key(c.main_choice),
         "roots": lambda c=c, name=name: roots(name, c),
         "simplified": lambda c=c: simplified(c),
-    }) for name, c in crossovers(arch).items()}
+    }) for name, c in crossovers(arch, caches).items()}

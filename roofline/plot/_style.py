@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-__all__ = ["RC", "SIZE", "WIDE", "KIND", "MODE", "DEVICE", "LABEL", "style", "figure", "axes",
+__all__ = ["RC", "SIZE", "WIDE", "KIND", "MODE", "LEVEL", "DEVICE", "LABEL", "style", "figure", "axes",
            "formats", "check_output", "savefig", "tokens_label", "headless", "device_color",
            "device_dashes", "nested", "DEVICE_DASHES"]
 
@@ -43,13 +43,17 @@ LABEL = {"projection": "projections", "attention": "attention",
          "lm_head": "LM head", "total": "whole prefill", "prefill": "whole prefill",
          "decode": "decode step"}
 # Colour of each attention mode (roofline.derive.attention.MODES).
-MODE = {"naive": "#d62728", "tiled": "#9467bd", "tiled_fa2": "#e377c2", "ideal": "#17becf"}
+MODE = {"naive": "#d62728", "tiled": "#9467bd", "tiled_fa2": "#e377c2", "kernel": "#bcbd22",
+        "ideal": "#17becf"}
+# Each memory level beyond HBM: its ceiling's line style, and the marker of an operation placed
+# at its intensity there (the hierarchical roofline of Yang, Kurth & Williams, arXiv 2009.05257).
+LEVEL = {"l2": ("--", "P", "L2"), "l3": ("-.", "X", "L3"), "sram": (":", "h", "SRAM")}
 # Colours of devices overlaid on one figure, in the order given: none of them is a colour of
 # an attention mode or of the footprint curves, so a device's lines never read as an operation.
 DEVICE = ("#000000", "#ff7f0e", "#2ca02c", "#8c564b", "#bcbd22", "#1f77b4")
 # Marker of each operation class when several devices colour the points.
 MARKER = {"projection": "s", "attention.naive": "v", "attention.tiled": "D",
-          "attention.tiled_fa2": "d", "attention.ideal": "^", "prefill": "o", "decode": "*"}
+          "attention.tiled_fa2": "d", "attention.kernel": "p", "attention.ideal": "^", "prefill": "o", "decode": "*"}
 
 
 # Dash patterns of overlaid devices' reference lines (ridges, memory limits): two devices whose

@@ -1,11 +1,15 @@
 """Figure 1, the roofline (log–log): attainable FLOP/s against arithmetic intensity.
 
 The memory ceiling β·I and one compute ceiling per data type of each device, each ridge P/β
-annotated with its intensity; the prefill's operations at the chosen prompt lengths
-(projections, attention naive / tiled / ideal, the whole prefill) and a decode step at each
-chosen batch, placed at their intensity and their attained FLOP/s = FLOPs / roofline time (from
-:mod:`roofline.evaluate`); optionally the SRAM ceiling of tiled attention: the intensity it
-tends to as T → ∞ with the device's SRAM per SM (FlashAttention, Theorem 2).
+annotated with its intensity, and, in the manner of Nsight Compute's hierarchical roofline (Yang,
+Kurth & Williams, arXiv 2009.05257), a ceiling β_level·I for each further memory level whose
+bandwidth the device's file gives (L2, L3, SRAM); the prefill's operations at the chosen prompt
+lengths (projections, attention naive / kernel / ideal, the whole prefill) and a decode step at
+each chosen batch, placed at their HBM intensity and their attained FLOP/s = FLOPs / roofline
+time (from :mod:`roofline.evaluate`), and an attention whose traffic at a further level is
+derived once more at that level's intensity; optionally the SRAM-only ceiling of tiled attention:
+the intensity it tends to as T → ∞ with the device's SRAM per SM when every re-read comes from
+HBM (FlashAttention, Theorem 2).
 """
 
 from __future__ import annotations
@@ -76,6 +80,13 @@ def _draw_ceilings(ax: Axes, s: Setting, color: str, x: tuple[float, float],
     ax.plot([x[0], top / bw], [x[0] * bw, top], color=color, lw=1.8,
             gid=f"memory:{s.hardware.name}",
             label=f"{who}memory ceiling β·I, β = {si(bw, 'B/s')}{ridges}")
+    roof = s.hardware.peak(s.dtype)
+    # the hierarchical roofline's ceilings: one device only (several would crowd the axes)
+    for level, level_bw in (s.level_bandwidths if not several else {}).items():
+        style, _, name = _style.LEVEL[level]
+        ax.plot([x[0], roof / level_bw], [x[0] * level_bw, roof], color=color, lw=1.0,
+                ls=style, alpha=0.8, gid=f"ceiling-{level}:{s.hardware.name}",
+                label=f"{who}{name} ceiling: {si(level_bw, 'B/s')} × FLOP per {name} byte")
     labels = []
     for names, peak, ridge in rows:
         main = s.dtype in names.split(", ")
@@ -176,8 +187,11 @@ def plot_roofline(settings: Setting | Sequence[Setting], prompts: Sequence[int] 
                   sram: bool = True, ax: Axes | None = None) -> Axes:
     """The roofline of each device with the operations of a prefill and decode steps on it.
 
-    One device: each operation class in its colour. Several: each device in its colour (its
-    ceilings, points and SRAM ceiling), each operation class by its marker. A point that does
+    One device: each operation class in its colour, the ceiling of each further memory level
+    the device's file gives a bandwidth for, and each cached attention once more at its L2
+    (and L3) intensity. Several: each device in its colour (its HBM and compute ceilings,
+    points and SRAM ceiling), each operation class by its marker; the further levels are left
+    out, where they would crowd the axes. A point that does
     not fit in its device's memory (:func:`roofline.sweeps.decode_fits`,
     :func:`roofline.sweeps.prefill_fits`) is hollow. The compute ceilings' labels sit on their
     lines, staggered along x where ceilings crowd (several devices: without the device's name,
@@ -198,6 +212,8 @@ def plot_roofline(settings: Setting | Sequence[Setting], prompts: Sequence[int] 
     caps = {s.hardware.name: sweeps.attention_intensity_limit(s, "tiled") for s in group
             if sram and s.hardware.sram_per_sm is not None}
     xs = [p.intensity for _, p in points if p.intensity > 0] + list(caps.values())
+    if not several:
+        xs += [p.level_intensity(level) for _, p in points for level, _ in p.levels]
     low = min([*xs, *(c[2] for s in group for c in ceilings(s))])
     high = max([*xs, *(c[2] for s in group for c in ceilings(s))])
     # room for the ceilings' labels right of the points (longer with several devices' names)
@@ -211,6 +227,7 @@ def plot_roofline(settings: Setting | Sequence[Setting], prompts: Sequence[int] 
     op_handles: list[tuple[Line2D, str]] = []
     decode_at: dict[str, tuple[float, float, str]] = {}  # batch → lowest star, its colour
     hollow = False  # a point that does not fit in its device's memory
+    levels_seen: set[str] = set()  # levels at whose intensity some point is placed too
     for i, s in enumerate(group):
         mine = [p for t, p in points if t is s]
         for g in dict.fromkeys(p.group for p in mine):
@@ -237,6 +254,18 @@ def plot_roofline(settings: Setting | Sequence[Setting], prompts: Sequence[int] 
                         mfc=color if fits else "white",
                         zorder=6 - size / 20,  # small ones on top
                         gid=f"point:{s.hardware.name}:{g}:{p.label if g == 'decode' else p.tokens}")
+                for level, _ in p.levels if not several else ():  # the same operation at
+                    # each cache's intensity (the SRAM's bytes are the L2's, a lower bound: the
+                    # point would hide behind it)
+                    if level == "sram" or level not in s.level_bandwidths:
+                        continue
+                    at = p.level_intensity(level)
+                    ax.plot([at, p.intensity], [p.attained] * 2, ":", lw=0.7, color=color,
+                            alpha=0.6)
+                    ax.plot([at], [p.attained], _style.LEVEL[level][1], color=color,
+                            ms=size * 0.8, mec="white", mew=0.5, zorder=5,
+                            gid=f"point:{s.hardware.name}:{g}:{p.tokens}:{level}")
+                    levels_seen.add(level)
                 if g == "decode":
                     b = p.label.rsplit(" ", 1)[1]
                     if b not in decode_at or p.attained < decode_at[b][1]:
@@ -247,7 +276,8 @@ def plot_roofline(settings: Setting | Sequence[Setting], prompts: Sequence[int] 
             color = _style.device_color(i) if several else _style.MODE["tiled"]
             ax.axvline(cap, color=color, ls=":", lw=1.2, gid=f"sram:{s.hardware.name}",
                        label=f"{who}tiled attention's SRAM ceiling: {per_byte(cap)}\n"
-                             f"(T → ∞, {binary_size(s.hardware.sram_per_sm)} SRAM per SM)")
+                             f"(T → ∞, {binary_size(s.hardware.sram_per_sm)} SRAM per SM, "
+                             "no cache)")
             # short, at the foot of the line, under the memory ceiling: its colour tells whose
             ax.annotate(f"SRAM ceiling {cap:,.0f}", (cap, 0.02), xytext=(-2, 0),
                         xycoords=("data", "axes fraction"), textcoords="offset points",
@@ -271,6 +301,11 @@ def plot_roofline(settings: Setting | Sequence[Setting], prompts: Sequence[int] 
         labels.append("operations (colour: device)")
     handles += [h for h, _ in op_handles]
     labels += [text for _, text in op_handles]
+    for level in (lv for lv in _style.LEVEL if lv in levels_seen):
+        handles.append(Line2D([], [], ls="none", marker=_style.LEVEL[level][1], ms=6,
+                              color="#777777"))
+        labels.append(f"the same attention at its {_style.LEVEL[level][2]} intensity\n"
+                      f"(FLOPs / bytes the {_style.LEVEL[level][2]} serves)")
     if hollow:
         handles.append(Line2D([], [], ls="none", marker="o", ms=7, color="#777777", mfc="white",
                               mew=1.3))

@@ -114,10 +114,10 @@ class Chunking:
 
 
 @cache
-def _chunk_ops(arch: Architecture, mode: str) -> list[Operation]:
+def _chunk_ops(arch: Architecture, mode: str, caches: tuple[str, ...]) -> list[Operation]:
     from ..derive.service import chunk_operations
 
-    return chunk_operations(arch, mode=mode)
+    return chunk_operations(arch, mode=mode, caches=caches)
 
 
 @cache
@@ -139,7 +139,8 @@ def chunking(setting: Setting, prompt: int, chunk: int) -> Chunking:
     ordinary prefill. The extra bytes are Σ bytes − one-shot bytes (``chunk_bytes_extra``
     evaluated, for ideal attention and c dividing T). The smallest compute-bound chunk is the
     projection crossover at one sequence (``min_compute_bound_chunk``; the core's
-    ``projection_compute_bound_tokens`` at batch 1).
+    ``projection_compute_bound_tokens`` at batch 1). A tiled chunk's attention is split over
+    the device's cache levels as a prefill's is (``chunk_attention``), and timed at each.
     """
     from ..derive.service import i_chunk
     from ..evaluate import numeric, roofline_time, scalar
@@ -159,12 +160,18 @@ def chunking(setting: Setting, prompt: int, chunk: int) -> Chunking:
     rows = np.append(sizes, float(prompt))
     flops, nbytes, times = np.zeros(rows.shape), np.zeros(rows.shape), np.zeros(rows.shape)
     peak, bw = setting.peak, setting.bandwidth
-    for op in _chunk_ops(setting.architecture, setting.attention):
+    bandwidths = setting.level_bandwidths
+    for op in _chunk_ops(setting.architecture, setting.attention, setting.caches):
         count = scalar(op.count, setting)
         f = count * numeric(op.flops, setting, i_chunk, T_chunk)(index, rows)
         q = count * numeric(op.bytes, setting, i_chunk, T_chunk)(index, rows)
+        t = roofline_time(f, q, peak, bw)
+        for level, served in op.levels:  # its time at each further level with a bandwidth
+            if level in bandwidths:
+                q_level = count * numeric(served, setting, i_chunk, T_chunk)(index, rows)
+                t = np.maximum(t, q_level / bandwidths[level])
         flops, nbytes = flops + f, nbytes + q
-        times = times + roofline_time(f, q, peak, bw)
+        times = times + t
     if setting.attention == "ideal" and rest == 0:
         extra = scalar(_extra_bytes_form(setting.architecture), setting, T=prompt,
                        T_chunk=chunk)

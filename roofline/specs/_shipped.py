@@ -15,11 +15,13 @@ from .files import read_text  # kept importable from here; the one reader lives 
 
 __all__ = ["shipped_dir", "shipped_files", "read_text"]
 
-_PACKAGES = {"hardware": "roofline.hardware_files", "models": "roofline.model_files"}
+_PACKAGES = {"hardware": "roofline.hardware_files", "models": "roofline.model_files",
+             "published": "roofline.published_files"}
 
 
 def shipped_dir(kind: str) -> Path:
-    """The folder of shipped files of ``kind`` (``"hardware"`` or ``"models"``)."""
+    """The folder of shipped files of ``kind`` (``"hardware"``, ``"models"`` or
+    ``"published"``)."""
     spec = importlib.util.find_spec(_PACKAGES[kind])
     if spec is not None and spec.submodule_search_locations:
         return Path(next(iter(spec.submodule_search_locations)))
