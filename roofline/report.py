@@ -12,6 +12,7 @@ run that was killed (its process ``PID`` gone) is removed by the next run into t
 from __future__ import annotations
 
 import glob
+import math
 import os
 import shutil
 import tempfile
@@ -191,11 +192,9 @@ def _binding_text(s: Setting, prefill: PrefillTable,
     re-read from HBM) would have said."""
     if not s.caches:
         return ""
-    name = {"compute": "compute", "hbm": "HBM", "l2": "L2", "l3": "L3", "sram": "SRAM"}
     runs: list[tuple[str, int, int]] = []
     for p in prefill.points:
-        levels = {o.level for o in p.operations if o.kind == "attention"}
-        level = name[max(levels, key=list(name).index)]
+        level = _attention_level(s, p.prompt_tokens)
         if runs and runs[-1][0] == level:
             runs[-1] = (level, runs[-1][1], p.prompt_tokens)
         else:
@@ -217,6 +216,17 @@ def _binding_text(s: Setting, prefill: PrefillTable,
     return " ".join(parts)
 
 
+_LEVEL_NAMES = {"compute": "compute", "hbm": "HBM", "l2": "L2", "l3": "L3", "sram": "SRAM"}
+
+
+def _attention_level(s: Setting, tokens: int) -> str:
+    """What binds the prefill's attention at ``tokens``: compute, HBM, L2, L3 or SRAM (the
+    slowest of its operations' levels)."""
+    (point,) = evaluate.prefill(s, [tokens])
+    levels = {o.level for o in point.operations if o.kind == "attention"}
+    return _LEVEL_NAMES[max(levels, key=list(_LEVEL_NAMES).index)]
+
+
 def _uncached(s: Setting) -> dict[str, CrossoverValue]:
     """The crossovers of ``s`` on its device with no cache level: every re-read from HBM."""
     from dataclasses import replace
@@ -233,6 +243,9 @@ def _summary_text(s: Setting, prefill: PrefillTable,
     v = values.get(f"prefill_compute_bound_tokens.{s.attention}")
     if v is not None and v.exists:
         again = f", memory-bound again from T = {v.ends_at:,.0f}" if v.ends_at else ""
+        if v.ends_at and s.caches:
+            level = _attention_level(s, math.ceil(v.ends_at))
+            again += f" (attention's {level} traffic)" if level not in ("compute", "HBM") else ""
         parts.append(f"The prefill ({s.attention} attention) is compute-bound from "
                      f"T = {v.value:,.0f} tokens{again}.")
     v = values.get(f"attention_dominates_time_tokens.{s.attention}")
