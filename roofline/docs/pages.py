@@ -54,6 +54,16 @@ TITLES: dict[str, tuple[str, str]] = {
     "decode": ("Decode and the KV cache",
                "The state prefill hands over (the KV cache) and one decode step of B sequences, "
                "for the contrast with prefill."),
+    "mla": ("Multi-head latent attention",
+            "DeepSeek-V2's and V3's attention: the low-rank projections, the latent KV cache of "
+            "d_c + H_r elements per token (and the GQA it equals), prefill attention over keys "
+            "and values materialised from the latent, a decode step in the naive and the "
+            "weight-absorbed forms with their intensities, and the context from which "
+            "absorption pays off."),
+    "moe": ("Shared experts and dense layers",
+            "Mixture-of-experts models with shared experts (DeepSeekMoE, Qwen2-MoE) and dense "
+            "layers beside the MoE ones: their parameters, the parameters a token uses, and "
+            "the MLP's FLOPs."),
     "bounds": ("The roofline",
                "Ridge intensity, attainable FLOP/s, the time of one operation (with and without "
                "overlap) and a prefill's time as the sum of its operations' roofline times."),

@@ -104,6 +104,7 @@ def _derivers(arch: Architecture, crossovers: bool) -> Derived:
 
     from ..derive import window
     from ..derive.decode import decode_operations, model_kv_cache_bytes
+    from ..derive.moe import active_parameter_count
     from ..derive.transformer import parameter_count, prefill_operations, weight_bytes
     from .solved import solve_crossovers
 
@@ -113,6 +114,7 @@ def _derivers(arch: Architecture, crossovers: bool) -> Derived:
         "prefill": lambda: prefill,
         "decode": lambda: _ops(decode_operations(arch)),
         "parameters": lambda: sstr(parameter_count(arch)),
+        "active_parameters": lambda: sstr(active_parameter_count(arch)),
         "weights": lambda: sstr(weight_bytes(arch)),
         "kv_cache": lambda: sstr(model_kv_cache_bytes(arch)),
         "scores": lambda: sstr(window.largest_scores(arch)),
@@ -216,6 +218,9 @@ def generate() -> str:
         if arch.window != "none":
             full = dataclasses.replace(arch, kv_cache="full")
             archs[arch_key(full)] = full
+        if arch.mla:  # latent attention's decode step in its naive form too (the figures)
+            naive = dataclasses.replace(arch, mla_decode="naive")
+            archs[arch_key(naive)] = naive
     header = {"fingerprint": fingerprint(),
               "catalogue": {name: {"topic": e.topic, "meaning": e.meaning, "unit": e.unit}
                             for name, e in catalogue().items()}}

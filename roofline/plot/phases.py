@@ -142,7 +142,8 @@ def plot_decode_intensity(settings: Setting | Sequence[Setting], context: int,
                           ax: Axes | None = None) -> Axes:
     """Intensity of one decode step (and of its projections) against the batch B at
     ``context`` cached tokens, with the ridge and the critical batch; markers at ``batches``.
-    The curves do not depend on the device: several devices differ by their ridge (in their
+    A latent-attention (MLA) model's step is drawn in both forms: weight-absorbed (the
+    setting's, solid) and naive (dotted). The curves do not depend on the device: several devices differ by their ridge (in their
     colour) and so by their critical batch, and by their memory. The curves are solid while
     the weights and B sequences' KV cache fit in a device's memory, dashed past the largest
     batch any device holds; each device's largest batch is a vertical line; a batch marker
@@ -161,8 +162,16 @@ def plot_decode_intensity(settings: Setting | Sequence[Setting], context: int,
     _fit_line(ax, bs, sweeps.decode_intensity(first, bs, context, ("projection",)), fits,
               "decode:projection", color="#aaaaaa" if several else _style.KIND["projection"],
               label=f"projections of a decode step{every}")
+    forms = sweeps.decode_forms(first)
+    words = " (absorbed MLA)" if len(forms) > 1 else ""
     _fit_line(ax, bs, sweeps.decode_intensity(first, bs, context), fits, "decode:step",
-              color=step, lw=2.2, label=f"whole decode step (context {context:,}){every}")
+              color=step, lw=2.2,
+              label=f"whole decode step{words} (context {context:,}){every}")
+    if len(forms) > 1:  # latent attention: the naive form, which expands the latent each step
+        ax.plot(bs, sweeps.decode_intensity(forms[1], bs, context), ":", lw=2.0,
+                color=_SHARED if several else _style.KIND["decode.naive"],
+                gid="decode:step:naive",
+                label=f"whole decode step (naive MLA: latent expanded each step){every}")
     if batches:
         ys = sweeps.decode_intensity(first, batches, context)
         held = np.any([sweeps.decode_fits(s, batches, context) for s in group], axis=0)
