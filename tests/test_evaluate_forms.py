@@ -47,6 +47,8 @@ def test_every_shipped_model_has_its_forms_shipped():
     archs = {m.architecture for m in list_models()}
     # a windowed model's architecture ships also with its KV cache kept whole (--kv-cache full)
     archs |= {dataclasses.replace(a, kv_cache="full") for a in archs if a.window != "none"}
+    # and a latent-attention model's with its naive decode step (the figures draw both)
+    archs |= {dataclasses.replace(a, mla_decode="naive") for a in archs if a.mla}
     assert {forms.arch_key(a) for a in archs} == keys
 
 

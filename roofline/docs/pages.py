@@ -16,7 +16,7 @@ from sympy import Eq, Expr, Integer, Symbol, factor_terms, nan, oo, sstr, zoo
 from ..derive.crossovers import Crossover, crossovers, quadratic_root
 from ..derive.entry import Entry
 from ..derive.transformer import Architecture
-from ..evaluate import scalar
+from ..evaluate import Setting, crossover_value, scalar
 from ..specs.hardware import Hardware
 from ..specs.model import ModelShape
 from ..symbols import CATALOGUE, B, T, latex
@@ -138,7 +138,9 @@ def page(topic: str, entries: list[Entry], example: Example, hardware: Sequence[
     lines += [f"- [`{e.name}`](#{anchor(e.name)}): {md(e.meaning)}" for e in entries]
     if topic == "crossovers":
         lines.append("- [Every crossover on every shipped device](#crossover-table)")
-        found = crossovers()  # the catalogue's: the default (Llama-style) architecture
+        # the catalogue's: the default (Llama-style) architecture's, and those that only
+        # latent attention has (roofline.derive.crossovers._new_family_crossovers)
+        found = {**crossovers(Architecture(mla=True)), **crossovers()}
     for entry in entries:
         lines += ["", f'<a id="{anchor(entry.name)}"></a>', "", f"## `{entry.name}`", ""]
         lines.append(f"{md(entry.meaning[:1].upper() + entry.meaning[1:])}. "
@@ -255,6 +257,17 @@ def _crossover(entry: Entry, c: Crossover, example: Example) -> list[str]:
 
 
 def _crossover_example(c: Crossover, example: Example) -> list[str]:
+    if c.name not in example.crossovers:  # a crossover of another family: its example model
+        from ..specs.model import load_model
+
+        s = example.setting
+        other = Setting(s.hardware, load_model(EXAMPLE.mla_model), s.dtype, batch=s.batch)
+        v = crossover_value(other, c.name)
+        head = (f"**Worked example** ({s.hardware.name} and {other.model.name} in {s.dtype}, "
+                f"B = {s.batch}; the example's {s.model.name} has no such crossover):")
+        if not v.exists:
+            return ["", f"{head} {md(v.reason)}."]
+        return ["", f"{head} **{c.unknown}\\* = {md(quantity(v.value, v.unit))}**."]
     v = example.crossovers[c.name]
     head = f"**Worked example** ({example.describe()}; values in the symbol table):"
     if not v.exists:

@@ -441,7 +441,9 @@ class _Config:
         value = self.config.get(key)
         if value is None:
             return default
-        if value == 0 and not isinstance(value, bool) and isinstance(value, int):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise SpecError(f"{self.where}: {key}", "must be 0 or a positive integer", value)
+        if value == 0:
             return 0
         maximum = LIMITS.get(_FIELD_OF_KEY.get(key, ""), _DEFAULT_LIMIT)
         return _check_count(value, f"{self.where}: {key}", maximum)
