@@ -40,12 +40,14 @@ def __getattr__(name: str) -> Any:
 
 def setting(hardware: str | Hardware, model: str | ModelShape, *, dtype: str = "bf16",
             weight_dtype: str | None = None, kv_dtype: str | None = None,
-            attention: str | None = None, batch: int = 1, kv_cache: str = "window") -> Setting:
+            attention: str | None = None, batch: int = 1, kv_cache: str = "window",
+            mla_decode: str = "absorbed") -> Setting:
     """A :class:`Setting` from names or paths (``"H100-SXM"``, ``"my/device.toml"``) or specs.
 
     ``attention=None`` is ``tiled`` on a device whose file gives its SRAM per SM, else ``ideal``
     (with a warning). A model whose weights do not fit in the device's memory is a warning.
     ``kv_cache``: a sliding-window layer's cache, ``"window"`` (the last W tokens) or ``"full"``.
+    ``mla_decode``: a latent-attention model's decode step, ``"absorbed"`` or ``"naive"``.
     """
     hw = hardware if isinstance(hardware, Hardware) else load_hardware(hardware)
     mo = model if isinstance(model, ModelShape) else load_model(model)
@@ -54,7 +56,7 @@ def setting(hardware: str | Hardware, model: str | ModelShape, *, dtype: str = "
         if hw.sram_per_sm is None:
             warnings.warn(f"{hw.name} gives no on-chip SRAM per SM, which tiled attention needs: "
                           "using ideal attention (set attention to choose)", stacklevel=2)
-    s = Setting(hw, mo, dtype, weight_dtype, kv_dtype, attention, batch, kv_cache)
+    s = Setting(hw, mo, dtype, weight_dtype, kv_dtype, attention, batch, kv_cache, mla_decode)
     weights = arith.value(s.forms["weights"], s.numbers())
     if weights > hw.memory_capacity:
         warnings.warn(f"{mo.name}'s weights ({weights / 1e9:.4g} GB in "

@@ -378,3 +378,22 @@ def test_phases_figure_draws_both_decode_forms() -> None:
         x, y = (np.asarray(v, dtype=float) for v in lines[gid].get_data())
         one = decode(Setting(s.hardware, s.model, mla_decode=form), 8192)
         assert x[0] == 1 and y[0] == pytest.approx(one.intensity)
+
+
+def test_report_and_cli_name_both_forms(capsys) -> None:
+    """The report's decode paragraph gives the other form too; `--mla-decode` picks the form
+    that `prefill` reports."""
+    from roofline import api
+    from roofline.report import _prefill
+
+    table = api.prefill("H100-SXM", "DeepSeek-V2-Lite", [128], context=8192)
+    text = "\n".join(_prefill(table, []))
+    assert "latent attention's absorbed form; the naive one, expanding the latent cache" in text
+    for form in ("absorbed", "naive"):
+        assert cli.main(["prefill", "--hardware", "H100-SXM", "--model", "DeepSeek-V2-Lite",
+                         "--prompt", "128", "--context", "8192", "--mla-decode", form,
+                         "--json"]) == 0
+        data = json.loads(capsys.readouterr().out)
+        d = decode(Setting(load_hardware("H100-SXM"), load_model("DeepSeek-V2-Lite"),
+                           mla_decode=form), 8192)
+        assert data["decode"]["flops"] == pytest.approx(d.flops)

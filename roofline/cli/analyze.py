@@ -56,6 +56,10 @@ def add_setting_arguments(p: argparse.ArgumentParser, hardware: str | None = Non
     p.add_argument("--kv-cache", default="window", choices=("window", "full"),
                    help="a sliding-window layer's KV cache: the last W tokens in a rolling "
                    "buffer (window, the default, as Mistral's code and vLLM) or all T (full)")
+    p.add_argument("--mla-decode", default="absorbed", choices=("absorbed", "naive"),
+                   help="a latent-attention (DeepSeek) model's decode step: attention over the "
+                   "latent with W^UK, W^UV absorbed (absorbed, the default) or the latent "
+                   "expanded into per-head keys and values each step (naive)")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -82,7 +86,8 @@ def _options(args: argparse.Namespace) -> dict:
     """The setting's keyword options from the shared command-line arguments."""
     (batch,) = parse_ints(args.batch, "--batch", single=True)
     return {"dtype": args.dtype, "weight_dtype": args.weight_dtype, "kv_dtype": args.kv_dtype,
-            "attention": args.attention, "batch": batch, "kv_cache": args.kv_cache}
+            "attention": args.attention, "batch": batch, "kv_cache": args.kv_cache,
+            "mla_decode": args.mla_decode}
 
 
 def run_prefill(args: argparse.Namespace) -> int:

@@ -36,8 +36,9 @@ default; null: none); ``mixtral`` and ``phi3`` every layer when ``sliding_window
 ``qwen2`` only with ``use_sliding_window: true``, on layers i ≥ ``max_window_layers`` (default
 28; Qwen2Attention's condition); ``gemma2`` on every other layer, the first included
 (``sliding_window``, default 4096). A ``layer_types`` list (``sliding_attention`` /
-``full_attention`` per layer), where a config has one, decides instead. ``llama`` and ``gemma``
-have no window (a stray key is ignored, as HF does).
+``full_attention`` per layer), where a config has one, decides instead. ``llama``, ``gemma``,
+``deepseek_v2`` and ``deepseek_v3`` have no window (a stray key is ignored, as HF does);
+``qwen2_moe`` switches it as ``qwen2``.
 
 Biases: every linear layer of opt, gpt2 and gpt_neox has one; qwen2 has biases on the Q, K, V
 projections only (Qwen2Attention: ``bias=True`` for q/k/v, ``bias=False`` for o_proj). A learned
