@@ -158,12 +158,16 @@ def test_v3_without_shared_experts(tmp_path) -> None:
 
 
 @pytest.mark.parametrize("name, change, message", [
-    ("DeepSeek-V3", {"kv_lora_rank": "512"}, "kv_lora_rank: must be a positive integer (got '512')"),
-    ("DeepSeek-V3", {"kv_lora_rank": 512.0}, "kv_lora_rank: must be a positive integer (got 512.0)"),
-    ("DeepSeek-V3", {"kv_lora_rank": True}, "kv_lora_rank: must be a positive integer (got True)"),
+    ("DeepSeek-V3", {"kv_lora_rank": "512"},
+     "kv_lora_rank: must be a positive integer (got '512')"),
+    ("DeepSeek-V3", {"kv_lora_rank": 512.0},
+     "kv_lora_rank: must be a positive integer (got 512.0)"),
+    ("DeepSeek-V3", {"kv_lora_rank": True},
+     "kv_lora_rank: must be a positive integer (got True)"),
     ("DeepSeek-V3", {"kv_lora_rank": "absent"}, "kv_lora_rank: missing required key"),
     ("DeepSeek-V3", {"q_lora_rank": [1536]}, "q_lora_rank: must be a positive integer"),
-    ("DeepSeek-V3", {"qk_rope_head_dim": 0}, "qk_rope_head_dim: must be a positive integer (got 0)"),
+    ("DeepSeek-V3", {"qk_rope_head_dim": 0},
+     "qk_rope_head_dim: must be a positive integer (got 0)"),
     ("DeepSeek-V3", {"v_head_dim": 64},
      "v_head_dim: not supported: must equal qk_nope_head_dim 128 (one head dimension H) (got 64)"),
     ("DeepSeek-V3", {"attention_bias": True}, "attention_bias: not supported: biases"),

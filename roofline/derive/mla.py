@@ -51,7 +51,8 @@ __all__ = ["SOURCE", "head_substitution", "projections", "attention_operations",
            "decode_step", "decode_operations", "step_flops", "absorb_crossover_context",
            "absorb_query_limit", "entries"]
 
-SOURCE = ("DeepSeek-V2 (arXiv 2405.04434) §2.1.2–2.1.4, Table 1 and Appendix C (multi-head "
+V2 = "DeepSeek-V2 (arXiv 2405.04434)"
+SOURCE = (f"{V2} §2.1.2–2.1.4, Table 1 and Appendix C (multi-head "
           "latent attention: low-rank key-value compression, decoupled rotary key, KV cache "
           "(d_c + d_h^R)·l per token); DeepSeek-V3 (arXiv 2412.19437) §2.1.1")
 REFERENCE = ("DeepSeek-V3 reference code, github.com/deepseek-ai/DeepSeek-V3 inference/model.py, "
@@ -308,13 +309,13 @@ def entries() -> list[Entry]:
     out = [
         Entry("mla.kv_cache.elements", cache_elements(),
               "latent KV cache per token per layer: c^KV and the shared rotary key k^R",
-              "1", f"{SOURCE}", ("d_c + d_h^R; 576 for DeepSeek-V2 and V3",)),
+              "1", SOURCE, ("d_c + d_h^R; 576 for DeepSeek-V2 and V3",)),
         Entry("mla.kv_cache.bytes", kv_cache_bytes(),
               "latent KV cache that a prefill of T tokens leaves", "bytes", SOURCE,
               ("B sequences of T tokens, L layers",)),
         Entry("mla.kv_cache.gqa_groups", gqa_groups(),
               "key/value heads of the GQA whose cache per token equals MLA's", "1",
-              f"{SOURCE} (Table 1: equal to GQA with 2.25 groups)",
+              f"{V2} §2.1.4 and Table 1 (MLA's cache equals GQA's with 2.25 groups)",
               ("2·n_g·H = d_c + H_r", "2.25 at d_c = 4H, H_r = H/2"),
               steps=(("GQA's cache per token and layer", 2 * n_kv * H),
                      ("equal to MLA's: solved for n_kv", gqa_groups()))),
@@ -357,7 +358,7 @@ def entries() -> list[Entry]:
     out += [
         Entry("mla.absorb.crossover_context", absorb_crossover_context(),
               "context beyond which absorbed MLA needs fewer FLOPs than expanding the latent, "
-              "for T new tokens per sequence", "tokens", f"{SOURCE} §2.1.2; {REFERENCE}",
+              "for T new tokens per sequence", "tokens", f"{SOURCE}; {REFERENCE}",
               (layer, "T new tokens per sequence attend to T_ctx cached ones and each other",
                "exists while T < H·d_c/(d_c − H)"),
               steps=(("defining equality: naive FLOPs − absorbed FLOPs = 0",
@@ -366,10 +367,10 @@ def entries() -> list[Entry]:
                      ("one decode token (T = 1)", one))),
         Entry("mla.absorb.crossover_context.decode", one,
               "the same for one decode token: under one token, absorption always pays",
-              "tokens", f"{SOURCE} §2.1.2; {REFERENCE}", (layer, "T = 1")),
+              "tokens", f"{SOURCE}; {REFERENCE}", (layer, "T = 1")),
         Entry("mla.absorb.max_queries", absorb_query_limit(),
               "most new tokens per sequence for which absorption can pay off: the crossover's "
-              "limit as the context grows", "tokens", f"{SOURCE} §2.1.2; {REFERENCE}",
+              "limit as the context grows", "tokens", f"{SOURCE}; {REFERENCE}",
               (layer, "T_ctx → ∞"),
               steps=(("the coefficient of T_ctx in naive − absorbed FLOPs, = 0",
                       limit((step_flops("naive") - step_flops("absorbed")) / T_ctx, T_ctx, oo)),

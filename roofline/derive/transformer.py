@@ -41,8 +41,8 @@ from .architecture import KINDS, Architecture
 from .entry import Entry
 
 __all__ = ["Architecture", "Operation", "layer_operations", "attention_operations",
-           "prefill_operations",
-           "mlp_parameters", "parameter_count", "weight_bytes", "total_flops", "total_bytes", "entries"]
+           "prefill_operations", "mlp_parameters", "parameter_count", "weight_bytes",
+           "total_flops", "total_bytes", "entries"]
 
 SOURCE = ("Llama (arXiv 2302.13971) §2.2 and HF transformers modeling_llama.py (the operations "
           "of a decoder layer, in order); scaling-book 'All the Transformer Math You Need to "
@@ -166,7 +166,8 @@ def attention_operations(arch: Architecture, mode: str,
     """The prefill's attention in ``mode``: one operation (every layer alike), or, with a
     sliding window, the global and the windowed layers apart, each with its count of layers
     (:mod:`roofline.derive.window`). Multi-head latent attention: these operations with the
-    head dimension and head counts substituted (:func:`roofline.derive.mla.attention_operations`)."""
+    head dimension and head counts substituted
+    (:func:`roofline.derive.mla.attention_operations`)."""
     if arch.mla:
         from . import mla
 

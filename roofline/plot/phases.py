@@ -146,8 +146,8 @@ def plot_decode_intensity(settings: Setting | Sequence[Setting], context: int,
     """Intensity of one decode step (and of its projections) against the batch B at
     ``context`` cached tokens, with the ridge and the critical batch; markers at ``batches``.
     A latent-attention (MLA) model's step is drawn in both forms: the setting's solid
-    (weight-absorbed by default), the other dotted. The curves do not depend on the device: several devices differ by their ridge (in their
-    colour) and so by their critical batch, and by their memory. The curves are solid while
+    (weight-absorbed by default), the other dotted. The curves do not depend on the device:
+    several devices differ by their ridge (in their colour) and so by their critical batch, and by their memory. The curves are solid while
     the weights and B sequences' KV cache fit in a device's memory, dashed past the largest
     batch any device holds; each device's largest batch is a vertical line; a batch marker
     that fits on no device is hollow. Default B: :func:`decode_batches`."""
