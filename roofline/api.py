@@ -42,7 +42,7 @@ def __getattr__(name: str) -> Any:
 def setting(hardware: str | Hardware, model: str | ModelShape, *, dtype: str = "bf16",
             weight_dtype: str | None = None, kv_dtype: str | None = None,
             attention: str | None = None, batch: int = 1, kv_cache: str = "window",
-            fusion: str = "none") -> Setting:
+            fusion: str = "none", mla_decode: str = "absorbed") -> Setting:
     """A :class:`Setting` from names or paths (``"H100-SXM"``, ``"my/device.toml"``) or specs.
 
     ``attention=None`` is ``kernel``: the FlashAttention-2 order at the released kernels'
@@ -51,11 +51,12 @@ def setting(hardware: str | Hardware, model: str | ModelShape, *, dtype: str = "
     cache, ``"window"`` (the last W tokens) or ``"full"``. ``fusion``: ``"none"`` (element-wise
     operations as separate kernels, as vLLM runs them) or ``"elementwise"`` (folded into the
     neighbouring GEMM or attention kernel, as TensorRT-LLM and compiled graphs do).
+    ``mla_decode``: a latent-attention model's decode step, ``"absorbed"`` or ``"naive"``.
     """
     hw = hardware if isinstance(hardware, Hardware) else load_hardware(hardware)
     mo = model if isinstance(model, ModelShape) else load_model(model)
     s = Setting(hw, mo, dtype, weight_dtype, kv_dtype, attention or DEFAULT_ATTENTION, batch,
-                kv_cache, fusion)
+                kv_cache, fusion, mla_decode)
     weights = arith.value(s.forms["weights"], s.numbers())
     if weights > hw.memory_capacity:
         warnings.warn(f"{mo.name}'s weights ({weights / 1e9:.4g} GB in "

@@ -22,8 +22,8 @@ if TYPE_CHECKING:
 __all__ = ["catalogue", "get", "names", "select", "index", "TOPICS"]
 
 # Derivation modules in the order of the data flow; each has ``entries() -> list[Entry]``.
-TOPICS = ("projection", "attention", "window", "levels", "transformer", "decode", "bounds",
-          "scaling", "crossovers", "service")
+TOPICS = ("projection", "attention", "window", "levels", "transformer", "decode", "mla", "moe",
+          "bounds", "scaling", "crossovers", "service")
 
 
 @cache

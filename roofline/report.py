@@ -130,6 +130,17 @@ def _prefill(table: PrefillTable, caught: Sequence[str]) -> list[str]:
            f"{grouped(d.intensity) if d.intensity >= 1000 else f'{d.intensity:.3g}'} FLOP/byte "
            f"({d.bound}-bound); KV cache "
            f"{si(d.kv_cache_bytes, 'B')}.", ""]
+    s = table.setting
+    if s.architecture.mla:  # latent attention: the step in its other form too
+        from dataclasses import replace
+
+        other = "naive" if s.mla_decode == "absorbed" else "absorbed"
+        n = evaluate.decode(replace(s, mla_decode=other), d.context_tokens)
+        how = ("expanding the latent cache into per-head keys and values each step"
+               if other == "naive" else "attending over the latent, W^UK and W^UV absorbed")
+        out[-1:-1] = ["", f"That is latent attention's {s.mla_decode} form; the {other} one, "
+                      f"{how}, takes {si(n.time_s, 's')} at {n.intensity:.3g} FLOP/byte "
+                      f"({n.bound}-bound)."]
     out += [f"*Note:* {w}." for w in caught]
     return out + ([""] if caught else [])
 

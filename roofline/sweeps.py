@@ -28,7 +28,7 @@ __all__ = ["KindSweep", "by_kind", "intensity", "attention_bytes", "window_atten
            "attention_flops", "attention_t2_coefficient",
            "attention_intensity_limit", "footprint", "scores_fit", "prefill_fits", "decode_memory",
            "decode_fits", "max_batch", "decode_intensity", "OperationPoint",
-           "operation_points", "decode_point", "with_mode", "with_batch"]
+           "operation_points", "decode_point", "decode_forms", "with_mode", "with_batch"]
 
 def _numeric(expr: Expr, x: Symbol, where: Any = None) -> Callable[[np.ndarray], np.ndarray]:
     """``expr`` as a numpy function of an array of ``x`` (the evaluation core's ``numeric``)."""
@@ -119,11 +119,21 @@ def _attention_values(setting: Setting, sram: float | None) -> dict[Symbol, Any]
     return vals
 
 
+def _heads(setting: Setting, expr: Expr) -> Expr:
+    """One layer's attention ``expr`` for the setting's heads: multi-head latent attention's
+    keys of H + H_r and values of H (``roofline.derive.mla.head_substitution``)."""
+    if not setting.architecture.mla:
+        return expr
+    from .derive.mla import head_substitution
+
+    return expr.xreplace(head_substitution())
+
+
 def attention_bytes(setting: Setting, tokens: np.ndarray | Sequence[int], mode: str,
                     sram: float | None = None) -> np.ndarray:
     """HBM bytes of one layer's prefill attention in ``mode`` (``attention.hbm_bytes``), with
     the on-chip SRAM per SM set to ``sram`` bytes (default: the device's)."""
-    expr = attention.hbm_bytes(mode)
+    expr = _heads(setting, attention.hbm_bytes(mode))
     return _numeric(expr, T, _attention_values(setting, sram))(_array(tokens, "prompt"))
 
 
@@ -143,13 +153,15 @@ def attention_flops(setting: Setting, tokens: np.ndarray | Sequence[int],
                     mode: str) -> np.ndarray:
     """FLOPs of one global (unwindowed) layer's prefill attention in ``mode``."""
     vals = _attention_values(setting, None)
-    return _numeric(attention.mode_flops(mode), T, vals)(_array(tokens, "prompt"))
+    return _numeric(_heads(setting, attention.mode_flops(mode)), T, vals)(
+        _array(tokens, "prompt"))
 
 
 def attention_t2_coefficient(setting: Setting, mode: str, sram: float | None = None) -> float:
     """c in bytes ≈ c·T² as T → ∞ for one layer (ceilings relaxed): naive 4·B·n_q·b_a (Θ(T²));
     tiled 2·B·n_q·b_a²·H·(3H + 4)/M_sram (FlashAttention Theorem 2: Θ(T²H²/M))."""
-    expr = evaluate.exact(attention.hbm_bytes(mode, smooth=True), _attention_values(setting, sram))
+    expr = evaluate.exact(_heads(setting, attention.hbm_bytes(mode, smooth=True)),
+                          _attention_values(setting, sram))
     return float(limit(attention.long_prompts(expr) / T**2, T, oo))
 
 
@@ -157,7 +169,8 @@ def attention_intensity_limit(setting: Setting, mode: str, sram: float | None = 
     """FLOP/byte of ``mode`` attention as T → ∞ (ceilings relaxed): the ceiling that the SRAM
     size sets on tiled attention (``inf`` for ideal, whose intensity grows with T)."""
     vals = _attention_values(setting, sram)
-    expr = evaluate.exact(attention.mode_flops(mode) / attention.hbm_bytes(mode, smooth=True), vals)
+    expr = evaluate.exact(_heads(setting, attention.mode_flops(mode)
+                                 / attention.hbm_bytes(mode, smooth=True)), vals)
     return float(limit(attention.long_prompts(expr), T, oo))
 
 
@@ -288,8 +301,19 @@ def operation_points(setting: Setting, prompts: Sequence[int],
 
 
 def decode_point(setting: Setting, batch: int, context: int) -> OperationPoint:
-    """One decode step of ``batch`` sequences at ``context`` cached tokens, as a point."""
+    """One decode step of ``batch`` sequences at ``context`` cached tokens, as a point (group
+    ``decode``; ``decode.naive`` for latent attention's naive form)."""
     d = evaluate.decode(replace(setting, batch=batch), context)
-    return OperationPoint(f"decode step, batch {batch}", "decode", context, d.flops, d.bytes,
+    naive = setting.architecture.mla and setting.mla_decode == "naive"
+    return OperationPoint(f"decode step{', naive MLA' if naive else ''}, batch {batch}",
+                          "decode.naive" if naive else "decode", context, d.flops, d.bytes,
                           d.time_s)
+
+
+def decode_forms(setting: Setting) -> list[Setting]:
+    """The setting, and for multi-head latent attention the same with the other decode form
+    (absorbed first, then naive): the figures draw both."""
+    if not setting.architecture.mla:
+        return [setting]
+    return [replace(setting, mla_decode=form) for form in ("absorbed", "naive")]
 

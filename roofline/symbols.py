@@ -70,6 +70,16 @@ W = _count("W")  # sliding (local) attention window: keys a query sees, itself i
 L_w = _count("L_w")  # layers with sliding-window attention when only some have it (Gemma-2)
 d_in = _count("d_in")  # a projection's input width
 d_out = _count("d_out")  # a projection's output width
+# multi-head latent attention (DeepSeek-V2, arXiv 2405.04434, §2.1): H is both the per-head
+# dimension of the keys' non-rotary part and of the values (qk_nope_head_dim = v_head_dim)
+d_c = _count("d_c")  # latent rank of keys and values (DeepSeek-V2's d_c, kv_lora_rank)
+d_cq = _count("d_cq")  # latent rank of the queries (DeepSeek-V2's d'_c, q_lora_rank)
+H_r = _count("H_r")  # decoupled rotary head dimension, one key shared by all heads (d_h^R)
+# mixture of experts with shared experts and dense layers (DeepSeekMoE, Qwen2-MoE)
+n_sh = _count("n_sh")  # shared experts per MoE layer, each of width F_sh
+F_sh = _count("F_sh")  # MLP width of one shared expert
+F_dense = _count("F_dense")  # MLP width of a dense layer in a model whose other layers are MoE
+L_moe = _count("L_moe")  # layers with a mixture of experts when only some have one
 
 # --- precision -------------------------------------------------------------------------------
 b_w = _real("b_w")  # bytes per weight element
@@ -126,6 +136,15 @@ CATALOGUE: dict[str, SymbolInfo] = {
         SymbolInfo(L_w, "layers with sliding-window attention (where only some have it)", "1"),
         SymbolInfo(d_in, "a projection's input width", "1"),
         SymbolInfo(d_out, "a projection's output width", "1"),
+        SymbolInfo(d_c, "MLA: latent rank of keys and values (kv_lora_rank)", "1"),
+        SymbolInfo(d_cq, "MLA: latent rank of the queries (q_lora_rank)", "1"),
+        SymbolInfo(H_r, "MLA: decoupled rotary head dimension, one key shared by the heads",
+                   "1"),
+        SymbolInfo(n_sh, "shared experts per MoE layer", "1"),
+        SymbolInfo(F_sh, "MLP width of one shared expert", "1"),
+        SymbolInfo(F_dense, "MLP width of the dense layers of a model whose other layers are "
+                   "MoE", "1"),
+        SymbolInfo(L_moe, "layers with a mixture of experts (where only some have one)", "1"),
         SymbolInfo(b_w, "bytes per weight element", "bytes"),
         SymbolInfo(b_a, "bytes per activation element", "bytes"),
         SymbolInfo(b_kv, "bytes per KV-cache element", "bytes"),
@@ -170,6 +189,8 @@ _LATEX_NAMES = {
     "T_pos": r"T_{\mathrm{pos}}",
     "n_q": "n_{q}", "n_kv": r"n_{\mathrm{kv}}", "L_w": "L_{w}", "n_e": "n_{e}", "n_a": "n_{a}",
     "d_in": r"d_{\mathrm{in}}", "d_out": r"d_{\mathrm{out}}",
+    "d_c": "d_{c}", "d_cq": r"d_{c}^{\prime}", "H_r": "H_{r}", "n_sh": r"n_{\mathrm{sh}}",
+    "F_sh": r"F_{\mathrm{sh}}", "F_dense": r"F_{\mathrm{dense}}", "L_moe": r"L_{\mathrm{MoE}}",
     "b_w": "b_{w}", "b_a": "b_{a}", "b_kv": r"b_{\mathrm{kv}}",
     "P_peak": r"P_{\mathrm{peak}}", "beta_hbm": r"\beta_{\mathrm{HBM}}",
     "M_sram": r"M_{\mathrm{SRAM}}", "C_mem": r"C_{\mathrm{mem}}", "N_sm": r"N_{\mathrm{SM}}",

@@ -17,7 +17,11 @@ sliding window, beyond which the intensity tends to a constant, so that the rela
 (Phi-3-mini-4k on MI325X in tf32: memory-bound again from 48,887 tokens in closed form, from
 about 115,000 on the staircase). The kernel mode's fixed 128-row tiles at head dimension 256 are
 the widest: Gemma-2-9B on TPU-v6e is memory-bound again from 5,021 tokens in closed form, from
-about 4,500 on the staircase, where the exact intensity is 1.5 % below the ridge."""
+about 4,500 on the staircase, where the exact intensity is 1.5 % below the ridge. A third (issue
+12's presets): a regime whose intensity rises only a few per cent above the ridge before it falls
+again, where the staircase's steps of about one per cent cross the ridge several times
+(Qwen1.5-MoE-A2.7B on MI325X, tiled_fa2: at most 2.3 % above the ridge between 3,793 and 6,806
+tokens; DeepSeek-V2-Lite on RTX-4090 in fp32: 1.3 %)."""
 
 import math
 
@@ -48,13 +52,24 @@ def _bound_around(s: Setting, x: float) -> tuple[str, str]:
     return p.bound, q.bound
 
 
-def _changes_at(s: Setting, x: float, expected: tuple[str, str]) -> bool:
+def _flat(s: Setting, c) -> bool:
+    """A regime whose prefill intensity peaks within 3·NEAR of the ridge (the staircase sampled
+    at 40 points between the two roots)."""
+    if c.ends_at is None:
+        return False
+    import numpy as np
+
+    xs = [max(1, int(x)) for x in np.geomspace(c.value, c.ends_at, 40)]
+    return max(p.intensity for p in prefill(s, xs)) / s.ridge < 1 + 3 * NEAR
+
+
+def _changes_at(s: Setting, x: float, expected: tuple[str, str], flat: bool = False) -> bool:
     """The bound changes around x as expected, or (an ill-conditioned root: a staircase that
     crosses the ridge several times, or a window's flat intensity) the exact intensity at x
     is within NEAR of the ridge."""
     if _bound_around(s, x) == expected:
         return True
-    ill = s.model.head_dim not in (64, 128) or s.model.window != "none"
+    ill = s.model.head_dim not in (64, 128) or s.model.window != "none" or flat
     point = prefill(s, [max(1, round(x))])[0]
     return ill and abs(point.intensity / s.ridge - 1) < NEAR
 
@@ -68,10 +83,12 @@ def test_prefill_crossovers_change_the_bound(hw, dtype, mode, models):
         c = crossover_value(s, name)
         if not c.exists:
             continue
-        assert _changes_at(s, c.value, ("memory", "compute")), (model.name, c.value)
+        flat = _flat(s, c)
+        assert _changes_at(s, c.value, ("memory", "compute"), flat), (model.name, c.value)
         if c.ends_at is not None:
             assert c.ends_at > c.value * 1.001, (model.name, c.value, c.ends_at)
-            assert _changes_at(s, c.ends_at, ("compute", "memory")), (model.name, c.ends_at)
+            assert _changes_at(s, c.ends_at, ("compute", "memory"), flat), (model.name,
+                                                                            c.ends_at)
 
 
 def test_the_tie_that_reported_a_second_root_at_the_first():

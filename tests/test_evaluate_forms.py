@@ -69,6 +69,8 @@ def test_every_shipped_model_has_its_forms_shipped():
     archs = {m.architecture for m in list_models()}
     archs |= {dataclasses.replace(a, kv_cache="full") for a in archs if a.window != "none"}
     archs |= {dataclasses.replace(a, fusion="elementwise") for a in archs}
+    # and a latent-attention model's with its naive decode step (the figures draw both)
+    archs |= {dataclasses.replace(a, mla_decode="naive") for a in archs if a.mla}
     caches = {device_caches(hw) for hw in list_hardware()}
     assert {forms.arch_key(a, c) for a, c in itertools.product(archs, caches)} == keys
 

@@ -20,7 +20,8 @@ from roofline.symbols import D, F, H, L, T_pos, V, n_a, n_e, n_kv, n_q
 FIXTURES = Path(__file__).parent / "fixtures" / "models"
 PRESETS = ("Llama-2-7B", "Llama-2-70B", "Llama-3-8B", "Llama-3-70B", "Mistral-7B",
            "Mixtral-8x7B", "Qwen2.5-7B", "OPT-13B", "GPT-3-175B", "Llama-3.1-8B",
-           "Llama-3.1-70B", "Llama-3.1-405B", "Gemma-2-9B", "Phi-3-mini-4k")
+           "Llama-3.1-70B", "Llama-3.1-405B", "Gemma-2-9B", "Phi-3-mini-4k", "DeepSeek-V2-Lite",
+           "DeepSeek-V3", "Qwen1.5-MoE-A2.7B")
 
 # The presets' shapes and exact parameter totals, copied here with their public sources (one per
 # row) so that nothing outside the repository is read. Shape: the config.json on the row (GPT-3:
@@ -80,6 +81,18 @@ REFERENCE = {
     # (arXiv 2404.14219) §2: 3.8B params
     "Phi-3-mini-4k": ((3072, 32, 32, 32, 96, 8192, 32064, 4096, 1, 1),
                       "silu", False, False, "rms", True, 3_821_079_552),
+    # huggingface.co/deepseek-ai/DeepSeek-V2-Lite/blob/main/config.json (F: the routed experts'
+    # moe_intermediate_size); DeepSeek-V2 paper (arXiv 2405.04434) Appendix B: 15.7B params
+    "DeepSeek-V2-Lite": ((2048, 27, 16, 16, 128, 1408, 102400, 163840, 64, 6),
+                         "silu", False, False, "rms", True, 15_706_484_224),
+    # huggingface.co/deepseek-ai/DeepSeek-V3/blob/main/config.json; DeepSeek-V3 report (arXiv
+    # 2412.19437): 671B params without the multi-token-prediction module
+    "DeepSeek-V3": ((7168, 61, 128, 128, 128, 2048, 129280, 163840, 256, 8),
+                    "silu", False, False, "rms", True, 671_026_404_352),
+    # huggingface.co/Qwen/Qwen1.5-MoE-A2.7B/blob/main/config.json; model card: 14.3B params
+    # (2.7B activated)
+    "Qwen1.5-MoE-A2.7B": ((2048, 24, 16, 16, 128, 1408, 151936, 8192, 60, 4),
+                          "silu", False, True, "rms", True, 14_315_784_192),
 }
 
 
@@ -197,7 +210,7 @@ def test_load_by_path_names_by_stem(tmp_path: Path) -> None:
 
 def test_unknown_name_lists_valid_ones() -> None:
     with pytest.raises(UnknownNameError, match=r"unknown model 'BERT'; valid names: "
-                       r"GPT-3-175B, Gemma-2-9B, Llama-2-70B, .*Qwen2.5-7B$"):
+                       r"DeepSeek-V2-Lite, DeepSeek-V3, GPT-3-175B, Gemma-2-9B, .*Qwen2.5-7B$"):
         load_model("BERT")
 
 
@@ -219,7 +232,7 @@ BAD = [
     ("not_an_object", "", "must hold a JSON object", "list"),
     ("missing_key", "intermediate_size", "missing required key", None),
     ("unsupported_type", "model_type",
-     "unsupported; supported: llama, mistral, mixtral, qwen2, phi3, gemma, gemma2, opt, gpt2, gpt_neox"
+     "unsupported; supported: llama, mistral, mixtral, qwen2, phi3, gemma, gemma2, opt, gpt2, gpt_neox, qwen2_moe, deepseek_v2, deepseek_v3"
      "; describe the model in a shape file (.toml, models/README.md) with hidden_size, num_layers, num_heads, intermediate_size, vocab_size, max_position and a source", "t5"),
     ("not_an_integer", "hidden_size", "must be a positive integer", "4096"),
     ("zero", "num_hidden_layers", "must be a positive integer", 0),
@@ -290,7 +303,7 @@ def _variant(tmp_path: Path, change: dict, drop: tuple[str, ...] = ()) -> Path:
     ({"attention_bias": [True]}, "attention_bias", "must be true or false", [True]),
     ({"mlp_bias": "true"}, "mlp_bias", "must be true or false", "true"),
     ({"model_type": ["llama"]}, "model_type",
-     "must be a string, one of: llama, mistral, mixtral, qwen2, phi3, gemma, gemma2, opt, gpt2, gpt_neox",
+     "must be a string, one of: llama, mistral, mixtral, qwen2, phi3, gemma, gemma2, opt, gpt2, gpt_neox, qwen2_moe, deepseek_v2, deepseek_v3",
      ["llama"]),
     ({"model_type": {"name": "llama"}}, "model_type", "must be a string, one of:",
      {"name": "llama"}),

@@ -62,6 +62,10 @@ def add_setting_arguments(p: argparse.ArgumentParser, hardware: str | None = Non
                    "product) as separate kernels through HBM (none, the default, as vLLM) or "
                    "folded into the neighbouring GEMM or attention kernel (elementwise, as "
                    "TensorRT-LLM and compiled graphs)")
+    p.add_argument("--mla-decode", default="absorbed", choices=("absorbed", "naive"),
+                   help="a latent-attention (DeepSeek) model's decode step: attention over the "
+                   "latent with W^UK, W^UV absorbed (absorbed, the default) or the latent "
+                   "expanded into per-head keys and values each step (naive)")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -89,7 +93,7 @@ def _options(args: argparse.Namespace) -> dict:
     (batch,) = parse_ints(args.batch, "--batch", single=True)
     return {"dtype": args.dtype, "weight_dtype": args.weight_dtype, "kv_dtype": args.kv_dtype,
             "attention": args.attention, "batch": batch, "kv_cache": args.kv_cache,
-            "fusion": args.fusion}
+            "fusion": args.fusion, "mla_decode": args.mla_decode}
 
 
 def run_prefill(args: argparse.Namespace) -> int:

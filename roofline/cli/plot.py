@@ -81,7 +81,8 @@ def _settings(args: argparse.Namespace) -> list:
         raise InputError("--hardware", "needs at least one device", args.hardware)
     return [setting(h, args.model, dtype=args.dtype, weight_dtype=args.weight_dtype,
                     kv_dtype=args.kv_dtype, attention=args.attention,
-                    kv_cache=args.kv_cache, fusion=args.fusion) for h in names]
+                    kv_cache=args.kv_cache, fusion=args.fusion,
+                    mla_decode=args.mla_decode) for h in names]
 
 
 def _ttft_figure(args: argparse.Namespace):

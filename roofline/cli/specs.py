@@ -148,6 +148,8 @@ def _model_list(args: argparse.Namespace) -> int:
              "WINDOW")]
     for m in models:
         experts = f"{m.experts_per_token} of {m.num_experts}" if m.num_experts > 1 else "-"
+        if m.shared_experts:
+            experts += f" + {m.shared_experts} shared"
         window = "-" if m.window == "none" else str(m.sliding_window) + (
             "" if m.window == "all" else f" on {m.window_layers}")
         rows.append((m.name, m.model_type, f"{m.parameters:,}", str(m.hidden_size),
@@ -171,18 +173,23 @@ def _model_show(args: argparse.Namespace) -> int:
     if m.num_experts > 1:
         mlp += f", mixture of experts: {m.experts_per_token} of {m.num_experts} per token"
     bias = "every linear layer" if m.linear_bias else "Q, K, V" if m.qkv_bias else "none"
+    moe = m.num_experts > 1
     rows = [
-        ("parameters", f"{m.parameters:,}", ""),
+        ("parameters", f"{m.parameters:,}" + (f" in total, {m.active_parameters:,} active "
+                                              "per token" if moe else ""), ""),
         ("width", str(m.hidden_size), "D"),
         ("layers", str(m.num_layers), "L"),
         ("query heads", str(m.num_heads), "n_q"),
-        ("key/value heads", str(m.num_kv_heads), "n_kv"),
-        ("head dimension", str(m.head_dim), "H"),
-        ("MLP width", str(m.intermediate_size), "F"),
+        ("key/value heads", f"{m.num_heads}, expanded from the latent" if m.mla
+         else str(m.num_kv_heads), "" if m.mla else "n_kv"),
+        ("head dimension", str(m.head_dim) + (f" (values; keys {m.head_dim} + "
+                                              f"{m.rope_head_dim} rotary)" if m.mla else ""), "H"),
+        ("MLP width", str(m.intermediate_size) + (" per routed expert" if moe else ""), "F"),
         ("vocabulary", str(m.vocab_size), "V"),
         ("context limit", str(m.max_position), ""),
         *_attention_rows(m),
         ("MLP", f"{mlp}, {m.activation}", ""),
+        *_expert_rows(m),
         ("norm", ("RMSNorm" if m.norm == "rms" else "LayerNorm")
          + (", before and after each sublayer" if m.post_norms else ""), ""),
         ("positions", "rotary" if m.position == "rope"
@@ -192,6 +199,10 @@ def _model_show(args: argparse.Namespace) -> int:
         ("embeddings", ("tied to the LM head" if m.tied_embeddings else "untied")
          + (", scaled by sqrt(D)" if m.embed_scale else ""), ""),
     ]
+    if m.mtp_layers:
+        rows.append(("not counted", f"{m.mtp_layers} multi-token-prediction layer"
+                     f"{'s' if m.mtp_layers > 1 else ''} (num_nextn_predict_layers: training "
+                     "and speculative decoding, not the prefill)", ""))
     if m.source:
         rows.append(("source", m.source, ""))
     _print_table(_wrapped(rows, 1), header=False)
@@ -203,6 +214,13 @@ def _attention_rows(m: Any) -> list[tuple[str, str, str]]:
     new kind of attention adds its own description to ``_ATTENTION_KINDS``)."""
     kind = m.attention_kind
     rows = [("attention", f"{kind}, {_ATTENTION_KINDS[kind](m)}", "")]
+    if m.mla:
+        query = (f"queries through a latent of {m.q_lora_rank}" if m.q_lora_rank
+                 else "queries projected directly (no query latent)")
+        rows.append(("latent ranks", f"keys and values {m.kv_lora_rank}, rotary key "
+                     f"{m.rope_head_dim}; {query}; KV cache "
+                     f"{m.kv_lora_rank + m.rope_head_dim} elements per token per layer",
+                     "d_c, H_r" + (", d_cq" if m.q_lora_rank else "")))
     if m.window == "none":
         rows.append(("sliding window", "none: every layer attends to the whole prompt", ""))
     else:
@@ -220,7 +238,28 @@ _ATTENTION_KINDS = {
     "GQA": lambda m: f"grouped-query: {m.num_heads // m.num_kv_heads} query heads share each "
                      "key/value head",
     "MQA": lambda m: "multi-query: every query head shares one key/value head",
+    "MLA": lambda m: f"multi-head latent attention: {m.num_heads} heads whose keys and values "
+                     "come from one latent per token",
 }
+
+
+def _expert_rows(m: Any) -> list[tuple[str, str, str]]:
+    """A mixture of experts' routed, shared and active experts, and its dense layers."""
+    if m.num_experts == 1:
+        return []
+    shared = "none"
+    if m.shared_experts:
+        shared = (f"{m.shared_experts} of width {m.shared_expert_size}"
+                  + (", behind a sigmoid gate" if m.shared_expert_gate else ""))
+    rows = [("experts", f"{m.num_experts} routed, {m.shared_experts} shared; "
+             f"{m.experts_per_token + m.shared_experts} active per token "
+             f"({m.experts_per_token} routed + {m.shared_experts} shared)", "n_e, n_sh, n_a"),
+            ("shared experts", shared, "n_sh, F_sh" if m.shared_experts else "")]
+    if m.moe_layers:
+        dense = m.num_layers - m.moe_layers
+        rows.append(("MoE layers", f"{m.moe_pattern}; {dense} dense layer{'s' if dense > 1 else ''}"
+                     f" of MLP width {m.dense_intermediate_size}", "L_moe, F_dense"))
+    return rows
 
 
 # --- printing ------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 __all__ = ["Architecture", "ATTENTION_MODES", "DEFAULT_ATTENTION", "FUSIONS", "KINDS", "WINDOWS",
-           "KV_CACHES"]
+           "KV_CACHES", "MLA_DECODES", "MOE_LAYERS"]
 
 # Attention modes of :mod:`roofline.derive.attention`; ``kernel`` is the default.
 ATTENTION_MODES = ("naive", "tiled", "tiled_fa2", "kernel", "ideal")
@@ -23,6 +23,14 @@ KINDS = ("projection", "attention", "elementwise", "embedding", "lm_head")
 WINDOWS = ("none", "all", "some")
 # What a windowed layer's KV cache keeps: the last W tokens (a rolling buffer) or all T.
 KV_CACHES = ("window", "full")
+# How a decode step of multi-head latent attention runs (:mod:`roofline.derive.mla`): attention
+# over the latent with W^UK, W^UV absorbed (DeepSeek-V2 §2.1.2), or per-head keys and values
+# re-expanded from the latent cache at every step.
+MLA_DECODES = ("absorbed", "naive")
+# Which layers of a mixture-of-experts model have experts (:mod:`roofline.derive.moe`): every
+# layer (Mixtral, Qwen1.5-MoE), or L_moe of the L layers, the others dense (DeepSeek's first
+# layers).
+MOE_LAYERS = ("all", "some")
 
 
 @dataclass(frozen=True)
@@ -42,3 +50,10 @@ class Architecture:
     post_norms: bool = False  # a norm after attention and after the MLP too (Gemma-2)
     embed_scale: bool = False  # embeddings multiplied by sqrt(D), element-wise (Gemma)
     fusion: str = "none"  # one of FUSIONS: how the element-wise operations are run
+    # --- issue 12: latent attention, shared experts, dense layers (appended) ---
+    mla: bool = False  # multi-head latent attention (DeepSeek-V2): a latent KV of d_c + H_r
+    q_lora: bool = False  # MLA queries through a latent of rank d_cq (False: W^Q directly)
+    mla_decode: str = "absorbed"  # one of MLA_DECODES (meaningful only with mla)
+    moe_layers: str = "all"  # one of MOE_LAYERS (meaningful only with moe)
+    shared_experts: bool = False  # n_sh shared experts of width F_sh in every MoE layer
+    shared_gate: bool = False  # a sigmoid gate D → 1 on the shared experts' output (Qwen2-MoE)

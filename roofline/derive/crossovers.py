@@ -355,13 +355,36 @@ def crossovers(arch: Architecture = Architecture(),
         "weights)", B,
         total_flops(dec), P_peak * _memory(dec), "intensity",
         ("one decode step; projections of one layer as one operation",), True))
+    out += _new_family_crossovers(arch)
     return {c.name: c for c in out}
+
+
+# --- issue 12: crossovers of the new families (appended) ------------------------------------
+def _new_family_crossovers(arch: Architecture) -> list[Crossover]:
+    """Crossovers that exist only for some architectures: multi-head latent attention's
+    context beyond which its weight-absorbed decode step is faster than the naive one, which
+    re-expands the latent cache (:func:`roofline.derive.mla.decode_step`)."""
+    if not arch.mla:
+        return []
+    from . import mla
+    from ..symbols import T_ctx
+
+    naive, absorbed = (_sum_time(mla.decode_step(form)) for form in ("naive", "absorbed"))
+    return [_cross(
+        "mla_absorption_pays_off_context",
+        "decode context beyond which latent attention's absorbed step is faster than expanding "
+        "the latent cache", "tokens", f"{mla.SOURCE}; {mla.REFERENCE}", T_ctx,
+        naive, absorbed, "balance",
+        ("one layer's decode operations that differ between the forms, each form as one "
+         "operation at its roof", "B sequences, one new token each",
+         "main branch: both forms memory-bound"), memory_bound=(naive, absorbed))]
 
 
 def entries() -> list[Entry]:
     """The crossovers of the default (Llama-style) architecture on a GPU with an L2 cache."""
     out = []
-    for c in crossovers(Architecture(), ("l2",)).values():
+    for c in [*crossovers(Architecture(), ("l2",)).values(),
+              *_new_family_crossovers(Architecture(mla=True))]:
         branch = c.main_branch
         root = branch.root
         steps: list[tuple[str, Expr]] = [

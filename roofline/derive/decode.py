@@ -37,7 +37,12 @@ def kv_cache_bytes(tokens: Expr = T, layers: Expr = L) -> Expr:
 def model_kv_cache_bytes(arch: Architecture = Architecture()) -> Expr:
     """The KV cache of ``arch`` after T tokens: every global layer keeps T positions, every
     windowed layer :func:`roofline.derive.window.cached_tokens` (min(T, W) in a rolling
-    buffer, Mistral 7B arXiv 2310.06825 §2)."""
+    buffer, Mistral 7B arXiv 2310.06825 §2). Multi-head latent attention keeps its latent,
+    d_c + H_r elements per token and layer (:func:`roofline.derive.mla.kv_cache_bytes`)."""
+    if arch.mla:
+        from . import mla
+
+        return mla.kv_cache_bytes()
     glob, local = window.layer_split(arch)
     out = kv_cache_bytes(T, glob) if glob != 0 else 0
     return out + (kv_cache_bytes(window.cached_tokens(arch), local) if local != 0 else 0)
@@ -56,7 +61,12 @@ def attention_step(keys: Expr = T_ctx + 1, name: str = "attention.decode",
 
 
 def decode_operations(arch: Architecture = Architecture()) -> list[Operation]:
-    """Every operation of one decode step of B sequences at context T_ctx."""
+    """Every operation of one decode step of B sequences at context T_ctx (multi-head latent
+    attention: :func:`roofline.derive.mla.decode_operations`, in the architecture's form)."""
+    if arch.mla:
+        from . import mla
+
+        return mla.decode_operations(arch)
     step: Operation | list[Operation] = attention_step()
     if arch.window != "none":
         glob, local = window.layer_split(arch)

@@ -16,7 +16,10 @@ follow OPT (Zhang et al. 2022, arXiv 2205.01068) and GPT-3 (Brown et al. 2020, a
 §2.1). Sliding-window layers (Mistral, Gemma-2's local layers) take their attention from
 :mod:`roofline.derive.window`, with their own count of layers; Gemma multiplies the embeddings
 by sqrt(D) and Gemma-2 also norms each sublayer's output before the residual add (Gemma 2,
-arXiv 2408.00118, §2; HF ``modeling_gemma2.py``).
+arXiv 2408.00118, §2; HF ``modeling_gemma2.py``). Multi-head latent attention (DeepSeek-V2)
+takes its projections, attention and parameters from :mod:`roofline.derive.mla`; shared
+experts and dense layers beside MoE ones (DeepSeekMoE, Qwen2-MoE) their MLP operations, each
+with its own count of layers, from :mod:`roofline.derive.moe`.
 
 Element-wise FLOP counts are conventions (they never move a crossover: these operations are
 memory-bound): RMSNorm 4 per element (square, accumulate, scale, gain), LayerNorm 7 (mean,
@@ -38,8 +41,8 @@ from .architecture import KINDS, Architecture
 from .entry import Entry
 
 __all__ = ["Architecture", "Operation", "layer_operations", "attention_operations",
-           "prefill_operations",
-           "parameter_count", "weight_bytes", "total_flops", "total_bytes", "entries"]
+           "prefill_operations", "mlp_parameters", "parameter_count", "weight_bytes",
+           "total_flops", "total_bytes", "entries"]
 
 SOURCE = ("Llama (arXiv 2302.13971) §2.2 and HF transformers modeling_llama.py (the operations "
           "of a decoder layer, in order); scaling-book 'All the Transformer Math You Need to "
@@ -48,6 +51,7 @@ SOURCE = ("Llama (arXiv 2302.13971) §2.2 and HF transformers modeling_llama.py 
 MIXTRAL = "Mixtral (Jiang et al. 2024, arXiv 2401.04088) §2.1 (router, n_a of n_e experts)"
 _NORM_FLOPS = {"rms": 4, "layer": 7}
 _ACT_FLOPS = {"silu": 4, "gelu": 8, "relu": 1}
+_ROPE_FLOPS = 3  # per rotated element: two products and a sum
 
 
 @dataclass(frozen=True)
@@ -112,25 +116,37 @@ def _mlp(arch: Architecture, rows: Expr) -> list[Operation]:
 def layer_operations(arch: Architecture, rows: Expr,
                      attention_op: Operation | Sequence[Operation]) -> list[Operation]:
     """One layer's operations over ``rows`` token rows, with the given attention operation (or
-    operations, each carrying its own count of layers: global and sliding-window layers)."""
+    operations, each carrying its own count of layers: global and sliding-window layers).
+    An operation that already carries a count of layers other than 1 keeps it (the MLP of
+    a model with dense and MoE layers, :mod:`roofline.derive.moe`); the others count L."""
     split = not isinstance(attention_op, Operation)
     attention_ops = list(attention_op) if split else [attention_op]
-    qkv = (n_q + 2 * n_kv) * H
-    ops = [_norm(arch, "attn_norm", rows),
-           _proj("qkv_proj", rows, D, qkv, arch.qkv_bias or arch.linear_bias)]
-    if arch.position == "rope":
-        rotated = rows * (n_q + n_kv) * H
-        ops.append(_elementwise("rope", 3, rotated, rotated, rotated))
+    ops = [_norm(arch, "attn_norm", rows)]
+    if arch.mla:  # latent projections and the rotary part of the heads
+        from . import mla
+
+        ops += mla.projections(arch, rows)
+    else:
+        qkv = (n_q + 2 * n_kv) * H
+        ops.append(_proj("qkv_proj", rows, D, qkv, arch.qkv_bias or arch.linear_bias))
+        if arch.position == "rope":
+            rotated = rows * (n_q + n_kv) * H
+            ops.append(_elementwise("rope", _ROPE_FLOPS, rotated, rotated, rotated))
+    mlp = _mlp(arch, rows)
+    if _layered(arch):
+        from . import moe
+
+        mlp = moe.mlp_operations(arch, rows)
     post = arch.post_norms  # Gemma-2: the sublayer's output is normed before the residual add
     ops += [*attention_ops,
             _proj("o_proj", rows, n_q * H, D, arch.linear_bias),
             *([_norm(arch, "post_attn_norm", rows)] if post else []),
             _elementwise("residual_add.attn", 1, rows * D, 2 * rows * D, rows * D),
             _norm(arch, "mlp_norm", rows),
-            *_mlp(arch, rows),
+            *mlp,
             *([_norm(arch, "post_mlp_norm", rows)] if post else []),
             _elementwise("residual_add.mlp", 1, rows * D, 2 * rows * D, rows * D)]
-    ops = [op if split and op.kind == "attention" else
+    ops = [op if (split and op.kind == "attention") or op.count != 1 else
            Operation(op.name, op.kind, op.flops, op.bytes, L, op.levels) for op in ops]
     return _fused(arch, ops)
 
@@ -145,6 +161,12 @@ def _fused(arch: Architecture, ops: list[Operation]) -> list[Operation]:
         return ops
     return [Operation(op.name, op.kind, op.flops, op.bytes.subs(b_a, 0), op.count, op.levels)
             if op.kind == "elementwise" else op for op in ops]
+
+
+def _layered(arch: Architecture) -> bool:
+    """Whether the MLP is :mod:`roofline.derive.moe`'s: shared experts, or dense layers beside
+    the MoE ones."""
+    return arch.moe and (arch.shared_experts or arch.moe_layers != "all")
 
 
 def edge_operations(arch: Architecture, rows: Expr, positions: Expr) -> list[Operation]:
@@ -173,7 +195,13 @@ def attention_operations(arch: Architecture, mode: str, smooth: bool = False,
     """The prefill's attention in ``mode`` behind the cache levels ``caches``
     (:mod:`roofline.derive.levels`): one operation (every layer alike), or, with a sliding
     window, the global and the windowed layers apart, each with its count of layers
-    (:mod:`roofline.derive.window`)."""
+    (:mod:`roofline.derive.window`). Multi-head latent attention: these operations with the
+    head dimension and head counts substituted
+    (:func:`roofline.derive.mla.attention_operations`)."""
+    if arch.mla:
+        from . import mla
+
+        return mla.attention_operations(arch, mode, smooth, caches)
     full = _attention_op(f"attention.{mode}", attention.mode_flops(mode), mode, caches, False,
                          smooth)
     if arch.window == "none":
@@ -203,19 +231,40 @@ def total_bytes(ops: list[Operation], kinds: tuple[str, ...] = KINDS, level: str
     return sum((op.count * op.level_bytes(level) for op in ops if op.kind in kinds), Integer(0))
 
 
+def mlp_parameters(arch: Architecture = Architecture()) -> Expr:
+    """Parameters of one MLP of width F (one expert, for MoE): D·2F + F·D gated, D·F + F·D
+    plain, with their biases where the linear layers have them.
+
+    >>> mlp_parameters()
+    3*D*F
+    """
+    width = 2 * F if arch.gated_mlp else F
+    return D * width + F * D + ((width + D) if arch.linear_bias else 0)
+
+
 def parameter_count(arch: Architecture = Architecture()) -> Expr:
-    """Parameters of the model: weights and biases of every layer, norms, embeddings, head."""
+    """Parameters of the model: weights and biases of every layer, norms, embeddings, head.
+    Latent attention's are :func:`roofline.derive.mla.attention_parameters`; the MLPs of a
+    model with shared experts or dense layers :func:`roofline.derive.moe.mlp_parameters`."""
     qkv, bias = (n_q + 2 * n_kv) * H, arch.linear_bias
     attn = D * qkv + n_q * H * D + (qkv if arch.qkv_bias or bias else 0) + (D if bias else 0)
-    width = 2 * F if arch.gated_mlp else F
-    mlp = D * width + F * D + ((width + D) if bias else 0)
+    if arch.mla:
+        from . import mla
+
+        attn = mla.attention_parameters(arch)
+    mlp = mlp_parameters(arch)
     if arch.moe:
         mlp = n_e * mlp + D * n_e
     norms = (2 * D if arch.norm == "rms" else 4 * D) * (2 if arch.post_norms else 1)
     final = D if arch.norm == "rms" else 2 * D
     embed = V * D * (1 if arch.tied_embeddings else 2)
     positions = T_pos * D if arch.position == "learned" else 0
-    return L * (attn + mlp + norms) + final + embed + positions
+    layers = L * (attn + mlp + norms)
+    if _layered(arch):
+        from . import moe
+
+        layers = L * (attn + norms) + moe.mlp_parameters(arch, mlp)
+    return layers + final + embed + positions
 
 
 def weight_bytes(arch: Architecture = Architecture()) -> Expr:

@@ -15,8 +15,9 @@ from sympy import Expr, Float, Integer, Rational, Sum, Symbol
 from ..evaluate import CrossoverValue, Setting, crossover_values, exact, prefill
 from ..specs.hardware import load_hardware
 from ..specs.model import load_model
-from ..symbols import (CATALOGUE, D, F, F_op, I_op, K_intra, L, L_w, M_l3, Q_op, R, T, T_chunk,
-                       T_ctx, W, beta_l3, d_in, d_out, i_chunk, n_rep, t_mean, t_pre, t_slo, t_sq)
+from ..symbols import (CATALOGUE, D, F, F_dense, F_op, F_sh, H_r, I_op, K_intra, L, L_moe, L_w,
+                       M_l3, Q_op, R, T, T_chunk, T_ctx, W, beta_l3, d_c, d_cq, d_in, d_out,
+                       i_chunk, n_rep, n_sh, t_mean, t_pre, t_slo, t_sq)
 
 __all__ = ["EXAMPLE", "ExampleSpec", "Example", "build"]
 
@@ -36,6 +37,10 @@ class ExampleSpec:
     mix: tuple[int, int] = (1024, 3072)  # prompt lengths of the M/G/1 example, equally likely
     speedup: Rational = Rational(3, 2)  # K_intra
     replicas: int = 2  # n_rep
+    # latent attention's ranks of the MLA entries: DeepSeek-V2's and V3's (HF config.json)
+    latent: tuple[int, int, int] = (512, 1536, 64)  # d_c, d_cq, H_r
+    shared: int = 2  # n_sh of the shared-expert entries, of width F_sh = F (DeepSeek-V2)
+    mla_model: str = "DeepSeek-V2-Lite"  # the worked example of latent attention's crossovers
 
 
 EXAMPLE = ExampleSpec()
@@ -75,6 +80,9 @@ def build() -> Example:
         K_intra: EXAMPLE.speedup, n_rep: Integer(EXAMPLE.replicas),
         T_chunk: Integer(EXAMPLE.chunk), i_chunk: Integer(t // EXAMPLE.chunk - 1),
         W: Integer(EXAMPLE.window), L_w: vals[L] / 2,
+        d_c: Integer(EXAMPLE.latent[0]), d_cq: Integer(EXAMPLE.latent[1]),
+        H_r: Integer(EXAMPLE.latent[2]), n_sh: Integer(EXAMPLE.shared), F_sh: vals[F],
+        F_dense: vals[F], L_moe: vals[L] - 1,
     })
     a, b = EXAMPLE.mix
     notes = {
@@ -91,6 +99,10 @@ def build() -> Example:
         L_w: "L/2: every other layer windowed, as Gemma-2",
         M_l3: f"{EXAMPLE.hardware} has no L3: {EXAMPLE.l3_device}'s Infinity Cache",
         beta_l3: f"{EXAMPLE.hardware} has no L3: {EXAMPLE.l3_device}'s Infinity Cache",
+        d_c: "DeepSeek-V2's and V3's kv_lora_rank (the model has no latent attention)",
+        d_cq: "DeepSeek-V2's and V3's q_lora_rank", H_r: "DeepSeek-V2's and V3's qk_rope_head_dim",
+        n_sh: "DeepSeek-V2's two shared experts (the model has no experts)", F_sh: "F",
+        F_dense: "F", L_moe: "L − 1: the first layer dense, as DeepSeek-V2",
     }
     missing = [n for n, info in CATALOGUE.items() if info.symbol not in vals]
     if missing:

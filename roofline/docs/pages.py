@@ -16,7 +16,7 @@ from sympy import Eq, Expr, Integer, Symbol, factor_terms, nan, oo, sstr, zoo
 from ..derive.crossovers import Crossover, crossovers, quadratic_root
 from ..derive.entry import Entry
 from ..derive.transformer import Architecture
-from ..evaluate import scalar
+from ..evaluate import Setting, crossover_value, scalar
 from ..specs.hardware import Hardware
 from ..specs.model import ModelShape
 from ..symbols import CATALOGUE, B, T, latex
@@ -62,6 +62,16 @@ TITLES: dict[str, tuple[str, str]] = {
     "decode": ("Decode and the KV cache",
                "The state prefill hands over (the KV cache) and one decode step of B sequences, "
                "for the contrast with prefill."),
+    "mla": ("Multi-head latent attention",
+            "DeepSeek-V2's and V3's attention: the low-rank projections, the latent KV cache of "
+            "d_c + H_r elements per token (and the GQA it equals), prefill attention over keys "
+            "and values materialised from the latent, a decode step in the naive and the "
+            "weight-absorbed forms with their intensities, and the context from which "
+            "absorption pays off."),
+    "moe": ("Shared experts and dense layers",
+            "Mixture-of-experts models with shared experts (DeepSeekMoE, Qwen2-MoE) and dense "
+            "layers beside the MoE ones: their parameters, the parameters a token uses, and "
+            "the MLP's FLOPs."),
     "bounds": ("The roofline",
                "Ridge intensity, attainable FLOP/s, the time of one operation (with and without "
                "overlap) and a prefill's time as the sum of its operations' roofline times."),
@@ -136,7 +146,10 @@ def page(topic: str, entries: list[Entry], example: Example, hardware: Sequence[
     lines += [f"- [`{e.name}`](#{anchor(e.name)}): {md(e.meaning)}" for e in entries]
     if topic == "crossovers":
         lines.append("- [Every crossover on every shipped device](#crossover-table)")
-        found = crossovers(Architecture(), ("l2",))  # the catalogue's (crossovers.entries)
+        # the catalogue's: the default (Llama-style) architecture's on a GPU with an L2, and
+        # those that only latent attention has (roofline.derive.crossovers.entries)
+        found = {**crossovers(Architecture(mla=True), ("l2",)),
+                 **crossovers(Architecture(), ("l2",))}
     if topic == "levels":
         lines.append("- [Published measurements against the bound](#validation-table)")
     for entry in entries:
@@ -258,6 +271,17 @@ def _crossover(entry: Entry, c: Crossover, example: Example) -> list[str]:
 
 
 def _crossover_example(c: Crossover, example: Example) -> list[str]:
+    if c.name not in example.crossovers:  # a crossover of another family: its example model
+        from ..specs.model import load_model
+
+        s = example.setting
+        other = Setting(s.hardware, load_model(EXAMPLE.mla_model), s.dtype, batch=s.batch)
+        v = crossover_value(other, c.name)
+        head = (f"**Worked example** ({s.hardware.name} and {other.model.name} in {s.dtype}, "
+                f"B = {s.batch}; the example's {s.model.name} has no such crossover):")
+        if not v.exists:
+            return ["", f"{head} {md(v.reason)}."]
+        return ["", f"{head} **{c.unknown}\\* = {md(quantity(v.value, v.unit))}**."]
     v = example.crossovers[c.name]
     head = f"**Worked example** ({example.describe()}; values in the symbol table):"
     if not v.exists:

@@ -52,4 +52,25 @@ REFERENCES: tuple[tuple[str, str], ...] = (
      "State-of-the-Art Natural Language Processing\", EMNLP 2020 System Demonstrations)."),
     ("Mixtral",
      "A. Q. Jiang et al., \"Mixtral of Experts\", arXiv 2401.04088, 2024."),
+    ("DeepSeek-V2",
+     "DeepSeek-AI, \"DeepSeek-V2: A Strong, Economical, and Efficient Mixture-of-Experts "
+     "Language Model\", arXiv 2405.04434, 2024 (§2.1: multi-head latent attention; §2.2: "
+     "DeepSeekMoE; Appendix C: the full formulas of MLA)."),
+    ("DeepSeek-V3",
+     "DeepSeek-AI, \"DeepSeek-V3 Technical Report\", arXiv 2412.19437, 2024; its reference "
+     "inference code, https://github.com/deepseek-ai/DeepSeek-V3, inference/model.py (class "
+     "MLA, attn_impl \"naive\" and \"absorb\")."),
+    ("DeepSeekMoE",
+     "D. Dai et al., \"DeepSeekMoE: Towards Ultimate Expert Specialization in "
+     "Mixture-of-Experts Language Models\", arXiv 2401.06066, 2024 (§3.2: shared expert "
+     "isolation)."),
+    ("HF transformers modeling_deepseek.py",
+     "Hugging Face transformers, src/transformers/models/deepseek_v2/modeling_deepseek_v2.py "
+     "and deepseek_v3/modeling_deepseek_v3.py (first published as modeling_deepseek.py in the "
+     "deepseek-ai model repositories on huggingface.co), https://github.com/huggingface/"
+     "transformers."),
+    ("modeling_qwen2_moe.py",
+     "Hugging Face transformers, src/transformers/models/qwen2_moe/modeling_qwen2_moe.py, "
+     "https://github.com/huggingface/transformers (Qwen2MoeSparseMoeBlock, "
+     "Qwen2MoeDecoderLayer)."),
 )

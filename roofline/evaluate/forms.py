@@ -111,6 +111,7 @@ def _derivers(arch: Architecture, caches: tuple[str, ...], crossovers: bool) -> 
 
     from ..derive import window
     from ..derive.decode import decode_operations, model_kv_cache_bytes
+    from ..derive.moe import active_parameter_count
     from ..derive.transformer import parameter_count, prefill_operations, weight_bytes
     from .solved import solve_crossovers
 
@@ -121,6 +122,7 @@ def _derivers(arch: Architecture, caches: tuple[str, ...], crossovers: bool) -> 
         "prefill": lambda: prefill,
         "decode": lambda: _ops(decode_operations(arch)),
         "parameters": lambda: sstr(parameter_count(arch)),
+        "active_parameters": lambda: sstr(active_parameter_count(arch)),
         "weights": lambda: sstr(weight_bytes(arch)),
         "kv_cache": lambda: sstr(model_kv_cache_bytes(arch)),
         "scores": lambda: sstr(window.largest_scores(arch)),
@@ -225,7 +227,7 @@ def generate(workers: int | None = None) -> str:
     from concurrent.futures import ProcessPoolExecutor
 
     from ..catalog import catalogue
-    from ..derive.architecture import FUSIONS
+    from ..derive.architecture import FUSIONS, MLA_DECODES
     from ..specs.hardware import list_hardware
     from ..specs.model import list_models
     from .setting import device_caches
@@ -235,9 +237,11 @@ def generate(workers: int | None = None) -> str:
         devices.setdefault(device_caches(hw), []).append(hw.name)
     models: dict[Architecture, list[str]] = {}
     for m in list_models():
-        caches = ("window", "full") if m.architecture.window != "none" else ("window",)
-        for kv, fusion in itertools.product(caches, FUSIONS):
-            arch = dataclasses.replace(m.architecture, kv_cache=kv, fusion=fusion)
+        base = m.architecture
+        kv_caches = ("window", "full") if base.window != "none" else ("window",)
+        decodes = MLA_DECODES if base.mla else (base.mla_decode,)  # the figures draw both
+        for kv, fusion, decode in itertools.product(kv_caches, FUSIONS, decodes):
+            arch = dataclasses.replace(base, kv_cache=kv, fusion=fusion, mla_decode=decode)
             models.setdefault(arch, []).append(m.name)
     jobs = [(arch, caches, shapes, hardware) for arch, shapes in models.items()
             for caches, hardware in devices.items()]

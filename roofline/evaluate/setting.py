@@ -10,7 +10,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from ..derive.architecture import (ATTENTION_MODES, DEFAULT_ATTENTION, FUSIONS, KV_CACHES,
-                                   Architecture)
+                                   MLA_DECODES, Architecture)
 from ..errors import InputError
 from ..specs.dtypes import STORAGE_DTYPES, bytes_per_element
 from ..specs.hardware import Hardware
@@ -80,6 +80,7 @@ class Setting:
     batch: int = 1
     kv_cache: str = "window"  # a windowed layer's cache: the last W tokens, or all T ("full")
     fusion: str = "none"  # element-wise work: separate kernels, or folded ("elementwise")
+    mla_decode: str = "absorbed"  # latent attention's decode step: absorbed, or naive
 
     def __post_init__(self) -> None:
         if self.attention not in ATTENTION_MODES:
@@ -90,6 +91,9 @@ class Setting:
         if self.kv_cache not in KV_CACHES:
             raise InputError("kv_cache", f"must be one of {', '.join(KV_CACHES)}",
                              self.kv_cache)
+        if self.mla_decode not in MLA_DECODES:
+            raise InputError("mla_decode", f"must be one of {', '.join(MLA_DECODES)}",
+                             self.mla_decode)
         if isinstance(self.batch, bool) or not (isinstance(self.batch, int) and self.batch >= 1):
             raise InputError("batch", "must be a positive integer", self.batch)
         self.hardware.peak(self.dtype)  # a data type the device lacks is an error
@@ -128,14 +132,17 @@ class Setting:
     def architecture(self) -> Architecture:
         """The model's architecture as run: a windowed model's KV cache as ``kv_cache`` says
         (a model without a window has one kind of cache only), the element-wise work fused as
-        ``fusion`` says."""
-        arch = self.model.architecture
-        kv = self.kv_cache if arch.window != "none" else arch.kv_cache
-        if (arch.kv_cache, arch.fusion) == (kv, self.fusion):
-            return arch
+        ``fusion`` says, a latent-attention model's decode step as ``mla_decode`` says."""
         from dataclasses import replace
 
-        return replace(arch, kv_cache=kv, fusion=self.fusion)
+        arch = self.model.architecture
+        if arch.window != "none" and arch.kv_cache != self.kv_cache:
+            arch = replace(arch, kv_cache=self.kv_cache)
+        if arch.fusion != self.fusion:
+            arch = replace(arch, fusion=self.fusion)
+        if arch.mla and arch.mla_decode != self.mla_decode:
+            arch = replace(arch, mla_decode=self.mla_decode)
+        return arch
 
     @property
     def caches(self) -> tuple[str, ...]:

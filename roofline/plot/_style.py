@@ -37,23 +37,24 @@ RC: dict[str, Any] = {
 # Colour of each operation class (roofline.derive.transformer.KINDS), the whole prefill, decode.
 KIND = {"projection": "#1f77b4", "attention": "#d62728", "elementwise": "#2ca02c",
         "embedding": "#9467bd", "lm_head": "#8c564b", "total": "#000000", "prefill": "#000000",
-        "decode": "#ff7f0e"}
+        "decode": "#ff7f0e", "decode.naive": "#a65628"}
 LABEL = {"projection": "projections", "attention": "attention",
          "elementwise": "element-wise (norms, RoPE, adds)", "embedding": "embedding",
          "lm_head": "LM head", "total": "whole prefill", "prefill": "whole prefill",
-         "decode": "decode step"}
+         "decode": "decode step", "decode.naive": "decode step, naive MLA"}
 # Colour of each attention mode (roofline.derive.attention.MODES).
 MODE = {"naive": "#d62728", "tiled": "#9467bd", "tiled_fa2": "#e377c2", "kernel": "#bcbd22",
         "ideal": "#17becf"}
 # Each memory level beyond HBM: its ceiling's line style, and the marker of an operation placed
 # at its intensity there (the hierarchical roofline of Yang, Kurth & Williams, arXiv 2009.05257).
-LEVEL = {"l2": ("--", "P", "L2"), "l3": ("-.", "X", "L3"), "sram": (":", "h", "SRAM")}
+LEVEL = {"l2": ("--", "P", "L2"), "l3": ("-.", "8", "L3"), "sram": (":", "h", "SRAM")}
 # Colours of devices overlaid on one figure, in the order given: none of them is a colour of
 # an attention mode or of the footprint curves, so a device's lines never read as an operation.
 DEVICE = ("#000000", "#ff7f0e", "#2ca02c", "#8c564b", "#bcbd22", "#1f77b4")
 # Marker of each operation class when several devices colour the points.
 MARKER = {"projection": "s", "attention.naive": "v", "attention.tiled": "D",
-          "attention.tiled_fa2": "d", "attention.kernel": "p", "attention.ideal": "^", "prefill": "o", "decode": "*"}
+          "attention.tiled_fa2": "d", "attention.kernel": "p", "attention.ideal": "^", "prefill": "o",
+          "decode": "*", "decode.naive": "X"}
 
 
 # Dash patterns of overlaid devices' reference lines (ridges, memory limits): two devices whose

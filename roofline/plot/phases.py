@@ -26,6 +26,9 @@ PROMPTS = np.geomspace(16, 2**17, 141)
 
 
 _SHARED = "#777777"  # curves that do not depend on the device, when several are overlaid
+# latent attention's decode forms in the legend (roofline.derive.mla.decode_step)
+_FORM_WORDS = {"absorbed": "absorbed MLA: attention over the latent",
+               "naive": "naive MLA: latent expanded each step"}
 
 
 def _size(i: int, n: int, big: float, small: float, alone: float) -> float:
@@ -142,8 +145,9 @@ def plot_decode_intensity(settings: Setting | Sequence[Setting], context: int,
                           ax: Axes | None = None) -> Axes:
     """Intensity of one decode step (and of its projections) against the batch B at
     ``context`` cached tokens, with the ridge and the critical batch; markers at ``batches``.
-    The curves do not depend on the device: several devices differ by their ridge (in their
-    colour) and so by their critical batch, and by their memory. The curves are solid while
+    A latent-attention (MLA) model's step is drawn in both forms: the setting's solid
+    (weight-absorbed by default), the other dotted. The curves do not depend on the device:
+    several devices differ by their ridge (in their colour) and so by their critical batch, and by their memory. The curves are solid while
     the weights and B sequences' KV cache fit in a device's memory, dashed past the largest
     batch any device holds; each device's largest batch is a vertical line; a batch marker
     that fits on no device is hollow. Default B: :func:`decode_batches`."""
@@ -156,13 +160,25 @@ def plot_decode_intensity(settings: Setting | Sequence[Setting], context: int,
     bs = decode_batches(group, context, batches) if sweep is None else np.asarray(sweep, float)
     first = group[0]
     every = ", every device" if several else ""
-    step = _SHARED if several else _style.KIND["decode"]
+    naive = first.architecture.mla and first.mla_decode == "naive"
+    step = _SHARED if several else _style.KIND["decode.naive" if naive else "decode"]
     fits = np.any([sweeps.decode_fits(s, bs, context) for s in group], axis=0)
     _fit_line(ax, bs, sweeps.decode_intensity(first, bs, context, ("projection",)), fits,
               "decode:projection", color="#aaaaaa" if several else _style.KIND["projection"],
               label=f"projections of a decode step{every}")
+    forms = sweeps.decode_forms(first)
+    words = f" ({_FORM_WORDS[first.mla_decode]})" if len(forms) > 1 else ""
     _fit_line(ax, bs, sweeps.decode_intensity(first, bs, context), fits, "decode:step",
-              color=step, lw=2.2, label=f"whole decode step (context {context:,}){every}")
+              color=step, lw=2.2,
+              label=f"whole decode step{words} (context {context:,}){every}")
+    for other in forms:  # latent attention: the step in its other form too, dotted
+        if other.mla_decode == first.mla_decode:
+            continue
+        key = "decode.naive" if other.mla_decode == "naive" else "decode"
+        ax.plot(bs, sweeps.decode_intensity(other, bs, context), ":", lw=2.0,
+                color=_SHARED if several else _style.KIND[key],
+                gid=f"decode:step:{other.mla_decode}",
+                label=f"whole decode step ({_FORM_WORDS[other.mla_decode]}){every}")
     if batches:
         ys = sweeps.decode_intensity(first, batches, context)
         held = np.any([sweeps.decode_fits(s, batches, context) for s in group], axis=0)

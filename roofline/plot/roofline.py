@@ -5,11 +5,12 @@ annotated with its intensity, and, in the manner of Nsight Compute's hierarchica
 Kurth & Williams, arXiv 2009.05257), a ceiling β_level·I for each further memory level whose
 bandwidth the device's file gives (L2, L3, SRAM); the prefill's operations at the chosen prompt
 lengths (projections, attention naive / kernel / ideal, the whole prefill) and a decode step at
-each chosen batch, placed at their HBM intensity and their attained FLOP/s = FLOPs / roofline
-time (from :mod:`roofline.evaluate`), and an attention whose traffic at a further level is
-derived once more at that level's intensity; optionally the SRAM-only ceiling of tiled attention:
-the intensity it tends to as T → ∞ with the device's SRAM per SM when every re-read comes from
-HBM (FlashAttention, Theorem 2).
+each chosen batch (a latent-attention model's in both forms, weight-absorbed and naive), placed
+at their HBM intensity and their attained FLOP/s = FLOPs / roofline time (from
+:mod:`roofline.evaluate`), and an attention whose traffic at a further level is derived once
+more at that level's intensity; optionally the SRAM-only ceiling of tiled attention: the
+intensity it tends to as T → ∞ with the device's SRAM per SM when every re-read comes from HBM
+(FlashAttention, Theorem 2).
 """
 
 from __future__ import annotations
@@ -176,7 +177,7 @@ def _fits(s: Setting, p: sweeps.OperationPoint, context: int) -> bool:
     """Whether the point runs in its device's memory: a decode step holds the weights and the
     KV cache of its batch at ``context``; a prefill (and its operations) the weights and the
     KV cache of its prompt, and with naive attention one layer's score matrix too."""
-    if p.group == "decode":
+    if p.group.startswith("decode"):
         return bool(sweeps.decode_fits(s, [int(p.label.rsplit(" ", 1)[1])], context)[0])
     mode = p.group.partition(".")[2] or s.attention
     return bool(sweeps.prefill_fits(sweeps.with_mode(s, mode), [p.tokens])[0])
@@ -208,7 +209,9 @@ def plot_roofline(settings: Setting | Sequence[Setting], prompts: Sequence[int] 
     points = []
     for s in group:
         points += [(s, p) for p in sweeps.operation_points(s, prompts)]
-        points += [(s, sweeps.decode_point(s, b, context)) for b in batches]
+        # latent attention (MLA): the decode step absorbed and naive (sweeps.decode_forms)
+        points += [(s, sweeps.decode_point(form, b, context)) for form in sweeps.decode_forms(s)
+                   for b in batches]
     caps = {s.hardware.name: sweeps.attention_intensity_limit(s, "tiled") for s in group
             if sram and s.hardware.sram_per_sm is not None}
     xs = [p.intensity for _, p in points if p.intensity > 0] + list(caps.values())
@@ -232,28 +235,29 @@ def plot_roofline(settings: Setting | Sequence[Setting], prompts: Sequence[int] 
         mine = [p for t, p in points if t is s]
         for g in dict.fromkeys(p.group for p in mine):
             pts = sorted((p for p in mine if p.group == g),
-                         key=lambda p: p.tokens if g != "decode" else p.flops)
+                         key=lambda p: p.tokens if not g.startswith("decode") else p.flops)
             color = _style.device_color(i) if several else _color(g)
             if len(pts) > 1:
                 ax.plot([p.intensity for p in pts], [p.attained for p in pts], "-", lw=0.8,
                         color=color, alpha=0.5)
             for p in pts:
-                label = p.label if g != "decode" else f"decode step (context {context:,})"
+                step = g.startswith("decode")
+                label = p.label if not step else _decode_label(s, g, context)
                 if label not in seen:
                     seen.add(label)
                     legend_color = "#777777" if several else color
                     op_handles.append((Line2D([], [], ls="none", marker=_MARKER[g],
                                               color=legend_color,
-                                              ms=11 if g == "decode" else 7, mec="white"),
+                                              ms=11 if step else 7, mec="white"),
                                        label))
-                size = 11.0 if g == "decode" else sizes[p.tokens]
+                size = 11.0 if step else sizes[p.tokens]
                 fits = _fits(s, p, context)
                 hollow = hollow or not fits
                 ax.plot([p.intensity], [p.attained], _MARKER[g], color=color, ms=size,
                         mec="white" if fits else color, mew=0.6 if fits else 1.3,
                         mfc=color if fits else "white",
                         zorder=6 - size / 20,  # small ones on top
-                        gid=f"point:{s.hardware.name}:{g}:{p.label if g == 'decode' else p.tokens}")
+                        gid=f"point:{s.hardware.name}:{g}:{p.label if step else p.tokens}")
                 for level, _ in p.levels if not several else ():  # the same operation at
                     # each cache's intensity (the SRAM's bytes are the L2's, a lower bound: the
                     # point would hide behind it)
@@ -319,6 +323,15 @@ def plot_roofline(settings: Setting | Sequence[Setting], prompts: Sequence[int] 
     clear = max([p.intensity for _, p in points] + [c[2] for s in group for c in ceilings(s)])
     _place_ceiling_labels(ax, ceiling_labels, clear * 1.5)  # after the legend: final layout
     return ax
+
+
+def _decode_label(s: Setting, group: str, context: int) -> str:
+    """The legend's words for a decode step: which form, for latent attention (MLA)."""
+    if group == "decode.naive":
+        return f"decode step, naive MLA: latent expanded each step (context {context:,})"
+    if s.architecture.mla:
+        return f"decode step, absorbed MLA: attention over the latent (context {context:,})"
+    return f"decode step (context {context:,})"
 
 
 def roofline_figure(settings: Setting | Sequence[Setting], **kwargs) -> Figure:

@@ -153,6 +153,10 @@ def chunking(setting: Setting, prompt: int, chunk: int) -> Chunking:
         raise InputError("model", "chunked prefill is not modelled for sliding-window attention "
                          "(each chunk's attention would be charged as global)",
                          setting.model.name)
+    if setting.architecture.mla:
+        raise InputError("model", "chunked prefill is not modelled for multi-head latent "
+                         "attention (each chunk's attention over the cache would be charged "
+                         "as ordinary attention)", setting.model.name)
     full, rest = divmod(prompt, chunk)
     sizes = np.array([chunk] * full + ([rest] if rest else []), dtype=float)
     offsets = np.concatenate(([0.0], np.cumsum(sizes)[:-1]))

@@ -21,7 +21,13 @@ and, with their defaults (a Llama-style decoder): ``gated_mlp = true``, ``activa
 "silu"`` (silu | gelu | relu), ``norm = "rms"`` (rms | layer), ``position = "rope"`` (rope |
 learned), ``position_table_rows = 0`` (learned positions' rows), ``qkv_bias``, ``linear_bias``,
 ``tied_embeddings``, ``post_norms``, ``embed_scale`` (all false), ``num_experts = 1``,
-``experts_per_token = 1``, ``layer_pattern = ""`` (which layers are windowed, in words).
+``experts_per_token = 1``, ``layer_pattern = ""`` (which layers are windowed, in words); for
+multi-head latent attention ``kv_lora_rank`` (d_c), ``rope_head_dim`` (H_r), ``q_lora_rank``
+(d_cq; 0: queries projected directly); for shared experts and dense layers ``shared_experts``
+(n_sh), ``shared_expert_size`` (F_sh), ``shared_expert_gate = false``, ``moe_layers`` (L_moe; 0:
+every layer has experts), ``dense_intermediate_size`` (F_dense), ``moe_pattern = ""``
+(all 0 by default: none). A window and latent attention together are refused (no published
+model has both).
 Unknown keys, missing required keys and values of the wrong TOML type are errors, each one line
 naming the file and key; the values are then checked as a config's are.
 """
@@ -37,13 +43,15 @@ from .model import LIMITS, REQUIRED_SHAPE, ModelShape
 
 __all__ = ["read_shape", "SHAPE_KEYS"]
 
+_NEW = ("kv_lora_rank", "q_lora_rank", "rope_head_dim", "shared_experts", "shared_expert_size",
+        "moe_layers", "dense_intermediate_size", "mtp_layers")  # issue 12's; 0: none
 _INTS = (*REQUIRED_SHAPE, "num_kv_heads", "head_dim", "sliding_window", "window_layers",
-         "num_experts", "experts_per_token", "position_table_rows")
+         "num_experts", "experts_per_token", "position_table_rows", *_NEW)
 _BOOLS = ("gated_mlp", "qkv_bias", "linear_bias", "tied_embeddings", "post_norms",
-          "embed_scale")
-_TEXTS = ("family", "source", "activation", "norm", "position", "layer_pattern")
+          "embed_scale", "shared_expert_gate")
+_TEXTS = ("family", "source", "activation", "norm", "position", "layer_pattern", "moe_pattern")
 SHAPE_KEYS = (*_INTS, *_BOOLS, *_TEXTS)
-_MAY_BE_ZERO = ("window_layers", "position_table_rows")
+_MAY_BE_ZERO = ("window_layers", "position_table_rows", *_NEW)
 
 
 def read_shape(path: str | Path, name: str | None = None) -> ModelShape:
