@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
@@ -41,7 +41,9 @@ _TIE = 1e-9  # relative distance under which two arguments of a Max/Min are equa
 
 @dataclass(frozen=True)
 class CrossoverValue:
-    """A crossover evaluated for one setting: its value, or why it does not exist."""
+    """A crossover evaluated for one setting: its value, or why it does not exist; the closed
+    form of the branch that holds there (``expr``, ``latex``) is solved on first use where the
+    shipped forms do not carry it, so that a caller who needs only the value pays no SymPy."""
 
     name: str
     meaning: str
@@ -49,13 +51,23 @@ class CrossoverValue:
     unit: str
     exists: bool
     reason: str
-    expr: str  # the closed form of the branch that holds here (``sympy.sstr``)
-    latex: str
     ends_at: float | None = None  # where the regime ends again (a second root), if it does
     evaluated: bool = True  # False when the device lacks a number the crossover needs
     simplified: float | None = None  # the wide-layer form (activation traffic neglected)
     simplified_expr: str | None = None
     branch: str = ""  # the branch reported: each Max/Min atom's argument index (solved.choice_key)
+    closed_form: Callable[[], dict[str, str]] = field(default=lambda: {"root": "", "latex": ""},
+                                                      repr=False, compare=False)
+
+    @property
+    def expr(self) -> str:
+        """The closed form of the branch that holds here (``sympy.sstr``; "" where the branch
+        has none of degree ≤ 2)."""
+        return self.closed_form()["root"]
+
+    @property
+    def latex(self) -> str:
+        return self.closed_form()["latex"]
 
 
 def real_roots(a2: float, a1: float, a0: float) -> list[float]:
@@ -95,17 +107,18 @@ def crossover_value(setting: Setting, name: str,
 def _evaluate(name: str, c: dict[str, Any], vals: dict[str, Any],
               setting: Setting) -> CrossoverValue:
     x = c["unknown"]
-    value = partial(CrossoverValue, name, c["meaning"])
 
-    def closed(key: str) -> dict[str, str]:
+    def closed(key: str) -> Callable[[], dict[str, str]]:
         shipped = c["roots"].get(key)
-        return shipped if shipped is not None else branch_root(setting.architecture,
-                                                                 setting.caches, name, key)
+        if shipped is not None:
+            return lambda: shipped
+        return lambda: branch_root(setting.architecture, setting.caches, name, key)
+
+    value = partial(CrossoverValue, name, c["meaning"], unit=c["unit"])
 
     def absent(reason: str, evaluated: bool = True) -> CrossoverValue:
-        main = closed(c["main"])
-        return value(None, c["unit"], False, reason, main["root"], main["latex"],
-                     evaluated=evaluated, branch=c["main"])
+        return value(value=None, exists=False, reason=reason, evaluated=evaluated,
+                     branch=c["main"], closed_form=closed(c["main"]))
 
     if "M_sram" not in vals and _SRAM.search(c["grows"] + " " + c["other"]):
         return absent(f"not evaluated: {setting.hardware.name} gives no on-chip SRAM per SM "
@@ -117,14 +130,15 @@ def _evaluate(name: str, c: dict[str, Any], vals: dict[str, Any],
     ends = crossings[1] if len(crossings) > 1 else None
     note = "" if ends is None else _ends_note(c, ends)
     key = _choice(c, {**vals, x: first})
-    form = closed(key)
-    exact = _real(form["root"], vals) if form["root"] else None  # the closed form's own value
+    shipped = c["roots"].get(key)
+    exact = _real(shipped["root"], vals) if shipped and shipped["root"] else None
     if exact is not None and abs(exact - first) <= 1e-9 * first:
-        first = exact
+        first = exact  # the closed form's own value, where it is this root
     approx = c["simplified"] if key == c["main"] else None
-    return value(first, c["unit"], True, note, form["root"], form["latex"], ends,
+    return value(value=first, exists=True, reason=note, ends_at=ends,
                  simplified=_real(approx["expr"], vals) if approx else None,
-                 simplified_expr=approx["expr"] if approx else None, branch=key)
+                 simplified_expr=approx["expr"] if approx else None, branch=key,
+                 closed_form=closed(key))
 
 
 def _difference(c: dict[str, Any], vals: dict[str, Any]) -> Callable[[float], float]:
