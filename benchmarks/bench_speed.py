@@ -47,8 +47,11 @@ def _process(argv: list[str]) -> float:
 def _medians(commands: dict[str, list[str]], runs: int) -> dict[str, float]:
     """Median wall time of each command, the commands interleaved run by run."""
     for argv in commands.values():  # warm the file-system cache, not the processes; and a
-        # command that fails would time its error: refuse it
-        subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+        # command that fails would time its error: refuse it (an unknown name is refused by
+        # design, with status 2)
+        code = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
+        if code != (2 if "no.such.name" in argv else 0):
+            raise SystemExit(f"{' '.join(argv)} exited with status {code}")
     times: dict[str, list[float]] = {name: [] for name in commands}
     for _ in range(runs):
         for name, argv in commands.items():

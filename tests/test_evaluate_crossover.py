@@ -18,7 +18,7 @@ from roofline.evaluate.forms import SHIPPED
 
 
 def test_a_regime_narrower_than_a_step_of_the_grid_is_found():
-    # the grid has 24 points a decade (a step of 10 %): a regime from 1,000 to 1,020 tokens
+    # the grid has 8 points a decade (a step of 33 %): a regime from 1,000 to 1,020 tokens
     # opens and closes between two grid points, and the parabola's vertex finds it
     roots = sign_changes(lambda x: (x - 1000.0) * (1020.0 - x))
     assert roots == [pytest.approx(1000.0, rel=1e-12), pytest.approx(1020.0, rel=1e-12)]

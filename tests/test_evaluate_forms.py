@@ -23,6 +23,22 @@ def test_shipped_forms_carry_the_fingerprint_of_todays_sources():
     assert _shipped()["fingerprint"] == forms.fingerprint(), "run: python -m roofline.evaluate"
 
 
+def test_the_index_points_at_each_line():
+    """The header's index gives each line's byte offset after the header and its length: a
+    second count, over the lines as the file splits them."""
+    data = (resources.files("roofline") / forms.SHIPPED).read_bytes()
+    head, *lines = data.split(b"\n")[:-1]
+    index = json.loads(head)["index"]
+    offset = 0
+    for line in lines:
+        key = json.loads(line)["key"]
+        assert index[key] == [offset, len(line)]
+        offset += len(line) + 1
+    assert len(index) == len(lines)
+    arch = Architecture()
+    assert forms._shipped_forms(arch, ("l2",)) is None or forms.arch_key(arch, ("l2",)) in index
+
+
 @pytest.mark.parametrize("caches", [(), ("l2",)])
 def test_shipped_forms_equal_deriving_now(caches):
     from roofline.specs.model import load_model

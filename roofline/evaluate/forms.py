@@ -9,7 +9,9 @@ numbers by :mod:`roofline.evaluate.arith`, never ``eval``.
 
 Deriving them takes SymPy a second or more, so the architectures of the shipped models are
 derived ahead of time into ``roofline/derived.jsonl`` (``python -m roofline.evaluate``
-rewrites it). The file carries a fingerprint of the derivation sources and of the SymPy version
+rewrites it): a header line (the fingerprint, the catalogue's names, and the byte offset and
+length of every line after it), then one line per architecture and set of cache levels, of
+which a command reads only its own. The file carries a fingerprint of the derivation sources and of the SymPy version
 that wrote it; it is checked when loaded, and a stale file is never served: its architectures
 are derived afresh, with a warning. Any other architecture is derived on first use.
 """
@@ -150,33 +152,36 @@ def _plain(value: Any) -> Any:
 
 @cache
 def _shipped() -> dict[str, Any]:
-    """The shipped file's header (fingerprint, catalogue index) and its architecture lines,
-    still as text: JSON Lines, so that only the architecture asked for is parsed."""
+    """The shipped file's header: fingerprint, catalogue index, and the index of its lines (key
+    → byte offset and length after the header), so that a command reads and parses only the
+    line of the architecture it asks for, not the whole file."""
     try:
-        text = (Path(__file__).parents[1] / SHIPPED).read_text(encoding="utf-8")
+        with open(Path(__file__).parents[1] / SHIPPED, "rb") as f:
+            header = json.loads(f.readline())
     except FileNotFoundError:
         return {}
-    head, _, rest = text.partition("\n")
-    header = json.loads(head)
     if header.get("fingerprint") != fingerprint():
         warnings.warn(f"roofline/{SHIPPED} is stale (the derivations or SymPy changed since it "
                       "was written): deriving afresh; `python -m roofline.evaluate` "
                       "rewrites it", stacklevel=3)
         return {}
-    return {**header, "lines": rest.splitlines()}
-
-
-def _line_prefix(key: str) -> str:
-    return '{"key": ' + json.dumps(key, ensure_ascii=False) + ", "
+    return header
 
 
 @cache
 def _shipped_forms(arch: Architecture, caches: tuple[str, ...]) -> dict[str, Any] | None:
-    prefix = _line_prefix(arch_key(arch, caches))
-    for line in _shipped().get("lines", ()):
-        if line.startswith(prefix):
-            return json.loads(line)["forms"]
-    return None
+    key = arch_key(arch, caches)
+    where = _shipped().get("index", {}).get(key)
+    if where is None:
+        return None
+    start, length = where
+    with open(Path(__file__).parents[1] / SHIPPED, "rb") as f:
+        f.readline()  # the header: the offsets count from its end
+        f.seek(start, 1)
+        line = json.loads(f.read(length))
+    if line["key"] != key:  # pragma: no cover - a file edited by hand
+        raise ValueError(f"roofline/{SHIPPED}: its index points {key!r} at {line['key']!r}")
+    return line["forms"]
 
 
 @cache
@@ -202,7 +207,7 @@ def crossover_forms(arch: Architecture, caches: tuple[str, ...] = ()) -> dict[st
 
 def shipped_architectures() -> list[str]:
     """The keys of the architectures whose forms are shipped (and fresh)."""
-    return [json.loads(line)["key"] for line in _shipped().get("lines", ())]
+    return list(_shipped().get("index", {}))
 
 
 def catalogue_topics() -> dict[str, dict[str, str]] | None:
@@ -247,9 +252,15 @@ def generate(workers: int | None = None) -> str:
             for caches, hardware in devices.items()]
     with ProcessPoolExecutor(workers or os.cpu_count() or 1) as pool:
         lines = sorted(pool.map(_line, *zip(*jobs)))
+    index, offset = {}, 0
+    for key, line in lines:
+        size = len(line.encode("utf-8"))
+        index[key] = [offset, size]
+        offset += size + 1  # and its newline
     header = {"fingerprint": fingerprint(),
               "catalogue": {name: {"topic": e.topic, "meaning": e.meaning, "unit": e.unit}
-                            for name, e in catalogue().items()}}
+                            for name, e in catalogue().items()},
+              "index": index}
     return "\n".join([json.dumps(header, ensure_ascii=False), *(ln for _, ln in lines)]) + "\n"
 
 
@@ -260,9 +271,7 @@ def _line(arch: Architecture, caches: tuple[str, ...], models: list[str],
     key = arch_key(arch, caches)
     derived = derive_forms(arch, caches)
     _add_shipped_branches(arch, derived["crossovers"], models, hardware)
-    line = json.dumps({"key": key, "forms": derived}, ensure_ascii=False)
-    assert line.startswith(_line_prefix(key))
-    return key, line
+    return key, json.dumps({"key": key, "forms": derived}, ensure_ascii=False)
 
 
 def _add_shipped_branches(arch: Architecture, crossovers: dict[str, Any], models: list[str],
