@@ -4,7 +4,7 @@ over the levels, its limits, and the spill point against a walk over the launch 
 import math
 
 import pytest
-from sympy import Integer, Max, Min, Rational, limit, oo, simplify
+from sympy import Max, Min, limit, oo, simplify
 
 from roofline.derive import attention, levels
 from roofline.symbols import B, H, M_l2, M_l3, M_sram, N_sm, T, W, b_a, n_kv, n_q

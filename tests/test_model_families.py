@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from roofline import cli
 from roofline.errors import InputError, SpecError
-from roofline.evaluate import Setting, arith, crossover_value, crossover_values, prefill
+from roofline.evaluate import Setting, crossover_value, prefill
 from roofline.specs.hardware import list_hardware, load_hardware
 from roofline.specs.model import load_model, read_model
 
@@ -245,22 +245,14 @@ DEVICES = list_hardware()
 @given(model=st.sampled_from(NEW), device=st.sampled_from(DEVICES),
        mode=st.sampled_from(("naive", "tiled", "tiled_fa2", "kernel", "ideal")),
        batch=st.integers(1, 64), kv=st.sampled_from(("window", "full")))
-def test_every_crossover_satisfies_its_equality(model, device, mode, batch, kv) -> None:
+def test_every_crossover_satisfies_its_equality(model, device, mode, batch, kv,
+                                               crossovers_hold) -> None:
     """At each crossover that exists, grows = other (the defining equality), evaluated from the
     equality's own text at the root, independently of the solved closed form."""
     if mode.startswith("tiled") and device.sram_per_sm is None:
         mode = "ideal"
-    s = Setting(device, load_model(model), attention=mode, batch=batch, kv_cache=kv)
-    for name, c in crossover_values(s).items():
-        if not c.exists:
-            continue
-        form = s.crossover_forms[name]
-        vals = s.numbers(batch=form["unknown"] != "B")
-        if form["unknown"] != "T":
-            vals["T"] = s.model.max_position
-        at = {**vals, form["unknown"]: c.value}
-        grows, other = arith.value(form["grows"], at), arith.value(form["other"], at)
-        assert math.isclose(grows, other, rel_tol=1e-6), (name, c.value, grows, other)
+    crossovers_hold(Setting(device, load_model(model), attention=mode, batch=batch,
+                            kv_cache=kv))
 
 
 # --- the attention figure of a windowed model -----------------------------------------------

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from roofline import cli
 from roofline.errors import InputError, SpecError
-from roofline.evaluate import Setting, arith, crossover_value, crossover_values, decode, prefill
+from roofline.evaluate import Setting, crossover_value, crossover_values, decode, prefill
 from roofline.specs.hardware import list_hardware, load_hardware
 from roofline.specs.model import load_model, read_model
 
@@ -326,24 +326,16 @@ DEVICES = list_hardware()
 
 @settings(max_examples=30, deadline=None)
 @given(model=st.sampled_from(NEW), device=st.sampled_from(DEVICES),
-       mode=st.sampled_from(("naive", "tiled", "tiled_fa2", "ideal")),
+       mode=st.sampled_from(("naive", "tiled", "tiled_fa2", "kernel", "ideal")),
        batch=st.integers(1, 64), form=st.sampled_from(("absorbed", "naive")))
-def test_every_crossover_satisfies_its_equality(model, device, mode, batch, form) -> None:
+def test_every_crossover_satisfies_its_equality(model, device, mode, batch, form,
+                                               crossovers_hold) -> None:
     """At each crossover that exists, grows = other, evaluated from the equality's own text at
     the root, independently of the solved closed form (as in test_model_families)."""
     if mode.startswith("tiled") and device.sram_per_sm is None:
         mode = "ideal"
-    s = Setting(device, load_model(model), attention=mode, batch=batch, mla_decode=form)
-    for name, c in crossover_values(s).items():
-        if not c.exists:
-            continue
-        f = s.crossover_forms[name]
-        vals = s.numbers(batch=f["unknown"] != "B")
-        if f["unknown"] != "T":
-            vals["T"] = s.model.max_position
-        at = {**vals, f["unknown"]: c.value}
-        grows, other = arith.value(f["grows"], at), arith.value(f["other"], at)
-        assert math.isclose(grows, other, rel_tol=1e-6), (name, c.value, grows, other)
+    crossovers_hold(Setting(device, load_model(model), attention=mode, batch=batch,
+                            mla_decode=form))
 
 
 # --- figures --------------------------------------------------------------------------------
