@@ -34,16 +34,28 @@ def attainable(intensity: Expr = I_op) -> Expr:
     return Min(P_peak, intensity * beta_hbm)
 
 
+def _times(nbytes: Expr, levels: Iterable[tuple[str, Expr]]) -> list[Expr]:
+    return [nbytes / beta_hbm, *(q / BANDWIDTH[level] for level, q in levels)]
+
+
+def _max(args: list[Expr]) -> Expr:
+    """max of the times; with more than two, kept as written (SymPy would compare every pair of
+    long expressions to drop dominated ones, seconds for a layer behind a cache, and none is
+    dominated for every setting)."""
+    return Max(*args) if len(args) <= 2 else Max(*args, evaluate=False)
+
+
 def memory_time(nbytes: Expr = Q_op, levels: Iterable[tuple[str, Expr]] = ()) -> Expr:
     """The slowest memory level's time: max(Q/beta_hbm, Q_level/beta_level, ...)."""
-    return Max(nbytes / beta_hbm, *(q / BANDWIDTH[level] for level, q in levels))
+    times = _times(nbytes, levels)
+    return times[0] if len(times) == 1 else _max(times)
 
 
 def op_time(flops: Expr = F_op, nbytes: Expr = Q_op,
             levels: Iterable[tuple[str, Expr]] = ()) -> Expr:
     """Lower bound of one operation's time: max(F/P_peak, Q/beta_hbm), and the time at each
     further memory level of ``levels`` ((level, bytes) pairs) where given."""
-    return Max(flops / P_peak, memory_time(nbytes, levels))
+    return _max([flops / P_peak, *_times(nbytes, levels)])
 
 
 def op_time_no_overlap(flops: Expr = F_op, nbytes: Expr = Q_op) -> Expr:

@@ -25,7 +25,7 @@ from sympy import (Dummy, Expr, Integer, Max, Min, Poly, PolynomialError, Pow, R
 
 from ..symbols import B, C_mem, M_l2, M_l3, M_sram, N_sm, P_peak, T, W, b_a, beta_hbm
 from . import attention, levels, window
-from .bounds import memory_time
+from .bounds import memory_time, op_time
 from .decode import decode_operations, model_kv_cache_bytes
 from .entry import Entry
 from .transformer import (Architecture, Operation, prefill_operations, total_bytes, total_flops,
@@ -215,7 +215,9 @@ def _memory(ops: list[Operation]) -> Expr:
 
 def _sum_time(ops: list[Operation]) -> Expr:
     """One roofline time for a class of operations, taken as one aggregated operation."""
-    return Max(total_flops(ops) / P_peak, _memory(ops))
+    present = [lv for lv in levels.LEVELS if any(lv in dict(op.levels) for op in ops)]
+    return op_time(total_flops(ops), total_bytes(ops),
+                   [(lv, total_bytes(ops, level=lv)) for lv in present])
 
 
 def _layer_projections(arch: Architecture) -> list[Operation]:

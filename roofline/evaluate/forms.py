@@ -270,25 +270,29 @@ def _line(arch: Architecture, caches: tuple[str, ...], models: list[str],
     forms of the crossover branches that hold at the shipped ``hardware`` and ``models``."""
     key = arch_key(arch, caches)
     derived = derive_forms(arch, caches)
-    _add_shipped_branches(arch, derived["crossovers"], models, hardware)
+    _add_shipped_branches(arch, caches, derived["crossovers"], models, hardware)
     return key, json.dumps({"key": key, "forms": derived}, ensure_ascii=False)
 
 
-def _add_shipped_branches(arch: Architecture, crossovers: dict[str, Any], models: list[str],
+def _add_shipped_branches(arch: Architecture, caches: tuple[str, ...],
+                          crossovers: dict[str, Any], models: list[str],
                           hardware: list[str]) -> None:
-    """Add to each crossover's ``roots`` the closed form of every branch that holds at the root
-    of one of the shipped devices ``hardware``, in each of its compute data types, for each of
-    the shipped ``models`` of ``arch`` (batch 1): those settings then need no SymPy."""
+    """Add to each crossover's ``roots`` the closed form of the main branch and of every branch
+    that holds at the root of one of the shipped devices ``hardware`` (behind ``caches``), in
+    each of its compute data types, for each of the shipped ``models`` of ``arch`` (batch 1):
+    those settings then need no SymPy."""
     from ..specs.hardware import load_hardware
     from ..specs.model import load_model
     from .crossover import crossover_value
     from .setting import Setting
     from .solved import branch_root
 
+    for name, form in crossovers.items():  # the catalogue's branch, whatever holds where
+        form["roots"].setdefault(form["main"], branch_root(arch, caches, name, form["main"]))
     for hw in map(load_hardware, hardware):
         for dtype in hw.peak_flops:
             for model in map(load_model, models):
                 s = Setting(hw, model, dtype, kv_cache=arch.kv_cache, fusion=arch.fusion)
                 for name, form in crossovers.items():
                     key = crossover_value(s, name, form).branch
-                    form["roots"].setdefault(key, branch_root(arch, s.caches, name, key))
+                    form["roots"].setdefault(key, branch_root(arch, caches, name, key))

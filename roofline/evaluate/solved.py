@@ -3,9 +3,9 @@ without SymPy (``sympy.sstr``, read back by :mod:`roofline.evaluate.arith`).
 
 A crossover is kept as its defining equality (``grows``, ``other``), the Max/Min atoms of it with
 their arguments (so that the branch holding at a root can be named), and the closed forms of the
-branches solved so far, keyed by :func:`choice_key`: the main branch always, and in the shipped
-file every branch that holds at the root of a shipped device and model. Any other branch is
-solved by SymPy when a setting first needs it (:func:`branch_root`). No branch is enumerated:
+branches solved so far, keyed by :func:`choice_key`: in the shipped file the main branch and
+every branch that holds at the root of a shipped device and model; derived now, none. Any other
+branch is solved by SymPy when a setting first asks for its closed form (:func:`branch_root`). No branch is enumerated:
 their number doubles with every atom.
 """
 
@@ -66,15 +66,12 @@ def solve_crossovers(arch: Architecture,
         return [{"kind": type(a).__name__, "args": [sstr(arg) for arg in a.args]}
                 for a in c.atoms]
 
-    def roots(name: str, c: Crossover) -> dict[str, dict[str, str]]:
-        key = choice_key(c.main_choice)
-        return {key: branch_root(arch, caches, name, key)}
 
     return {name: Derived({
         "meaning": lambda c=c: c.meaning, "unit": lambda c=c: c.unit,
         "unknown": lambda c=c: c.unknown.name, "kind": lambda c=c: c.kind,
         "grows": lambda c=c: sstr(c.grows), "other": lambda c=c: sstr(c.other),
         "atoms": lambda c=c: atoms(c), "main": lambda c=c: choice_key(c.main_choice),
-        "roots": lambda c=c, name=name: roots(name, c),
+        "roots": lambda: {},  # solved on first use (:func:`branch_root`), or shipped
         "simplified": lambda c=c: simplified(c),
     }) for name, c in crossovers(arch, caches).items()}
