@@ -28,8 +28,7 @@ from . import arith
 from .setting import Setting
 from .solved import branch_root, choice_key
 
-__all__ = ["CrossoverValue", "crossover_values", "crossover_value", "real_roots",
-           "sign_changes"]
+__all__ = ["CrossoverValue", "crossover_values", "crossover_value", "sign_changes"]
 
 _SRAM = re.compile(r"\bM_sram\b")  # the tiled schedules' SRAM size, by name in the text
 _LOW, _HIGH, _PER_DECADE = 1e-3, 1e15, 8  # the unknown's range searched, and the grid's step
@@ -68,24 +67,6 @@ class CrossoverValue:
     @property
     def latex(self) -> str:
         return self.closed_form()["latex"]
-
-
-def real_roots(a2: float, a1: float, a0: float) -> list[float]:
-    """The real roots of a₂x² + a₁x + a₀ (numerically stable form; none when all are 0).
-
-    >>> real_roots(1, -3, 2)
-    [1.0, 2.0]
-    >>> real_roots(0, 2, -1)
-    [0.5]
-    """
-    if a2 == 0:
-        return [] if a1 == 0 else [-a0 / a1]
-    disc = a1 * a1 - 4 * a2 * a0
-    if disc < 0:
-        return []
-    q = -(a1 + math.copysign(math.sqrt(disc), a1)) / 2
-    roots = [q / a2] + ([a0 / q] if q != 0 else [])
-    return sorted(roots)
 
 
 def crossover_values(setting: Setting) -> dict[str, CrossoverValue]:
