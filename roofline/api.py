@@ -42,7 +42,8 @@ def __getattr__(name: str) -> Any:
 def setting(hardware: str | Hardware, model: str | ModelShape, *, dtype: str = "bf16",
             weight_dtype: str | None = None, kv_dtype: str | None = None,
             attention: str | None = None, batch: int = 1, kv_cache: str = "window",
-            fusion: str = "none", mla_decode: str = "absorbed") -> Setting:
+            fusion: str = "none", mla_decode: str = "absorbed", tp: int = 1, pp: int = 1,
+            overlap: bool = False) -> Setting:
     """A :class:`Setting` from names or paths (``"H100-SXM"``, ``"my/device.toml"``) or specs.
 
     ``attention=None`` is ``kernel``: the FlashAttention-2 order at the released kernels'
@@ -52,12 +53,15 @@ def setting(hardware: str | Hardware, model: str | ModelShape, *, dtype: str = "
     operations as separate kernels, as vLLM runs them) or ``"elementwise"`` (folded into the
     neighbouring GEMM or attention kernel, as TensorRT-LLM and compiled graphs do).
     ``mla_decode``: a latent-attention model's decode step, ``"absorbed"`` or ``"naive"``.
+    ``tp``: tensor-parallel devices (one device's share is evaluated, with its all-reduces);
+    ``overlap``: those hidden under the compute (a bound), not after it (the default);
+    ``pp``: pipeline stages.
     """
     hw = hardware if isinstance(hardware, Hardware) else load_hardware(hardware)
     mo = model if isinstance(model, ModelShape) else load_model(model)
     s = Setting(hw, mo, dtype, weight_dtype, kv_dtype, attention or DEFAULT_ATTENTION, batch,
-                kv_cache, fusion, mla_decode)
-    weights = arith.value(s.forms["weights"], s.numbers())
+                kv_cache, fusion, mla_decode, tp, pp, overlap)
+    weights = arith.value(s.forms["weights_tp" if tp > 1 else "weights"], s.numbers())
     if weights > hw.memory_capacity:
         warnings.warn(f"{mo.name}'s weights ({weights / 1e9:.4g} GB in "
                       f"{s.precision['weights']}) do not fit in {hw.name}'s memory "

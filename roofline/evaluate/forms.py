@@ -118,6 +118,11 @@ def _derivers(arch: Architecture, caches: tuple[str, ...], crossovers: bool) -> 
     prefill = Derived({mode: lambda mode=mode: _ops(prefill_operations(arch, mode,
                                                                        caches=caches))
                         for mode in ATTENTION_MODES})
+    from ..derive import tensor_parallel
+
+    # one device's share under N_tp-way tensor parallelism, N_tp a symbol the setting supplies
+    prefill_tp = Derived({mode: lambda mode=mode: _ops(tensor_parallel.tp_prefill_operations(
+        arch, mode, caches=caches)) for mode in ATTENTION_MODES})
     makers = {
         "prefill": lambda: prefill,
         "decode": lambda: _ops(decode_operations(arch)),
@@ -126,6 +131,9 @@ def _derivers(arch: Architecture, caches: tuple[str, ...], crossovers: bool) -> 
         "weights": lambda: sstr(weight_bytes(arch)),
         "kv_cache": lambda: sstr(model_kv_cache_bytes(arch)),
         "scores": lambda: sstr(window.largest_scores(arch)),
+        "prefill_tp": lambda: prefill_tp,
+        "weights_tp": lambda: sstr(tensor_parallel.device_weight_bytes(arch)),
+        "kv_cache_tp": lambda: sstr(tensor_parallel.device_kv_cache_bytes(arch)),
     }
     if crossovers:
         makers["crossovers"] = lambda: solve_crossovers(arch, caches)
@@ -184,9 +192,11 @@ def forms(arch: Architecture, caches: tuple[str, ...] = ()) -> Mapping[str, Any]
     """The forms of ``arch`` behind the cache levels ``caches`` but its crossovers: the shipped
     ones when fresh, else each derived on first use (a fraction of a second each)."""
     shipped = _shipped_forms(arch, caches)
-    if shipped is not None:
-        return {k: v for k, v in shipped.items() if k != "crossovers"}
-    return _derivers(arch, caches, crossovers=False)
+    derived = _derivers(arch, caches, crossovers=False)
+    if shipped is not None:  # a form the shipped file lacks is derived on first use
+        return Derived({k: (lambda v=shipped[k]: v) if k in shipped else derived._makers[k]
+                        for k in derived})
+    return derived
 
 
 @cache
