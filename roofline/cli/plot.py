@@ -75,6 +75,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _settings(args: argparse.Namespace) -> list:
     from ..api import setting
     from ..errors import InputError
+    from .analyze import parallel_options
 
     names = [h.strip() for h in args.hardware.split(",") if h.strip()]
     if not names:
@@ -82,7 +83,7 @@ def _settings(args: argparse.Namespace) -> list:
     return [setting(h, args.model, dtype=args.dtype, weight_dtype=args.weight_dtype,
                     kv_dtype=args.kv_dtype, attention=args.attention,
                     kv_cache=args.kv_cache, fusion=args.fusion,
-                    mla_decode=args.mla_decode) for h in names]
+                    mla_decode=args.mla_decode, **parallel_options(args)) for h in names]
 
 
 def _ttft_figure(args: argparse.Namespace):
