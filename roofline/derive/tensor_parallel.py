@@ -42,13 +42,13 @@ from dataclasses import replace
 
 from sympy import Expr, Integer, Max
 
-from ..symbols import B, D, F, F_dense, F_sh, L, N_tp, T, V, b_a, n_kv, n_q
+from ..symbols import B, D, F, F_dense, F_sh, L, N_tp, T, V, b_a, beta_link, n_kv, n_q
 from . import comm
 from .architecture import Architecture
 from .entry import Entry
 from .transformer import Operation, prefill_operations, total_flops, weight_bytes
 
-__all__ = ["SOURCE", "COMMUNICATION", "substitution", "shard", "allreduce_bytes",
+__all__ = ["SOURCE", "COMMUNICATION", "beta_link", "comm", "layer_operations_per_device", "substitution", "shard", "allreduce_bytes",
            "communication_operations", "tp_prefill_operations", "device_weight_bytes",
            "device_kv_cache_bytes", "layer_communication_time", "entries"]
 
