@@ -61,7 +61,8 @@ def setting(hardware: str | Hardware, model: str | ModelShape, *, dtype: str = "
     mo = model if isinstance(model, ModelShape) else load_model(model)
     s = Setting(hw, mo, dtype, weight_dtype, kv_dtype, attention or DEFAULT_ATTENTION, batch,
                 kv_cache, fusion, mla_decode, tp, pp, overlap)
-    weights = arith.value(s.forms["weights_tp" if tp > 1 else "weights"], s.numbers())
+    # one device's share: its columns and rows under tp, about 1/pp of the layers per stage
+    weights = arith.value(s.forms["weights_tp" if tp > 1 else "weights"], s.numbers()) / pp
     if weights > hw.memory_capacity:
         warnings.warn(f"{mo.name}'s weights ({weights / 1e9:.4g} GB in "
                       f"{s.precision['weights']}) do not fit in {hw.name}'s memory "

@@ -10,7 +10,7 @@ from roofline.derive import tensor_parallel as tp
 from roofline.derive.architecture import Architecture
 from roofline.derive.decode import model_kv_cache_bytes
 from roofline.derive.transformer import prefill_operations, total_flops, weight_bytes
-from roofline.symbols import (B, D, F, H, L, N_tp, T, V, alpha_link, b_a, b_kv, b_w,
+from roofline.symbols import (B, D, F, H, L, N_pp, N_tp, T, V, alpha_link, b_a, b_kv, b_w,
                               beta_link, n_kv, n_q)
 
 ARCHS = {"llama": Architecture(), "moe": Architecture(moe=True),
@@ -42,8 +42,8 @@ def test_one_device_is_the_single_device_prefill(name, mode, caches):
         for (_, qa), (_, qb) in zip(a.levels, b.levels):
             assert expand(qa.subs(N_tp, 1) - qb) == 0, a.name
     for op in one:
-        if op.kind == tp.COMMUNICATION:  # no link traffic on one device
-            assert expand(op.levels[0][1].subs(N_tp, 1)) == 0
+        if op.kind == tp.COMMUNICATION:  # no link traffic on one device (and one stage)
+            assert expand((op.count * op.levels[0][1]).subs({N_tp: 1, N_pp: 1})) == 0
     assert expand(tp.device_weight_bytes(arch).subs(N_tp, 1) - weight_bytes(arch)) == 0
     assert expand(tp.device_kv_cache_bytes(arch).subs(N_tp, 1)
                   - model_kv_cache_bytes(arch)) == 0

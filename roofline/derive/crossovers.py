@@ -393,7 +393,7 @@ def _tensor_parallel_crossovers(arch: Architecture, caches: tuple[str, ...]) -> 
 
     layers = tp.layer_operations_per_device(arch, "kernel", caches)  # the default attention
     comm = [op for op in tp.tp_prefill_operations(arch, "kernel", True, caches)
-            if op.kind == tp.COMMUNICATION and op.count != 1]
+            if op.name.startswith("tp.all_reduce.") and op.count != 1]  # the layers' own
     link = sum((op.count * op.levels[0][1] for op in comm), Integer(0)) / tp.beta_link
     source = f"{tp.SOURCE}; {tp.comm.SOURCE}"
     held = tp.device_weight_bytes(arch) + tp.device_kv_cache_bytes(arch)

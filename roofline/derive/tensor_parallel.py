@@ -42,7 +42,7 @@ from dataclasses import replace
 
 from sympy import Expr, Integer, Max
 
-from ..symbols import B, D, F, F_dense, F_sh, L, N_tp, T, V, b_a, beta_link, n_kv, n_q
+from ..symbols import B, D, F, F_dense, F_sh, L, N_pp, N_tp, T, V, b_a, beta_link, n_kv, n_q
 from . import comm
 from .architecture import Architecture
 from .entry import Entry
@@ -99,7 +99,10 @@ def communication_operations(algorithm: str = "ring") -> list[Operation]:
 
 def tp_prefill_operations(arch: Architecture = Architecture(), mode: str = "tiled",
                           smooth: bool = False, caches: Sequence[str] = ()) -> list[Operation]:
-    """One device's prefill operations under N_tp-way tensor parallelism: each single-device
+    """One device's prefill operations under N_tp-way tensor parallelism (and the N_pp − 1
+    sends between pipeline stages, :mod:`roofline.derive.pipeline`: the stages' times add up to
+    the whole prompt's, so one prompt's prefill is the layers' operations plus the sends): each
+    single-device
     operation's share (:func:`shard`), the all-reduces placed after the output projection and
     after the MLP (before its residual add), the embedding's and the logits' collectives after
     theirs."""
@@ -112,6 +115,10 @@ def tp_prefill_operations(arch: Architecture = Architecture(), mode: str = "tile
         out += [before[op.name], op] if op.name in before else [op]
         if op.name in after:
             out.append(after[op.name])
+    from . import pipeline  # N_pp stages: N_pp − 1 sends (none on one stage)
+
+    last = max(i for i, op in enumerate(out) if op.name == "residual_add.mlp")
+    out.insert(last + 1, _link("pp.send", pipeline.send_time(), N_pp - 1))
     return out
 
 

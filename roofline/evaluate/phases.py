@@ -125,10 +125,11 @@ def _compile(ops: list[dict[str, Any]], numbers: dict[str, Any], free: tuple[str
     def levels(op: dict[str, Any]) -> tuple[tuple[str, float, Callable[..., Any]], ...]:
         return tuple((level, bandwidths[level], arith.compile(q, numbers, free, array))
                      for level, q in op.get("levels", {}).items() if level in bandwidths)
-    return [CompiledOp(op["name"], op["kind"], int(arith.value(op["count"], numbers)),
+    counted = [(op, int(arith.value(op["count"], numbers))) for op in ops]
+    return [CompiledOp(op["name"], op["kind"], count,
                        arith.compile(op["flops"], numbers, free, array),
                        arith.compile(op["bytes"], numbers, free, array), levels(op))
-            for op in ops]
+            for op, count in counted if count != 0]  # pp.send on one stage: none
 
 
 def operations(setting: Setting, array: bool = False) -> list[CompiledOp]:
@@ -141,9 +142,12 @@ def _compiled(setting: Setting, phase: str, array: bool) -> list[CompiledOp]:
     numbers, bandwidths = setting.numbers(), setting.level_bandwidths
     if phase == "prefill":
         setting.check_attention()
-        key = "prefill_tp" if setting.tp > 1 else "prefill"  # one device's share under TP
-        return _compile(setting.forms[key][setting.attention], numbers, ("T",), array,
-                        bandwidths)
+        if not setting.parallel:
+            return _compile(setting.forms["prefill"][setting.attention], numbers, ("T",), array,
+                            bandwidths)
+        ops = [op for op in setting.forms["prefill_tp"][setting.attention]  # one device's share
+               if setting.tp > 1 or not op["name"].startswith("tp.")]  # no all-reduce on one
+        return _compile(ops, numbers, ("T",), array, bandwidths)
     return _compile(setting.forms["decode"], numbers, ("T_ctx", "T"), array, bandwidths)
 
 
