@@ -13,7 +13,7 @@ from .analyze import add_setting_arguments, parse_ints
 
 __all__ = ["register", "run"]
 
-KINDS = ("roofline", "time", "attention", "phases", "ttft")
+KINDS = ("roofline", "time", "attention", "phases", "ttft", "scaling")
 _HELP = {
     "roofline": "the roofline: ceilings per data type, a prefill's operations and decode steps",
     "time": "prefill time against prompt length, per operation class, with every crossover "
@@ -22,6 +22,8 @@ _HELP = {
                  "the memory footprint",
     "phases": "intensity of prefill against prompt length T and of decode against batch B, "
               "with the ridge",
+    "scaling": "prefill time (communication shaded) and parallel efficiency against the "
+               "tensor-parallel degree 1, 2, 4, 8, one line per prompt length",
     "ttft": "time to first token against arrival rate (execution and queueing); the options of "
             "roofline ttft, --rate optional",
 }
