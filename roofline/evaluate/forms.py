@@ -34,6 +34,9 @@ __all__ = ["arch_key", "derive_forms", "forms", "crossover_forms", "fingerprint"
 SHIPPED = "derived.jsonl"
 # What the forms are made from: a change to any of these makes the shipped file stale.
 _SOURCES = ("symbols.py", "catalog.py", "derive", "evaluate/forms.py")
+# Forms added with tensor parallelism (issue 13): derived on first use where a shipped file
+# written before them lacks them.
+_TP_FORMS = ("prefill_tp", "weights_tp", "kv_cache_tp")
 
 
 def arch_key(arch: Architecture, caches: Sequence[str] = ()) -> str:
@@ -192,11 +195,12 @@ def forms(arch: Architecture, caches: tuple[str, ...] = ()) -> Mapping[str, Any]
     """The forms of ``arch`` behind the cache levels ``caches`` but its crossovers: the shipped
     ones when fresh, else each derived on first use (a fraction of a second each)."""
     shipped = _shipped_forms(arch, caches)
-    derived = _derivers(arch, caches, crossovers=False)
     if shipped is not None:  # a form the shipped file lacks is derived on first use
-        return Derived({k: (lambda v=shipped[k]: v) if k in shipped else derived._makers[k]
-                        for k in derived})
-    return derived
+        def later(key: str) -> Callable[[], Any]:
+            return lambda: _derivers(arch, caches, crossovers=False)[key]
+        made = {k: (lambda v=v: v) for k, v in shipped.items() if k != "crossovers"}
+        return Derived({**{k: later(k) for k in _TP_FORMS if k not in made}, **made})
+    return _derivers(arch, caches, crossovers=False)
 
 
 @cache
