@@ -11,6 +11,9 @@ __all__ = ["REFERENCES"]
 
 # (the name a source uses, the full reference)
 REFERENCES: tuple[tuple[str, str], ...] = (
+    ("Ring Attention",
+     "H. Liu, M. Zaharia, P. Abbeel, \"Ring Attention with Blockwise Transformers for "
+     "Near-Infinite Context\", arXiv 2310.01889, 2023."),
     ("Megatron-LM (Shoeybi",
      "M. Shoeybi, M. Patwary, R. Puri, P. LeGresley, J. Casper, B. Catanzaro, \"Megatron-LM: "
      "Training Multi-Billion Parameter Language Models Using Model Parallelism\", arXiv "
