@@ -48,7 +48,8 @@ from .architecture import Architecture
 from .entry import Entry
 from .transformer import Operation, prefill_operations, total_flops, weight_bytes
 
-__all__ = ["SOURCE", "COMMUNICATION", "beta_link", "comm", "layer_operations_per_device", "substitution", "shard", "allreduce_bytes",
+__all__ = ["SOURCE", "COMMUNICATION", "beta_link", "comm", "layer_operations_per_device",
+           "substitution", "shard", "allreduce_bytes",
            "communication_operations", "tp_prefill_operations", "device_weight_bytes",
            "device_kv_cache_bytes", "layer_communication_time", "entries"]
 
