@@ -42,7 +42,8 @@ def __getattr__(name: str) -> Any:
 def setting(hardware: str | Hardware, model: str | ModelShape, *, dtype: str = "bf16",
             weight_dtype: str | None = None, kv_dtype: str | None = None,
             attention: str | None = None, batch: int = 1, kv_cache: str = "window",
-            fusion: str = "none", mla_decode: str = "absorbed") -> Setting:
+            fusion: str = "none", mla_decode: str = "absorbed", tp: int = 1, pp: int = 1,
+            overlap: bool = False) -> Setting:
     """A :class:`Setting` from names or paths (``"H100-SXM"``, ``"my/device.toml"``) or specs.
 
     ``attention=None`` is ``kernel``: the FlashAttention-2 order at the released kernels'
@@ -52,12 +53,16 @@ def setting(hardware: str | Hardware, model: str | ModelShape, *, dtype: str = "
     operations as separate kernels, as vLLM runs them) or ``"elementwise"`` (folded into the
     neighbouring GEMM or attention kernel, as TensorRT-LLM and compiled graphs do).
     ``mla_decode``: a latent-attention model's decode step, ``"absorbed"`` or ``"naive"``.
+    ``tp``: tensor-parallel devices (one device's share is evaluated, with its all-reduces);
+    ``overlap``: those hidden under the compute (a bound), not after it (the default);
+    ``pp``: pipeline stages.
     """
     hw = hardware if isinstance(hardware, Hardware) else load_hardware(hardware)
     mo = model if isinstance(model, ModelShape) else load_model(model)
     s = Setting(hw, mo, dtype, weight_dtype, kv_dtype, attention or DEFAULT_ATTENTION, batch,
-                kv_cache, fusion, mla_decode)
-    weights = arith.value(s.forms["weights"], s.numbers())
+                kv_cache, fusion, mla_decode, tp, pp, overlap)
+    # one device's share: its columns and rows under tp, about 1/pp of the layers per stage
+    weights = arith.value(s.forms["weights_tp" if tp > 1 else "weights"], s.numbers()) / pp
     if weights > hw.memory_capacity:
         warnings.warn(f"{mo.name}'s weights ({weights / 1e9:.4g} GB in "
                       f"{s.precision['weights']}) do not fit in {hw.name}'s memory "
@@ -114,12 +119,16 @@ class PrefillTable:
         p = s.precision  # the weights' and KV cache's data types, where they differ
         dtypes = "".join(f", {what} {p[key]}" for key, what in
                          (("weights", "weights"), ("kv_cache", "KV cache")) if p[key] != s.dtype)
+        tp = "" if s.tp == 1 else (
+            f", tensor parallel over {s.tp} devices (one device's share; all-reduces "
+            f"{'overlapped with' if s.overlap else 'after'} the compute)")
         return (f"Prefill of {s.model.name} on {s.hardware.name} ({s.dtype}{dtypes}, "
-                f"{s.attention} attention, batch {s.batch}; ridge {s.ridge:.4g} FLOP/byte)")
+                f"{s.attention} attention, batch {s.batch}{tp}; ridge {s.ridge:.4g} FLOP/byte)")
 
     def _decode_line(self) -> str:
         d = self.decode
-        return (f"Decode step at context {d.context_tokens:,}, batch {d.batch}: "
+        one = " on one device" if self.setting.tp > 1 else ""
+        return (f"Decode step{one} at context {d.context_tokens:,}, batch {d.batch}: "
                 f"{si(d.time_s, 's')}, {d.intensity:.3g} FLOP/byte ({d.bound}-bound); "
                 f"KV cache {si(d.kv_cache_bytes, 'B')}")
 
@@ -234,7 +243,7 @@ def ttft(hardware: str | Hardware, model: str | ModelShape, *, prompt: int | Non
          replicas: int = 1, batch_prompts: int | None = None, chunk: int | None = None,
          dtype: str = "bf16", weight_dtype: str | None = None, kv_dtype: str | None = None,
          attention: str | None = None, kv_cache: str = "window",
-         fusion: str = "none") -> TTFTResult:
+         fusion: str = "none", tp: int = 1, pp: int = 1, overlap: bool = False) -> TTFTResult:
     """Mean time to first token of prompts of ``prompt`` tokens (or lengths drawn from
     ``prompt_dist``, a file or a :class:`~roofline.specs.distribution.Distribution`) arriving
     at ``rate`` per second: execution (the roofline prefill, one sequence) and queueing (DistServe
@@ -246,6 +255,10 @@ def ttft(hardware: str | Hardware, model: str | ModelShape, *, prompt: int | Non
     prefill (needs ``rate``: the first prompt waits for the batch to fill) and ``chunk=C`` the
     prompt prefilled in chunks of C tokens (in the setting's attention mode). The setting
     options are those of :func:`setting` (one sequence per prefill).
+
+    ``parallel="intra"`` without ``speedup``: K is derived from the model, the prefill time on
+    one device over that on two devices with tensor parallelism (each prompt length's mean:
+    K = E[t(1)]/E[t(2)]), and the result says so; ``speedup`` still overrides it.
     """
     from . import serving as queueing
     from .serving.result import TTFTResult
@@ -279,9 +292,12 @@ def ttft(hardware: str | Hardware, model: str | ModelShape, *, prompt: int | Non
         dist = read_distribution(prompt_dist)
     if batch_prompts is not None:
         queueing.checks.check_batch(batch_prompts)
-    queueing.queue_model(1.0, None, parallel, speedup, replicas)  # the options, before any work
+    derive_k = parallel == "intra" and speedup is None
+    queueing.queue_model(1.0, None, parallel, 1.5 if derive_k else speedup,
+                         replicas)  # the options, before any work
     s = setting(hardware, model, dtype=dtype, weight_dtype=weight_dtype, kv_dtype=kv_dtype,
-                attention=attention, kv_cache=kv_cache, fusion=fusion)
+                attention=attention, kv_cache=kv_cache, fusion=fusion, tp=tp, pp=pp,
+                overlap=overlap)
     longest, context = int(dist.lengths.max()), s.model.max_position
     if longest > context:
         what = (f"prompt: {longest} tokens" if prompt_dist is None else
@@ -295,6 +311,8 @@ def ttft(hardware: str | Hardware, model: str | ModelShape, *, prompt: int | Non
     mean, second = queueing.moments(dist, lambda lengths: _prefill_times(s, lengths))
     if prompt is not None:
         second = mean**2  # one length: exactly deterministic
+    if derive_k:
+        speedup = _intra_speedup(s, dist, mean)
     queue = queueing.queue_model(mean, second, parallel, speedup, replicas)
     point = None if rate is None else queueing.ttft(rate, queue, slo)
     batch = None if batch_prompts is None else queueing.batching(
@@ -303,4 +321,25 @@ def ttft(hardware: str | Hardware, model: str | ModelShape, *, prompt: int | Non
     label = (None if prompt_dist is None else "the given distribution"
              if isinstance(prompt_dist, Distribution) else str(prompt_dist))
     return TTFTResult(s, dist, prompt, label, parallel, speedup, replicas, slo, mean, second,
-                      queue, point, batch, chunks)
+                      queue, point, batch, chunks, speedup_derived=derive_k)
+
+
+def _intra_speedup(s: Setting, dist: Any, mean: float) -> float:
+    """DistServe's two-way intra-op speedup K from the model: the mean prefill time of the
+    setting over that of the same setting on two tensor-parallel devices
+    (:mod:`roofline.derive.tensor_parallel`). Where two devices cannot run it, or K falls
+    outside (1, 2] (communication outweighs the split), an InputError naming ``speedup``."""
+    from .serving.queue import moments
+
+    try:
+        two = replace(s, tp=2 * s.tp)
+    except InputError as err:
+        raise InputError("speedup", f"cannot be derived for two-way intra-op parallelism "
+                         f"({err.rule}); give --speedup K", err.value) from None
+    mean_two, _ = moments(dist, lambda lengths: _prefill_times(two, lengths))
+    k = mean / mean_two
+    if not 1 < k <= 2:
+        raise InputError("speedup", f"derived K = {k:.4g} (t(1 device)/t(2 devices, tensor "
+                         "parallel)) lies outside (1, 2]: DistServe's Eq. 3 does not apply; "
+                         "give --speedup K")
+    return k

@@ -23,7 +23,8 @@ __all__ = ["catalogue", "get", "names", "select", "index", "TOPICS"]
 
 # Derivation modules in the order of the data flow; each has ``entries() -> list[Entry]``.
 TOPICS = ("projection", "attention", "window", "levels", "transformer", "decode", "mla", "moe",
-          "bounds", "scaling", "crossovers", "service")
+          "bounds", "scaling", "crossovers", "service", "comm",
+          "tensor_parallel", "pipeline", "expert_parallel", "context_parallel")
 
 
 @cache

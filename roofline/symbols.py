@@ -98,6 +98,17 @@ beta_l2 = _real("beta_l2")  # L2 → SM bandwidth, whole device; bytes/s
 beta_l3 = _real("beta_l3")  # bandwidth of the cache beyond L2; bytes/s
 beta_sram = _real("beta_sram")  # shared-memory (SRAM, LDS) bandwidth, whole device; bytes/s
 
+# --- across devices (issue 13) ---------------------------------------------------------------
+N_tp = _count("N_tp")  # tensor-parallel degree (devices a layer is split over)
+N_pp = _count("N_pp")  # pipeline-parallel degree (stages)
+N_ep = _count("N_ep")  # expert-parallel degree
+N_cp = _count("N_cp")  # context-parallel degree
+N_dev = _count("N_dev")  # devices taking part in one collective
+S_msg = _real("S_msg")  # bytes of one collective's buffer on each device; bytes
+beta_link = _real("beta_link")  # interconnect bandwidth per device, one direction; bytes/s
+alpha_link = _real("alpha_link")  # interconnect latency per message (one step); s
+c_chunk = _count("c_chunk")  # chunks of a prompt sent through a pipeline
+
 # --- one operation on the roofline -----------------------------------------------------------
 F_op = _real("F_op")  # FLOPs of one operation
 Q_op = _real("Q_op")  # HBM bytes of one operation
@@ -159,6 +170,15 @@ CATALOGUE: dict[str, SymbolInfo] = {
         SymbolInfo(beta_l2, "L2 bandwidth to the SMs, whole device", "bytes/s"),
         SymbolInfo(beta_l3, "bandwidth of the cache beyond L2", "bytes/s"),
         SymbolInfo(beta_sram, "shared-memory (SRAM) bandwidth, whole device", "bytes/s"),
+        SymbolInfo(N_tp, "tensor-parallel degree", "1"),
+        SymbolInfo(N_pp, "pipeline-parallel degree (stages)", "1"),
+        SymbolInfo(N_ep, "expert-parallel degree", "1"),
+        SymbolInfo(N_cp, "context-parallel degree", "1"),
+        SymbolInfo(N_dev, "devices taking part in one collective", "1"),
+        SymbolInfo(S_msg, "bytes of a collective's buffer on each device", "bytes"),
+        SymbolInfo(beta_link, "interconnect bandwidth per device, one direction", "bytes/s"),
+        SymbolInfo(alpha_link, "interconnect latency per message", "s"),
+        SymbolInfo(c_chunk, "chunks of a prompt sent through a pipeline", "1"),
         SymbolInfo(F_op, "FLOPs of one operation", "FLOP"),
         SymbolInfo(Q_op, "HBM bytes of one operation", "bytes"),
         SymbolInfo(I_op, "arithmetic intensity of one operation", "FLOP/byte"),
@@ -198,6 +218,10 @@ _LATEX_NAMES = {
     "beta_l3": r"\beta_{\mathrm{L3}}", "beta_sram": r"\beta_{\mathrm{SRAM}}",
     "F_op": r"F_{\mathrm{op}}", "Q_op": r"Q_{\mathrm{op}}", "I_op": r"I_{\mathrm{op}}",
     "t_pre": r"t_{\mathrm{pre}}", "t_slo": r"t_{\mathrm{SLO}}", "t_mean": r"\bar{t}",
+    "N_tp": r"N_{\mathrm{tp}}", "N_pp": r"N_{\mathrm{pp}}", "N_ep": r"N_{\mathrm{ep}}",
+    "N_cp": r"N_{\mathrm{cp}}", "N_dev": r"N_{\mathrm{dev}}", "S_msg": r"S_{\mathrm{msg}}",
+    "beta_link": r"\beta_{\mathrm{link}}", "alpha_link": r"\alpha_{\mathrm{link}}",
+    "c_chunk": r"c_{\mathrm{chunk}}",
     "t_sq": r"\overline{t^{2}}", "K_intra": r"K_{\mathrm{intra}}", "n_rep": r"n_{\mathrm{rep}}",
 }
 

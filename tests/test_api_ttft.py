@@ -58,7 +58,8 @@ def test_a_distribution_object(stand_in):
     ({"prompt": 1000, "rate": 1, "chunk": 1001}, "chunk", "a chunk must be an integer"),
     ({"prompt": 1000, "batch_prompts": 2}, "rate", "batching needs an arrival rate"),
     ({"prompt": 1000, "rate": 1, "speedup": 1.5}, "speedup", "applies only with intra-op"),
-    ({"prompt": 1000, "rate": 1, "parallel": "intra"}, "speedup", "intra-op parallelism needs"),
+    # K derived from the model (issue 13): the stand-in's two devices are no faster, K = 1
+    ({"prompt": 1000, "rate": 1, "parallel": "intra"}, "speedup", "derived K = 1 "),
     ({"prompt": 1000, "rate": 1, "replicas": 0}, "replicas", "must be an integer ≥ 1"),
     ({"prompt": 1000, "rate": 1, "attention": "flash"}, "attention", "must be one of"),
     ({"rate": 1}, "prompt", "give one of prompt (tokens) and prompt_dist (lengths)"),

@@ -84,10 +84,14 @@ def test_every_closed_form_satisfies_its_equality(peak, bw, sram, nbytes, batch,
     c = cx.crossovers()[name]
     v = {**LLAMA3_8B, P_peak: peak, beta_hbm: bw, M_sram: sram, b_w: nbytes, b_a: nbytes,
          b_kv: nbytes, C_mem: 1e12}
+    from roofline.symbols import N_tp, alpha_link, beta_link  # tensor parallelism (issue 13)
+
+    v.update({N_tp: 4, beta_link: 4.5e11, alpha_link: 5e-7})
+    v.pop(c.unknown, None)
     if c.unknown is not B:
         v[B] = batch
-    else:
-        v[T] = 8192  # a batch crossover of prompts of T tokens (the KV cache that fits)
+    if c.unknown is not T:
+        v[T] = 8192  # a batch (or degree) crossover of prompts of T tokens
     branch = c.main_branch
     root = complex(c.closed_form(branch).subs(v))
     if abs(root.imag) > 1e-9 * abs(root) or root.real <= 0:

@@ -333,6 +333,10 @@ def test_every_closed_form_satisfies_its_equality(peak, bw, sram, nbytes, batch,
     v = {**V3_SHAPE, F: 2048, F_sh: 2048, n_sh: 1, F_dense: 18432, L_moe: 58, n_e: 256, n_a: 8,
          V: 129280, P_peak: peak, beta_hbm: bw, M_sram: sram, b_w: nbytes, b_a: nbytes,
          b_kv: nbytes, C_mem: 1e13}
+    from roofline.symbols import N_tp, alpha_link, beta_link  # tensor parallelism (issue 13)
+
+    v.update({N_tp: 8, beta_link: 4.5e11, alpha_link: 5e-7})
+    v.pop(c.unknown, None)
     if c.unknown is not B:
         v[B] = batch
     if c.unknown is not T:

@@ -356,7 +356,7 @@ def test_save_creates_the_folder_and_cleans_up(s, tmp_path):
 
 def test_unknown_kind(s):
     with pytest.raises(InputError, match="^kind: must be one of roofline, time, attention, "
-                                         "phases \\(got 'bogus'\\)"):
+                                         "phases, scaling \\(got 'bogus'\\)"):
         plot.figure("bogus", s)
 
 

@@ -6,7 +6,7 @@ import argparse
 
 from ..errors import InputError
 
-__all__ = ["register", "add_setting_arguments", "parse_ints"]
+__all__ = ["register", "add_setting_arguments", "parse_ints", "parallel_options"]
 
 
 def parse_ints(text: str, option: str, *, single: bool = False,
@@ -66,6 +66,17 @@ def add_setting_arguments(p: argparse.ArgumentParser, hardware: str | None = Non
                    help="a latent-attention (DeepSeek) model's decode step: attention over the "
                    "latent with W^UK, W^UV absorbed (absorbed, the default) or the latent "
                    "expanded into per-head keys and values each step (naive)")
+    p.add_argument("--tp", default="1", metavar="N",
+                   help="tensor-parallel devices (default 1): one device's share of each "
+                   "operation (Megatron-LM column and row splits, KV heads replicated beyond "
+                   "their count) and two ring all-reduces per layer over the file's interconnect")
+    p.add_argument("--overlap", action="store_true",
+                   help="with --tp: the all-reduces hidden under the compute (time = max of the "
+                   "two, a bound); default: after each GEMM on the critical path, as vLLM and "
+                   "TensorRT-LLM run them (time = sum)")
+    p.add_argument("--pp", default="1", metavar="N",
+                   help="pipeline stages (default 1): the layers split into N stages with the "
+                   "activations sent between them")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -93,7 +104,14 @@ def _options(args: argparse.Namespace) -> dict:
     (batch,) = parse_ints(args.batch, "--batch", single=True)
     return {"dtype": args.dtype, "weight_dtype": args.weight_dtype, "kv_dtype": args.kv_dtype,
             "attention": args.attention, "batch": batch, "kv_cache": args.kv_cache,
-            "fusion": args.fusion, "mla_decode": args.mla_decode}
+            "fusion": args.fusion, "mla_decode": args.mla_decode, **parallel_options(args)}
+
+
+def parallel_options(args: argparse.Namespace) -> dict:
+    """``tp``, ``pp`` and ``overlap`` from ``--tp``, ``--pp`` and ``--overlap``."""
+    (tp,) = parse_ints(args.tp, "--tp", single=True)
+    (pp,) = parse_ints(args.pp, "--pp", single=True)
+    return {"tp": tp, "pp": pp, "overlap": args.overlap}
 
 
 def run_prefill(args: argparse.Namespace) -> int:
@@ -111,7 +129,8 @@ def run_prefill(args: argparse.Namespace) -> int:
     longest = max(table.points, key=lambda p: p.prompt_tokens)
     print(f"\nPer operation at T = {longest.prompt_tokens} (all layers):")
     rows = [[o.name, o.kind, si(o.time_s, "s"), si(o.flops), si(o.bytes, "B"),
-             f"{o.intensity:.4g}", o.bound] for o in longest.operations]
+             f"{o.intensity:.4g}", o.level if o.kind == "communication" else o.bound]
+            for o in longest.operations]
     print(render(["operation", "kind", "time", "FLOPs", "bytes", "FLOP/byte", "bound"], rows,
                  left=(0, 1)))
     return 0

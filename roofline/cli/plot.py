@@ -13,7 +13,7 @@ from .analyze import add_setting_arguments, parse_ints
 
 __all__ = ["register", "run"]
 
-KINDS = ("roofline", "time", "attention", "phases", "ttft")
+KINDS = ("roofline", "time", "attention", "phases", "ttft", "scaling")
 _HELP = {
     "roofline": "the roofline: ceilings per data type, a prefill's operations and decode steps",
     "time": "prefill time against prompt length, per operation class, with every crossover "
@@ -22,6 +22,8 @@ _HELP = {
                  "the memory footprint",
     "phases": "intensity of prefill against prompt length T and of decode against batch B, "
               "with the ridge",
+    "scaling": "prefill time (communication shaded) and parallel efficiency against the "
+               "tensor-parallel degree 1, 2, 4, 8, one line per prompt length",
     "ttft": "time to first token against arrival rate (execution and queueing); the options of "
             "roofline ttft, --rate optional",
 }
@@ -75,6 +77,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _settings(args: argparse.Namespace) -> list:
     from ..api import setting
     from ..errors import InputError
+    from .analyze import parallel_options
 
     names = [h.strip() for h in args.hardware.split(",") if h.strip()]
     if not names:
@@ -82,7 +85,7 @@ def _settings(args: argparse.Namespace) -> list:
     return [setting(h, args.model, dtype=args.dtype, weight_dtype=args.weight_dtype,
                     kv_dtype=args.kv_dtype, attention=args.attention,
                     kv_cache=args.kv_cache, fusion=args.fusion,
-                    mla_decode=args.mla_decode) for h in names]
+                    mla_decode=args.mla_decode, **parallel_options(args)) for h in names]
 
 
 def _ttft_figure(args: argparse.Namespace):

@@ -79,6 +79,9 @@ def _hardware_show(args: argparse.Namespace) -> int:
         ("on_chip.l3", hw.l3_bytes, "B"),
         ("on_chip.l3_bandwidth", hw.l3_bandwidth, "B/s"),
         ("interconnect.bandwidth", hw.interconnect_bandwidth, "B/s"),
+        ("interconnect.directions", hw.interconnect_directions
+         if hw.interconnect_bandwidth is not None else None, ""),
+        ("interconnect.latency", hw.interconnect_latency, "s"),
         ("efficiency.flops", hw.flops_efficiency, ""),
         ("efficiency.bandwidth", hw.bandwidth_efficiency, ""),
     ):

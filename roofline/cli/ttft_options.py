@@ -7,7 +7,7 @@ import argparse
 from typing import Any
 
 from ..errors import InputError
-from .analyze import add_setting_arguments, parse_ints
+from .analyze import add_setting_arguments, parallel_options, parse_ints
 
 __all__ = ["add_ttft_arguments", "ttft_options"]
 
@@ -60,4 +60,5 @@ def ttft_options(args: argparse.Namespace) -> dict[str, Any]:
             "parallel": args.parallel, "speedup": args.speedup, "replicas": args.replicas,
             "batch_prompts": args.batch_prompts, "chunk": args.chunk, "dtype": args.dtype,
             "weight_dtype": args.weight_dtype, "kv_dtype": args.kv_dtype,
-            "attention": args.attention, "kv_cache": args.kv_cache, "fusion": args.fusion}
+            "attention": args.attention, "kv_cache": args.kv_cache, "fusion": args.fusion,
+            **parallel_options(args)}

@@ -18,6 +18,7 @@ from ..specs.model import load_model
 from ..symbols import (CATALOGUE, D, F, F_dense, F_op, F_sh, H_r, I_op, K_intra, L, L_moe, L_w,
                        M_l3, Q_op, R, T, T_chunk, T_ctx, W, beta_l3, d_c, d_cq, d_in, d_out,
                        i_chunk, n_rep, n_sh, t_mean, t_pre, t_slo, t_sq)
+from ..symbols import B, N_cp, N_dev, N_ep, S_msg, b_a, c_chunk
 
 __all__ = ["EXAMPLE", "ExampleSpec", "Example", "build"]
 
@@ -83,6 +84,9 @@ def build() -> Example:
         d_c: Integer(EXAMPLE.latent[0]), d_cq: Integer(EXAMPLE.latent[1]),
         H_r: Integer(EXAMPLE.latent[2]), n_sh: Integer(EXAMPLE.shared), F_sh: vals[F],
         F_dense: vals[F], L_moe: vals[L] - 1,
+        # across devices (issue 13): the setting's N_tp = N_pp = 1 and its link; assumed rest
+        N_ep: Integer(8), N_cp: Integer(2), N_dev: Integer(8),
+        S_msg: vals[B] * Integer(t) * vals[D] * vals[b_a], c_chunk: Integer(t // EXAMPLE.chunk),
     })
     a, b = EXAMPLE.mix
     notes = {
@@ -103,6 +107,9 @@ def build() -> Example:
         d_cq: "DeepSeek-V2's and V3's q_lora_rank", H_r: "DeepSeek-V2's and V3's qk_rope_head_dim",
         n_sh: "DeepSeek-V2's two shared experts (the model has no experts)", F_sh: "F",
         F_dense: "F", L_moe: "L − 1: the first layer dense, as DeepSeek-V2",
+        N_ep: "an assumed 8 devices", N_cp: "an assumed 2 devices", N_dev: "an assumed 8 devices",
+        S_msg: "B·T·D·b_a: one tensor-parallel all-reduce's buffer",
+        c_chunk: f"a {t}-token prompt in chunks of {EXAMPLE.chunk}",
     }
     missing = [n for n, info in CATALOGUE.items() if info.symbol not in vals]
     if missing:

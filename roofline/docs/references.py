@@ -11,6 +11,35 @@ __all__ = ["REFERENCES"]
 
 # (the name a source uses, the full reference)
 REFERENCES: tuple[tuple[str, str], ...] = (
+    ("Ring Attention",
+     "H. Liu, M. Zaharia, P. Abbeel, \"Ring Attention with Blockwise Transformers for "
+     "Near-Infinite Context\", arXiv 2310.01889, 2023."),
+    ("Megatron-LM (Shoeybi",
+     "M. Shoeybi, M. Patwary, R. Puri, P. LeGresley, J. Casper, B. Catanzaro, \"Megatron-LM: "
+     "Training Multi-Billion Parameter Language Models Using Model Parallelism\", arXiv "
+     "1909.08053, 2019."),
+    ("Thakur, Rabenseifner & Gropp",
+     "R. Thakur, R. Rabenseifner, W. Gropp, \"Optimization of Collective Communication "
+     "Operations in MPICH\", International Journal of High Performance Computing Applications "
+     "19(1), 2005."),
+    ("Patarasuk & Yuan",
+     "P. Patarasuk, X. Yuan, \"Bandwidth optimal all-reduce algorithms for clusters of "
+     "workstations\", Journal of Parallel and Distributed Computing 69(2), 2009."),
+    ("NCCL src/graph/tuning.cc",
+     "NVIDIA Collective Communications Library (NCCL), https://github.com/NVIDIA/nccl , file "
+     "src/graph/tuning.cc (its latency and bandwidth model of each algorithm and link)."),
+    ("GPipe",
+     "Y. Huang et al., \"GPipe: Efficient Training of Giant Neural Networks using Pipeline "
+     "Parallelism\", NeurIPS 2019, arXiv 1811.06965."),
+    ("Megatron-LM 2",
+     "D. Narayanan et al., \"Efficient Large-Scale Language Model Training on GPU Clusters "
+     "Using Megatron-LM\", SC 2021, arXiv 2104.04473."),
+    ("GShard",
+     "D. Lepikhin et al., \"GShard: Scaling Giant Models with Conditional Computation and "
+     "Automatic Sharding\", arXiv 2006.16668, 2020."),
+    ("DeepSpeed-MoE",
+     "S. Rajbhandari et al., \"DeepSpeed-MoE: Advancing Mixture-of-Experts Inference and "
+     "Training to Power Next-Generation AI Scale\", ICML 2022, arXiv 2201.05596."),
     ("Williams et al., 'Roofline'",
      "S. Williams, A. Waterman, D. Patterson, \"Roofline: an insightful visual performance "
      "model for multicore architectures\", Communications of the ACM 52(4), 2009."),

@@ -31,6 +31,7 @@ from .solved import branch_root, choice_key
 __all__ = ["CrossoverValue", "crossover_values", "crossover_value", "sign_changes"]
 
 _SRAM = re.compile(r"\bM_sram\b")  # the tiled schedules' SRAM size, by name in the text
+_LINK = re.compile(r"\bbeta_link\b")  # the interconnect's bandwidth, by name in the text
 _LOW, _HIGH, _PER_DECADE = 1e-3, 1e15, 8  # the unknown's range searched, and the grid's step
 _GRID = tuple(_LOW * 10 ** (k / _PER_DECADE)
               for k in range(round(math.log10(_HIGH / _LOW)) * _PER_DECADE + 1))
@@ -80,6 +81,7 @@ def crossover_value(setting: Setting, name: str,
     ``form``, its text, where given: the forms being written)."""
     c = setting.crossover_forms[name] if form is None else form
     vals = setting.numbers(batch=c["unknown"] != "B")
+    vals.pop(c["unknown"], None)  # a degree (N_tp) as the unknown: not the setting's value
     if c["unknown"] != "T":  # a batch crossover that depends on T: at the model's context limit
         vals["T"] = setting.model.max_position
     return _evaluate(name, c, vals, setting)
@@ -104,6 +106,11 @@ def _evaluate(name: str, c: dict[str, Any], vals: dict[str, Any],
     if "M_sram" not in vals and _SRAM.search(c["grows"] + " " + c["other"]):
         return absent(f"not evaluated: {setting.hardware.name} gives no on-chip SRAM per SM "
                       "(the tiled attention's M)", evaluated=False)
+    if "beta_link" not in vals and _LINK.search(c["grows"] + " " + c["other"]):
+        return absent(f"not evaluated: {setting.hardware.name} gives no interconnect "
+                      "([interconnect] bandwidth)", evaluated=False)
+    if c["kind"] == "hidden" and vals.get("N_tp") == 1:
+        return absent("one device: no all-reduce to hide (give tp > 1)")
     crossings = sign_changes(_difference(c, vals))
     if not crossings:
         return absent(_never(c, vals, setting))
@@ -261,11 +268,17 @@ def _never(c: dict[str, Any], vals: dict[str, Any], setting: Setting) -> str:
             return (f"never: {window}, so the memory in use stops growing at "
                     f"{grows(1e15) / 1e9:.4g} GB: it always fits")
         return "never: it always fits"
+    if c["kind"] == "hidden":  # compute ahead of the communication from the shortest prompt
+        return ("always: the compute takes longer than the all-reduces at every prompt length, "
+                "so overlapped they are always hidden")
     if c["kind"] == "cache":
         if window:
             return f"never: {window}, so the working set stays within the cache"
         return "never: the working set stays within the cache"
-    ratio = grows(1e15) / other(1e15)
+    try:
+        ratio = grows(1e15) / other(1e15)
+    except ZeroDivisionError:
+        ratio = math.inf
     if c["kind"] == "intensity":
         level = _binding_level(c, {**vals, x: 1e15})
         if level != "HBM":

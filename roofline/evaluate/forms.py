@@ -36,6 +36,9 @@ __all__ = ["arch_key", "derive_forms", "forms", "crossover_forms", "fingerprint"
 SHIPPED = "derived.jsonl"
 # What the forms are made from: a change to any of these makes the shipped file stale.
 _SOURCES = ("symbols.py", "catalog.py", "derive", "evaluate/forms.py")
+# Forms added with tensor parallelism (issue 13): derived on first use where a shipped file
+# written before them lacks them.
+_TP_FORMS = ("prefill_tp", "weights_tp", "kv_cache_tp")
 
 
 def arch_key(arch: Architecture, caches: Sequence[str] = ()) -> str:
@@ -120,6 +123,11 @@ def _derivers(arch: Architecture, caches: tuple[str, ...], crossovers: bool) -> 
     prefill = Derived({mode: lambda mode=mode: _ops(prefill_operations(arch, mode,
                                                                        caches=caches))
                         for mode in ATTENTION_MODES})
+    from ..derive import tensor_parallel
+
+    # one device's share under N_tp-way tensor parallelism, N_tp a symbol the setting supplies
+    prefill_tp = Derived({mode: lambda mode=mode: _ops(tensor_parallel.tp_prefill_operations(
+        arch, mode, caches=caches)) for mode in ATTENTION_MODES})
     makers = {
         "prefill": lambda: prefill,
         "decode": lambda: _ops(decode_operations(arch)),
@@ -128,6 +136,9 @@ def _derivers(arch: Architecture, caches: tuple[str, ...], crossovers: bool) -> 
         "weights": lambda: sstr(weight_bytes(arch)),
         "kv_cache": lambda: sstr(model_kv_cache_bytes(arch)),
         "scores": lambda: sstr(window.largest_scores(arch)),
+        "prefill_tp": lambda: prefill_tp,
+        "weights_tp": lambda: sstr(tensor_parallel.device_weight_bytes(arch)),
+        "kv_cache_tp": lambda: sstr(tensor_parallel.device_kv_cache_bytes(arch)),
     }
     if crossovers:
         makers["crossovers"] = lambda: solve_crossovers(arch, caches)
@@ -189,8 +200,11 @@ def forms(arch: Architecture, caches: tuple[str, ...] = ()) -> Mapping[str, Any]
     """The forms of ``arch`` behind the cache levels ``caches`` but its crossovers: the shipped
     ones when fresh, else each derived on first use (a fraction of a second each)."""
     shipped = _shipped_forms(arch, caches)
-    if shipped is not None:
-        return {k: v for k, v in shipped.items() if k != "crossovers"}
+    if shipped is not None:  # a form the shipped file lacks is derived on first use
+        def later(key: str) -> Callable[[], Any]:
+            return lambda: _derivers(arch, caches, crossovers=False)[key]
+        made = {k: (lambda v=v: v) for k, v in shipped.items() if k != "crossovers"}
+        return Derived({**{k: later(k) for k in _TP_FORMS if k not in made}, **made})
     return _derivers(arch, caches, crossovers=False)
 
 

@@ -23,8 +23,8 @@ if TYPE_CHECKING:
     import numpy as np
 
 __all__ = ["roofline_time", "level_time", "OpResult", "PrefillPoint", "DecodeResult", "CompiledOp",
-           "operations", "prefill", "prefill_time", "decode", "check_prompts", "check_count",
-           "memory_bytes", "check_memory"]
+           "operations", "prefill", "prefill_time", "exposed_fraction", "decode", "check_prompts",
+           "check_count", "memory_bytes", "check_memory"]
 
 
 _INF = float("inf")
@@ -125,10 +125,11 @@ def _compile(ops: list[dict[str, Any]], numbers: dict[str, Any], free: tuple[str
     def levels(op: dict[str, Any]) -> tuple[tuple[str, float, Callable[..., Any]], ...]:
         return tuple((level, bandwidths[level], arith.compile(q, numbers, free, array))
                      for level, q in op.get("levels", {}).items() if level in bandwidths)
-    return [CompiledOp(op["name"], op["kind"], int(arith.value(op["count"], numbers)),
+    counted = [(op, int(arith.value(op["count"], numbers))) for op in ops]
+    return [CompiledOp(op["name"], op["kind"], count,
                        arith.compile(op["flops"], numbers, free, array),
                        arith.compile(op["bytes"], numbers, free, array), levels(op))
-            for op in ops]
+            for op, count in counted if count != 0]  # pp.send on one stage: none
 
 
 def operations(setting: Setting, array: bool = False) -> list[CompiledOp]:
@@ -141,8 +142,12 @@ def _compiled(setting: Setting, phase: str, array: bool) -> list[CompiledOp]:
     numbers, bandwidths = setting.numbers(), setting.level_bandwidths
     if phase == "prefill":
         setting.check_attention()
-        return _compile(setting.forms["prefill"][setting.attention], numbers, ("T",), array,
-                        bandwidths)
+        if not setting.parallel:
+            return _compile(setting.forms["prefill"][setting.attention], numbers, ("T",), array,
+                            bandwidths)
+        ops = [op for op in setting.forms["prefill_tp"][setting.attention]  # one device's share
+               if setting.tp > 1 or not op["name"].startswith("tp.")]  # no all-reduce on one
+        return _compile(ops, numbers, ("T",), array, bandwidths)
     return _compile(setting.forms["decode"], numbers, ("T_ctx", "T"), array, bandwidths)
 
 
@@ -212,7 +217,8 @@ def prefill(setting: Setting, prompts: Sequence[int]) -> list[PrefillPoint]:
                 q_col.append(r.bytes)
                 t_col.append(r.time_s)
                 for level, served in r.levels:
-                    beyond.setdefault(level, [0.0] * len(tokens))[i] += served - r.bytes
+                    if level != "link":  # the link's bytes are not memory traffic
+                        beyond.setdefault(level, [0.0] * len(tokens))[i] += served - r.bytes
                 continue
             f, q = float(fl(t)) * n, float(by(t)) * n
             t_compute, t_memory = f / peak, q / bw
@@ -228,6 +234,8 @@ def prefill(setting: Setting, prompts: Sequence[int]) -> list[PrefillPoint]:
         flops.append(f_col)
         nbytes.append(q_col)
         times.append(t_col)
+    if setting.overlap:
+        _overlap(columns, times)
     bandwidths = setting.level_bandwidths
     points = []
     for i, (t, time_s, f, q, results) in enumerate(zip(
@@ -241,19 +249,52 @@ def prefill(setting: Setting, prompts: Sequence[int]) -> list[PrefillPoint]:
     return points
 
 
+def exposed_fraction(compute: Any, communication: Any) -> Any:
+    """The share of the communication time left exposed when it overlaps the compute
+    (``roofline.derive.tensor_parallel``, overlapped variant: time = max(compute,
+    communication)): max(0, C − K)/C, 0 where there is no communication.
+
+    >>> exposed_fraction(3.0, 4.0)
+    0.25
+    """
+    import numpy as np
+
+    c = np.asarray(communication, dtype=float)
+    out = np.where(c > 0, np.maximum(0.0, c - compute) / np.where(c > 0, c, 1.0), 0.0)
+    return float(out) if out.ndim == 0 else out
+
+
+def _overlap(columns: list[list[OpResult]], times: list[list[float]]) -> None:
+    """Each communication operation's time cut to its exposed share, in place."""
+    comm = [k for k, col in enumerate(columns) if col and col[0].kind == "communication"]
+    if not comm:
+        return
+    for i in range(len(times[0])):
+        c = sum(times[k][i] for k in comm)
+        share = exposed_fraction(sum(t[i] for t in times) - c, c)
+        for k in comm:
+            times[k][i] *= share
+            columns[k][i] = columns[k][i]._replace(time_s=times[k][i])
+
+
 def prefill_time(setting: Setting, prompts: np.ndarray | Sequence[int]) -> np.ndarray:
     """Prefill time in seconds for an array of prompt lengths (vectorised with numpy)."""
     import numpy as np
 
     tokens = np.asarray(prompts, dtype=float)
     peak, bw = setting.peak, setting.bandwidth
-    total = np.zeros(tokens.shape)
+    total, comm = np.zeros(tokens.shape), np.zeros(tokens.shape)
     for op in operations(setting, array=True):
         t = roofline_time(op.flops(tokens), op.bytes(tokens), peak, bw)
         for _, level_bw, q in op.levels:
             t = np.maximum(t, q(tokens) / level_bw)
-        total = total + op.count * t
-    return total
+        if op.kind == "communication":
+            comm = comm + op.count * t
+        else:
+            total = total + op.count * t
+    if setting.overlap:  # hidden under the compute: max(compute, communication)
+        return np.maximum(total, comm)
+    return total + comm
 
 
 def memory_bytes(setting: Setting, tokens: int) -> float:
@@ -261,7 +302,9 @@ def memory_bytes(setting: Setting, tokens: int) -> float:
     weights, the KV cache it builds, and with naive attention one layer's score matrix
     (the derived forms ``weights``, ``kv_cache``, ``scores``)."""
     vals = {**setting.numbers(), "T": tokens}
-    used = arith.value(setting.forms["weights"], vals) + arith.value(setting.forms["kv_cache"], vals)
+    tp = "_tp" if setting.tp > 1 else ""  # one device's share of weights and KV cache
+    used = arith.value(setting.forms[f"weights{tp}"], vals) \
+        + arith.value(setting.forms[f"kv_cache{tp}"], vals)
     if setting.attention == "naive":
         used += arith.value(setting.forms["scores"], vals)
     return used
@@ -272,7 +315,8 @@ def check_memory(setting: Setting, tokens: int, what: str) -> str | None:
     fit in the device's memory; None where it fits, or where the weights alone do not (the
     setting's own warning says so)."""
     used, capacity = memory_bytes(setting, tokens), setting.hardware.memory_capacity
-    weights = arith.value(setting.forms["weights"], setting.numbers())
+    weights = arith.value(setting.forms["weights_tp" if setting.tp > 1 else "weights"],
+                          setting.numbers())
     if used <= capacity or weights > capacity:  # fits, or the weights alone do not (said apart)
         return None
     scores = " and one layer's scores" if setting.attention == "naive" else ""

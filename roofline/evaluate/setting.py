@@ -81,6 +81,9 @@ class Setting:
     kv_cache: str = "window"  # a windowed layer's cache: the last W tokens, or all T ("full")
     fusion: str = "none"  # element-wise work: separate kernels, or folded ("elementwise")
     mla_decode: str = "absorbed"  # latent attention's decode step: absorbed, or naive
+    tp: int = 1  # tensor-parallel degree N_tp (roofline.derive.tensor_parallel)
+    pp: int = 1  # pipeline stages N_pp (roofline.derive.pipeline)
+    overlap: bool = False  # tensor parallelism's all-reduces hidden under compute (bound)
 
     def __post_init__(self) -> None:
         if self.attention not in ATTENTION_MODES:
@@ -97,9 +100,45 @@ class Setting:
         if isinstance(self.batch, bool) or not (isinstance(self.batch, int) and self.batch >= 1):
             raise InputError("batch", "must be a positive integer", self.batch)
         self.hardware.peak(self.dtype)  # a data type the device lacks is an error
+        self._check_parallel()
         for name, dtype in (("weight_dtype", self.weight_dtype), ("kv_dtype", self.kv_dtype)):
             if dtype is not None and dtype not in STORAGE_DTYPES:
                 raise InputError(name, f"must be one of {', '.join(STORAGE_DTYPES)}", dtype)
+
+    def _check_parallel(self) -> None:
+        """tp and pp: positive integers; tp divides the query heads and is a divisor or a
+        multiple of the KV heads (vLLM's rule: ``total_num_heads % tp_size == 0``, KV heads
+        split or replicated); pp at most the layers; more than one device needs the device
+        file's interconnect."""
+        heads, kv, layers = (self.model.num_heads, self.model.num_kv_heads,
+                             self.model.num_layers)
+        for name, n in (("tp", self.tp), ("pp", self.pp)):
+            if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+                raise InputError(name, "must be a positive integer", n)
+        if self.tp > heads:
+            raise InputError("tp", f"must be at most {self.model.name}'s {heads} query heads",
+                             self.tp)
+        if heads % self.tp:
+            raise InputError("tp", f"must divide {self.model.name}'s {heads} query heads "
+                             "(each device holds whole heads)", self.tp)
+        if kv % self.tp and self.tp % kv:
+            raise InputError("tp", f"must divide {self.model.name}'s {kv} key/value heads or "
+                             "be a multiple of them (split or replicated)", self.tp)
+        if self.pp > layers:
+            raise InputError("pp", f"must be at most {self.model.name}'s {layers} layers",
+                             self.pp)
+        if not isinstance(self.overlap, bool):
+            raise InputError("overlap", "must be true or false", self.overlap)
+        for name, n in (("tp", self.tp), ("pp", self.pp)):
+            if n > 1 and self.hardware.link_bandwidth() is None:
+                raise InputError(name, f"{n} devices need an interconnect, which "
+                                 f"{self.hardware.name}'s file does not give "
+                                 "([interconnect] bandwidth)", n)
+
+    @property
+    def parallel(self) -> bool:
+        """Whether more than one device runs the prefill."""
+        return self.tp > 1 or self.pp > 1
 
     def check_attention(self) -> None:
         """A tiled mode needs the device's SRAM per SM: an InputError where the file lacks it
@@ -162,8 +201,12 @@ class Setting:
     @cached_property
     def level_bandwidths(self) -> dict[str, float]:
         """Bytes/s of each memory level beyond HBM the device's file gives: "sram", "l2",
-        "l3"."""
-        return level_bandwidths(self.hardware)
+        "l3"; and "link", one direction of the interconnect, where more than one device runs
+        the prefill."""
+        out = level_bandwidths(self.hardware)
+        if self.parallel:  # communication is timed at the link (its time as link bytes)
+            out["link"] = self.hardware.link_bandwidth()
+        return out
 
     def numbers(self, batch: bool = True) -> dict[str, int | float]:
         """Every symbol's value by name but the prompt length T (and B when ``batch`` is
@@ -175,7 +218,11 @@ class Setting:
             "b_a": _number(bytes_per_element(p["activations"])),
             "b_kv": _number(bytes_per_element(p["kv_cache"])),
             **self.model.values(),
+            "N_tp": self.tp, "N_pp": self.pp,
         }
+        if self.hardware.link_bandwidth() is not None:
+            out["beta_link"] = self.hardware.link_bandwidth()
+            out["alpha_link"] = self.hardware.link_latency()
         if batch:
             out["B"] = self.batch
         return out

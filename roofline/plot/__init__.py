@@ -17,6 +17,7 @@ from ._style import check_output, savefig as save
 from .attention import attention_figure, plot_footprint, plot_traffic
 from .phases import phases_figure, plot_decode_intensity, plot_prefill_intensity
 from .roofline import plot_roofline, roofline_figure
+from .scaling import plot_efficiency, plot_scaling_time, scaling_figure
 from .time import plot_time, time_figure
 from .ttft import plot_ttft
 
@@ -25,9 +26,10 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["KINDS", "figure", "save", "check_output", "plot_roofline", "roofline_figure",
            "plot_time", "time_figure", "plot_traffic", "plot_footprint", "attention_figure",
-           "plot_prefill_intensity", "plot_decode_intensity", "phases_figure", "plot_ttft"]
+           "plot_prefill_intensity", "plot_decode_intensity", "phases_figure", "plot_ttft",
+           "plot_scaling_time", "plot_efficiency", "scaling_figure"]
 
-KINDS = ("roofline", "time", "attention", "phases")
+KINDS = ("roofline", "time", "attention", "phases", "scaling")
 PROMPTS = (128, 2048, 8192)  # default prompt lengths of the figures
 BATCHES = (1, 64)  # default decode batches
 
@@ -50,4 +52,6 @@ def figure(kind: str, settings: Setting | Sequence[Setting], prompts: Sequence[i
         return attention_figure(settings)
     if kind == "phases":
         return phases_figure(settings, prompts=prompts, batches=batches, context=context)
+    if kind == "scaling":
+        return scaling_figure(settings, prompts=prompts)
     raise InputError("kind", f"must be one of {', '.join(KINDS)}", kind)

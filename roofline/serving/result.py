@@ -59,6 +59,7 @@ class TTFTResult:
     point: QueuePoint | None
     batching: Batching | None = None
     chunking: Chunking | None = None
+    speedup_derived: bool = False  # K from the model (two tensor-parallel devices), not given
 
     @property
     def rate(self) -> float | None:
@@ -70,7 +71,8 @@ class TTFTResult:
         out: dict[str, Any] = {
             "hardware": s.hardware.name, "model": s.model.name, "dtype": s.dtype,
             "weight_dtype": s.weight_dtype, "kv_dtype": s.kv_dtype, "attention": s.attention,
-            "parallel": self.parallel, "speedup": self.speedup, "replicas": self.replicas,
+            "parallel": self.parallel, "speedup": self.speedup,
+            "speedup_derived": self.speedup_derived, "replicas": self.replicas,
             "slo_s": self.slo,
             **({"prompt": self.prompt} if self.prompt_dist is None else
                {"prompt_dist": self.prompt_dist}),
@@ -105,6 +107,8 @@ class TTFTResult:
                   f"prompt lengths from {self.prompt_dist}: execution is the mean over them")
         parallel = ("two-way inter-op (pipeline) parallelism" if self.parallel == "inter" else
                     f"two-way intra-op parallelism, speedup K = {self.speedup:g}"
+                    + (" (derived: t(1 device)/t(2 devices, tensor parallel), from the model)"
+                       if self.speedup_derived else "")
                     if self.parallel == "intra" else "one device, no parallelism")
         parts = [prompt, parallel]
         if self.replicas > 1:

@@ -40,7 +40,7 @@ _SECTIONS: dict[str, dict[str, str]] = {
     "memory": {"bandwidth": "bytes/s", "capacity": "bytes"},
     "on_chip": {"sram_per_sm": "bytes", "sram_bandwidth": "bytes/s", "sm_count": "count",
                 "l2": "bytes", "l2_bandwidth": "bytes/s", "l3": "bytes", "l3_bandwidth": "bytes/s"},
-    "interconnect": {"bandwidth": "bytes/s"},
+    "interconnect": {"bandwidth": "bytes/s", "latency": "s", "directions": "count"},
     "efficiency": {"flops": "fraction", "bandwidth": "fraction"},
 }
 _REQUIRED = {"memory": ("bandwidth", "capacity")}
@@ -61,6 +61,8 @@ PLAUSIBLE: dict[str, tuple[float, float]] = {
     "on_chip.l2_bandwidth": (1e6, 1e18),
     "on_chip.l3_bandwidth": (1e6, 1e18),
     "interconnect.bandwidth": (1e6, 1e16),  # bytes/s
+    "interconnect.latency": (1e-9, 1e-2),  # s per message: 1 ns to 10 ms
+    "interconnect.directions": (1, 2),  # the bandwidth counts one direction, or both
 }
 
 
@@ -87,7 +89,9 @@ class Hardware:
     l2_bandwidth: float | None = None  # bytes/s: L2 -> SMs read, whole device
     l3_bytes: float | None = None  # bytes: a level beyond L2 (AMD's Infinity Cache)
     l3_bandwidth: float | None = None  # bytes/s: L3 -> L2 read, whole device
-    interconnect_bandwidth: float | None = None  # bytes/s
+    interconnect_bandwidth: float | None = None  # bytes/s, as the vendor quotes it
+    interconnect_latency: float | None = None  # s per message (one step of a collective)
+    interconnect_directions: int = 1  # 2: the bandwidth figure counts both directions
     flops_efficiency: float = 1.0  # achievable fraction of peak FLOP/s
     bandwidth_efficiency: float = 1.0  # achievable fraction of peak bandwidth
     # "memory.bandwidth" → the source text, for every quantity given
@@ -109,6 +113,18 @@ class Hardware:
         """Achievable memory bandwidth in bytes/s: the peak × ``bandwidth_efficiency``."""
         return self.memory_bandwidth * self.bandwidth_efficiency
 
+    def link_bandwidth(self) -> float | None:
+        """Interconnect bytes/s per device in one direction (``beta_link``): the quoted figure
+        over the directions it counts; None without an interconnect."""
+        if self.interconnect_bandwidth is None:
+            return None
+        return self.interconnect_bandwidth / self.interconnect_directions
+
+    def link_latency(self) -> float:
+        """Seconds per message (``alpha_link``); 0 where the file gives none (the time is then
+        still a lower bound)."""
+        return self.interconnect_latency or 0.0
+
     def ridge(self, dtype: str) -> float:
         """Ridge intensity in FLOP/byte: achievable peak FLOP/s over achievable bandwidth."""
         return self.peak(dtype) / self.bandwidth()
@@ -127,6 +143,8 @@ class Hardware:
             "l2_bytes": self.l2_bytes, "l2_bandwidth": self.l2_bandwidth,
             "l3_bytes": self.l3_bytes, "l3_bandwidth": self.l3_bandwidth,
             "interconnect_bandwidth": self.interconnect_bandwidth,
+            "interconnect_latency": self.interconnect_latency,
+            "interconnect_directions": self.interconnect_directions,
             "flops_efficiency": self.flops_efficiency,
             "bandwidth_efficiency": self.bandwidth_efficiency,
             "sources": dict(self.sources), "quantity_notes": dict(self.quantity_notes),
@@ -282,6 +300,11 @@ def _validate(data: Mapping[str, Any], path: Path) -> Hardware:
                 ranges[dotted] = bounds
 
     _check_levels(values, data.get("on_chip") or {}, file)
+    for key in ("latency", "directions"):
+        if f"interconnect.{key}" in values and "interconnect.bandwidth" not in values:
+            raise SpecError(f"{file}: interconnect.{key}",
+                            "needs interconnect.bandwidth, the link it describes",
+                            (data["interconnect"][key] or {}).get("value"))
 
     provenance = _table(data, "provenance", file) or {}
     for key, value in provenance.items():
@@ -302,6 +325,8 @@ def _validate(data: Mapping[str, Any], path: Path) -> Hardware:
         l3_bytes=values.get("on_chip.l3"),
         l3_bandwidth=values.get("on_chip.l3_bandwidth"),
         interconnect_bandwidth=values.get("interconnect.bandwidth"),
+        interconnect_latency=values.get("interconnect.latency"),
+        interconnect_directions=int(values.get("interconnect.directions", 1)),
         flops_efficiency=values.get("efficiency.flops", 1.0),
         bandwidth_efficiency=values.get("efficiency.bandwidth", 1.0),
         sources=_frozen(sources), notes=notes, provenance=_frozen(provenance),
