@@ -20,7 +20,7 @@ each, the activations sent from stage to stage.
 
 from __future__ import annotations
 
-from sympy import Expr, Integer
+from sympy import Expr
 
 from ..symbols import B, D, L, N_pp, T, b_a, c_chunk, t_pre
 from . import comm
