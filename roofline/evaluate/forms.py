@@ -11,9 +11,10 @@ Deriving them takes SymPy a second or more, so the architectures of the shipped 
 derived ahead of time into ``roofline/derived.jsonl`` (``python -m roofline.evaluate``
 rewrites it): a header line (the fingerprint, the catalogue's names, and the byte offset and
 length of every line after it), then one line per architecture and set of cache levels, of
-which a command reads only its own. The file carries a fingerprint of the derivation sources and of the SymPy version
-that wrote it; it is checked when loaded, and a stale file is never served: its architectures
-are derived afresh, with a warning. Any other architecture is derived on first use.
+which a command reads only its own. The fingerprint covers the derivation sources and the
+SymPy version that wrote the file; it is checked when loaded, and a stale file is never
+served: its architectures are derived afresh, with a warning. Any other architecture is
+derived on first use.
 """
 
 from __future__ import annotations
