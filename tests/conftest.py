@@ -24,3 +24,30 @@ def crossovers_hold():
             grows, other = arith.value(form["grows"], at), arith.value(form["other"], at)
             assert math.isclose(grows, other, rel_tol=1e-6), (name, c.value, grows, other)
     return check
+
+
+@pytest.fixture(scope="session")
+def closed_form_holds():
+    """A check: the main branch's closed form of a crossover ``c`` (roofline.derive.crossovers),
+    at the symbol values ``v`` (its unknown left free, B and T given where they are not the
+    unknown), is a root of that branch's equation; a branch with no real positive root there
+    passes. ``batch`` and ``prompt`` fill B and T."""
+    from sympy import Max
+
+    from roofline.symbols import B, T
+
+    def check(c, v: dict, batch: int, prompt: int = 8192) -> None:
+        v = dict(v)
+        v.pop(c.unknown, None)
+        if c.unknown is not B:
+            v[B] = batch
+        if c.unknown is not T:
+            v[T] = prompt  # a batch (or degree) crossover of prompts of T tokens
+        branch = c.main_branch
+        root = complex(c.closed_form(branch).subs(v))
+        if abs(root.imag) > 1e-9 * abs(root) or root.real <= 0:
+            return  # no crossover in this branch here
+        residual = float(branch.equation.subs({**v, c.unknown: root.real}))
+        scale = float(c.grows.subs({**v, c.unknown: root.real}).replace(Max, lambda *a: a[0]))
+        assert abs(residual) <= 1e-6 * abs(scale) + 1e-6, (c.name, root)
+    return check

@@ -2,7 +2,7 @@
 
 import pytest
 from hypothesis import given, settings, strategies as st
-from sympy import Max, Symbol, simplify, sqrt
+from sympy import Symbol, simplify, sqrt
 
 from roofline.derive import attention, crossovers as cx, projection
 from roofline.derive.transformer import Architecture
@@ -80,22 +80,10 @@ def test_moe_main_branch_reads_every_expert():
 @settings(max_examples=40, deadline=None)
 @given(st.floats(1e13, 5e15), st.floats(2e11, 1e13), st.floats(2**14, 2**20),
        st.sampled_from([1, 2, 4]), st.integers(1, 64), st.sampled_from(sorted(cx.crossovers())))
-def test_every_closed_form_satisfies_its_equality(peak, bw, sram, nbytes, batch, name):
-    c = cx.crossovers()[name]
-    v = {**LLAMA3_8B, P_peak: peak, beta_hbm: bw, M_sram: sram, b_w: nbytes, b_a: nbytes,
-         b_kv: nbytes, C_mem: 1e12}
+def test_every_closed_form_satisfies_its_equality(closed_form_holds, peak, bw, sram, nbytes,
+                                                 batch, name):
     from roofline.symbols import N_tp, alpha_link, beta_link  # tensor parallelism (issue 13)
 
-    v.update({N_tp: 4, beta_link: 4.5e11, alpha_link: 5e-7})
-    v.pop(c.unknown, None)
-    if c.unknown is not B:
-        v[B] = batch
-    if c.unknown is not T:
-        v[T] = 8192  # a batch (or degree) crossover of prompts of T tokens
-    branch = c.main_branch
-    root = complex(c.closed_form(branch).subs(v))
-    if abs(root.imag) > 1e-9 * abs(root) or root.real <= 0:
-        return  # no crossover in this branch here
-    residual = float(branch.equation.subs({**v, c.unknown: root.real}))
-    scale = float(c.grows.subs({**v, c.unknown: root.real}).replace(Max, lambda *a: a[0]))
-    assert abs(residual) <= 1e-6 * abs(scale) + 1e-6
+    v = {**LLAMA3_8B, P_peak: peak, beta_hbm: bw, M_sram: sram, b_w: nbytes, b_a: nbytes,
+         b_kv: nbytes, C_mem: 1e12, N_tp: 4, beta_link: 4.5e11, alpha_link: 5e-7}
+    closed_form_holds(cx.crossovers()[name], v, batch)

@@ -317,34 +317,18 @@ V3_SHAPE = {D: 7168, L: 61, n_q: 128, n_kv: 128, H: 128, H_r: 64, d_c: 512, d_cq
 @settings(max_examples=25, deadline=None)
 @given(st.floats(1e13, 5e15), st.floats(2e11, 1e13), st.floats(2**14, 2**20),
        st.sampled_from([1, 2]), st.integers(1, 64), st.data())
-def test_every_closed_form_satisfies_its_equality(peak, bw, sram, nbytes, batch, data):
+def test_every_closed_form_satisfies_its_equality(closed_form_holds, peak, bw, sram, nbytes,
+                                                 batch, data):
     """As tests/test_derive_crossovers.py for the Llama shape: each crossover's main-branch
     closed form is a root of its branch's equation, for DeepSeek-V3's shape (MLA, shared
     experts, dense first layers) and random devices."""
-    from sympy import Max
-
     from roofline.derive.crossovers import crossovers
-    from roofline.symbols import (C_mem, F, F_dense, F_sh, L_moe, P_peak, V, beta_hbm, n_a,
-                                  n_e, n_sh)
+    from roofline.symbols import (C_mem, F, F_dense, F_sh, L_moe, N_tp, P_peak, V, alpha_link,
+                                  beta_hbm, beta_link, n_a, n_e, n_sh)
 
     cs = crossovers(DEEPSEEK)
-    name = data.draw(st.sampled_from(sorted(cs)))
-    c = cs[name]
+    c = cs[data.draw(st.sampled_from(sorted(cs)))]
     v = {**V3_SHAPE, F: 2048, F_sh: 2048, n_sh: 1, F_dense: 18432, L_moe: 58, n_e: 256, n_a: 8,
          V: 129280, P_peak: peak, beta_hbm: bw, M_sram: sram, b_w: nbytes, b_a: nbytes,
-         b_kv: nbytes, C_mem: 1e13}
-    from roofline.symbols import N_tp, alpha_link, beta_link  # tensor parallelism (issue 13)
-
-    v.update({N_tp: 8, beta_link: 4.5e11, alpha_link: 5e-7})
-    v.pop(c.unknown, None)
-    if c.unknown is not B:
-        v[B] = batch
-    if c.unknown is not T:
-        v[T] = 8192
-    branch = c.main_branch
-    root = complex(c.closed_form(branch).subs(v))
-    if abs(root.imag) > 1e-9 * abs(root) or root.real <= 0:
-        return  # no crossover in this branch here
-    residual = float(branch.equation.subs({**v, c.unknown: root.real}))
-    scale = float(c.grows.subs({**v, c.unknown: root.real}).replace(Max, lambda *a: a[0]))
-    assert abs(residual) <= 1e-6 * abs(scale) + 1e-6, (name, root)
+         b_kv: nbytes, C_mem: 1e13, N_tp: 8, beta_link: 4.5e11, alpha_link: 5e-7}
+    closed_form_holds(c, v, batch)
