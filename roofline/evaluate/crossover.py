@@ -18,8 +18,9 @@ whose closed form is reported (shipped, or solved by SymPy the first time a sett
 from __future__ import annotations
 
 import math
+import operator
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -111,7 +112,8 @@ def _evaluate(name: str, c: dict[str, Any], vals: dict[str, Any],
                       "([interconnect] bandwidth)", evaluated=False)
     if c["kind"] == "hidden" and vals.get("N_tp") == 1:
         return absent("one device: no all-reduce to hide (give tp > 1)")
-    crossings = sign_changes(_difference(c, vals))
+    each = _difference(c, vals)
+    crossings = sign_changes(lambda x: each([x])[0], each)
     if not crossings:
         return absent(_never(c, vals, setting))
     first = crossings[0]
@@ -129,22 +131,28 @@ def _evaluate(name: str, c: dict[str, Any], vals: dict[str, Any],
                  closed_form=closed(key))
 
 
-def _difference(c: dict[str, Any], vals: dict[str, Any]) -> Callable[[float], float]:
-    """grows − other as a function of the unknown; NaN where it cannot be evaluated."""
-    grows = arith.compile(c["grows"], vals, (c["unknown"],))
-    other = arith.compile(c["other"], vals, (c["unknown"],))
+def _difference(c: dict[str, Any], vals: dict[str, Any]) -> Callable[[Sequence[float]],
+                                                                    list[float]]:
+    """grows − other at many points at once (:func:`.arith.compile_each`); where one point
+    cannot be evaluated (a division by zero, an overflow), each point on its own: NaN there."""
+    grows = arith.compile_each(c["grows"], vals, c["unknown"])
+    other = arith.compile_each(c["other"], vals, c["unknown"])
 
-    def f(at: float) -> float:
+    def each(at: Sequence[float]) -> list[float]:
         try:
-            return float(grows(at)) - float(other(at))
+            return list(map(operator.sub, map(float, grows(at)), map(float, other(at))))
         except (OverflowError, ZeroDivisionError, ValueError):
-            return math.nan
-    return f
+            if len(at) == 1:
+                return [math.nan]
+            return [each([x])[0] for x in at]
+    return each
 
 
-def sign_changes(f: Callable[[float], float]) -> list[float]:
+def sign_changes(f: Callable[[float], float],
+                 each: Callable[[Sequence[float]], list[float]] | None = None) -> list[float]:
     """Where ``f`` changes sign on (10⁻³, 10¹⁵): first from negative to non-negative (the regime
-    opens), then back, alternately; each root to 13 digits.
+    opens), then back, alternately; each root to 13 digits. ``each``, where given, is ``f`` at
+    many points at once (the grid's).
 
     >>> [round(r, 9) for r in sign_changes(lambda x: (x - 2) * (x - 5))]  # ahead at first
     [5.0]
@@ -153,7 +161,7 @@ def sign_changes(f: Callable[[float], float]) -> list[float]:
     >>> [round(r, 9) for r in sign_changes(lambda x: (x - 100) ** 2)]  # a touch: no crossing
     []
     """
-    points = _sampled(f)
+    points = _sampled(f, each([*_GRID]) if each else [f(x) for x in _GRID])
     out: list[float] = []
     want = True  # the next crossing wanted: into f ≥ 0
     for (a, fa), (b, fb) in zip(points, points[1:]):
@@ -163,10 +171,11 @@ def sign_changes(f: Callable[[float], float]) -> list[float]:
     return out
 
 
-def _sampled(f: Callable[[float], float]) -> list[tuple[float, float]]:
-    """``f`` on the grid (points where it is NaN left out), with the vertex of the parabola
-    through three points of one sign added where it lies between them on the other side."""
-    points = [(x, v) for x in _GRID if not math.isnan(v := f(x))]
+def _sampled(f: Callable[[float], float], grid: list[float]) -> list[tuple[float, float]]:
+    """``f``'s values ``grid`` on the grid (points where it is NaN left out), with the vertex of
+    the parabola through three points of one sign added where it lies between them on the other
+    side."""
+    points = [(x, v) for x, v in zip(_GRID, grid) if not math.isnan(v)]
     out = points[:2]
     for p2 in points[2:]:
         (x0, v0), (x1, v1), (x2, v2) = out[-2], out[-1], p2

@@ -118,6 +118,10 @@ class CompiledOp:
     flops: Callable[..., Any]
     bytes: Callable[..., Any]
     levels: tuple[tuple[str, float, Callable[..., Any]], ...] = ()
+    # the same at many points at once (.arith.compile_each): prefill's operations, one T
+    flops_each: Callable[[Sequence[Any]], list[Any]] | None = None
+    bytes_each: Callable[[Sequence[Any]], list[Any]] | None = None
+    levels_each: tuple[Callable[[Sequence[Any]], list[Any]], ...] = ()
 
 
 def _compile(ops: list[dict[str, Any]], numbers: dict[str, Any], free: tuple[str, ...],
@@ -125,10 +129,19 @@ def _compile(ops: list[dict[str, Any]], numbers: dict[str, Any], free: tuple[str
     def levels(op: dict[str, Any]) -> tuple[tuple[str, float, Callable[..., Any]], ...]:
         return tuple((level, bandwidths[level], arith.compile(q, numbers, free, array))
                      for level, q in op.get("levels", {}).items() if level in bandwidths)
+    def each(text: str) -> Callable[[Sequence[Any]], list[Any]] | None:
+        return None if array or len(free) > 1 else arith.compile_each(text, numbers, free[0])
+
+    def levels_each(op: dict[str, Any]) -> tuple[Callable[[Sequence[Any]], list[Any]], ...]:
+        if array or len(free) > 1:
+            return ()
+        return tuple(arith.compile_each(q, numbers, free[0])
+                     for level, q in op.get("levels", {}).items() if level in bandwidths)
     counted = [(op, int(arith.value(op["count"], numbers))) for op in ops]
     return [CompiledOp(op["name"], op["kind"], count,
                        arith.compile(op["flops"], numbers, free, array),
-                       arith.compile(op["bytes"], numbers, free, array), levels(op))
+                       arith.compile(op["bytes"], numbers, free, array), levels(op),
+                       each(op["flops"]), each(op["bytes"]), levels_each(op))
             for op, count in counted if count != 0]  # pp.send on one stage: none
 
 
@@ -207,29 +220,16 @@ def prefill(setting: Setting, prompts: Sequence[int]) -> list[PrefillPoint]:
     # is derived; any other moves its HBM bytes through every level)
     beyond: dict[str, list[float]] = {}
     for op in operations(setting):
-        name, kind, n, fl, by = op.name, op.kind, op.count, op.flops, op.bytes
-        column, f_col, q_col, t_col = [], [], [], []
-        for i, t in enumerate(tokens):
-            if op.levels:  # timed at its further memory levels too
-                r = _result(op, peak, bw, t)
-                column.append(r)
-                f_col.append(r.flops)
-                q_col.append(r.bytes)
-                t_col.append(r.time_s)
+        f_col, q_col = _scaled(op.flops_each(tokens), op.count), _scaled(
+            op.bytes_each(tokens), op.count)
+        if op.levels:  # timed at its further memory levels too
+            column, t_col = _level_column(op, tokens, f_col, q_col, peak, bw)
+            for i, r in enumerate(column):
                 for level, served in r.levels:
                     if level != "link":  # the link's bytes are not memory traffic
                         beyond.setdefault(level, [0.0] * len(tokens))[i] += served - r.bytes
-                continue
-            f, q = float(fl(t)) * n, float(by(t)) * n
-            t_compute, t_memory = f / peak, q / bw
-            compute = t_compute >= t_memory
-            time_s = t_compute if compute else t_memory
-            column.append(OpResult(name, kind, n, f, q, f / q if q else _INF, time_s,
-                                   "compute" if compute else "memory",
-                                   "compute" if compute else "hbm"))
-            f_col.append(f)
-            q_col.append(q)
-            t_col.append(time_s)
+        else:
+            column, t_col = _roofline_column(op, f_col, q_col, peak, bw)
         columns.append(column)
         flops.append(f_col)
         nbytes.append(q_col)
@@ -247,6 +247,49 @@ def prefill(setting: Setting, prompts: Sequence[int]) -> list[PrefillPoint]:
                                    "compute" if f / peak >= t_memory else "memory",
                                    list(results)))
     return points
+
+
+def _scaled(values: list[Any], count: int) -> list[float]:
+    return [float(v) * count for v in values]
+
+
+def _roofline_column(op: CompiledOp, f_col: list[float], q_col: list[float], peak: float,
+                     bw: float) -> tuple[list[OpResult], list[float]]:
+    """One operation's results and roofline times at each prompt length (``roofline_time``
+    and ``bound`` written out: the API's hot path)."""
+    name, kind, n = op.name, op.kind, op.count
+    column, t_col = [], []
+    for f, q in zip(f_col, q_col):
+        t_compute, t_memory = f / peak, q / bw
+        compute = t_compute >= t_memory
+        time_s = t_compute if compute else t_memory
+        column.append(OpResult(name, kind, n, f, q, f / q if q else _INF, time_s,
+                               "compute" if compute else "memory",
+                               "compute" if compute else "hbm"))
+        t_col.append(time_s)
+    return column, t_col
+
+
+def _level_column(op: CompiledOp, tokens: list[int], f_col: list[float], q_col: list[float],
+                  peak: float, bw: float) -> tuple[list[OpResult], list[float]]:
+    """One operation timed at compute, HBM and each further level, at each prompt length
+    (:func:`_result`, column by column)."""
+    names = [(name, b) for name, b, _ in op.levels]
+    served_cols = [_scaled(q_each(tokens), op.count) for q_each in op.levels_each]
+    column, t_col = [], []
+    for f, q, served_at in zip(f_col, q_col, zip(*served_cols)):
+        served = [(name, b, s) for (name, b), s in zip(names, served_at)]
+        t_compute = f / peak
+        t_levels, slowest = level_time(q / bw, served)
+        if t_compute >= t_levels:
+            time_s, level = t_compute, "compute"
+        else:
+            time_s, level = t_levels, slowest or "hbm"
+        column.append(OpResult(op.name, op.kind, op.count, f, q, f / q if q else _INF, time_s,
+                               "compute" if level == "compute" else "memory", level,
+                               tuple((name, s) for name, _, s in served)))
+        t_col.append(time_s)
+    return column, t_col
 
 
 def exposed_fraction(compute: Any, communication: Any) -> Any:
