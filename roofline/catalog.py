@@ -3,7 +3,9 @@
 The catalogue is built on first use from the ``entries()`` of each derivation module, one topic
 at a time, never at import time. Which topic holds which name (with its meaning and unit) is
 shipped in ``roofline/derived.jsonl`` beside the derived forms, so that listing the names, or
-refusing an unknown one, needs no SymPy, and ``get`` builds only its own topic. Names are
+refusing an unknown one, needs no SymPy, and ``get`` builds only its own topic; so is every
+entry's JSON form (``record``: text, LaTeX, symbols, source), so that printing one needs none
+either. Names are
 stable: documents cite them (``derivations/<topic>.md#<name>``).
 """
 
@@ -19,7 +21,7 @@ from .errors import UnknownNameError
 if TYPE_CHECKING:
     from .derive.entry import Entry
 
-__all__ = ["catalogue", "get", "names", "select", "index", "TOPICS"]
+__all__ = ["catalogue", "get", "names", "select", "select_names", "index", "record", "TOPICS"]
 
 # Derivation modules in the order of the data flow; each has ``entries() -> list[Entry]``.
 TOPICS = ("projection", "attention", "window", "levels", "transformer", "decode", "mla", "moe",
@@ -80,15 +82,33 @@ def get(name: str) -> Entry:
     return topic(known[name]["topic"])[name]
 
 
-def select(requested: Iterable[str]) -> list[Entry]:
-    """Entries by exact name, or else by a dotted prefix (``attention`` selects
-    ``attention.*``)."""
+def record(name: str) -> dict[str, object]:
+    """The JSON form of the entry called ``name`` (``Entry.as_dict``): shipped, or built from
+    the entry where the shipped file is stale; an unknown name raises as :func:`get` does."""
+    from .evaluate.forms import catalogue_entries
+
+    shipped = catalogue_entries()
+    if shipped is not None and name in shipped:
+        return shipped[name]
+    return get(name).as_dict()
+
+
+def select_names(requested: Iterable[str]) -> list[str]:
+    """Names by exact name, or else by a dotted prefix (``attention`` selects
+    ``attention.*``); an unknown one raises with the close valid names."""
     known = index()
-    out: list[Entry] = []
+    out: list[str] = []
     for name in requested:
         if name in known:
-            out.append(get(name))
+            out.append(name)
             continue
-        matches = [get(n) for n in known if n.startswith(name + ".")]
-        out.extend(matches or [get(name)])
+        matches = [n for n in known if n.startswith(name + ".")]
+        if not matches:
+            raise UnknownNameError("derivation", name, known, "roofline derive")
+        out.extend(matches)
     return out
+
+
+def select(requested: Iterable[str]) -> list[Entry]:
+    """Entries by exact name, or else by a dotted prefix (:func:`select_names`)."""
+    return [get(name) for name in select_names(requested)]

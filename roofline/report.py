@@ -86,17 +86,17 @@ def _crossover_latex(v: CrossoverValue) -> str:
 
 
 def _derivations() -> list[str]:
-    from .catalog import get
-    from .symbols import latex
+    from .catalog import record
 
     out = ["## Derivations used", "",
            "Exact expressions from the catalogue (`roofline derive NAME` prints any of them); "
            "the symbols are those of `roofline.symbols`.", ""]
     for name in DERIVATIONS:
-        e = get(name)
-        out += [f"**`{name}`**: {e.meaning} ({e.unit}).", "", f"$$\n{latex(e.expr)}\n$$", "",
-                f"*Source:* {e.source}." + (f" *Assumptions:* {'; '.join(e.assumptions)}."
-                                            if e.assumptions else ""), ""]
+        e = record(name)
+        assumptions = e["assumptions"]
+        out += [f"**`{name}`**: {e['meaning']} ({e['unit']}).", "", f"$$\n{e['latex']}\n$$", "",
+                f"*Source:* {e['source']}." + (f" *Assumptions:* {'; '.join(assumptions)}."
+                                               if assumptions else ""), ""]
     return out
 
 

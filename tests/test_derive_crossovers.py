@@ -5,6 +5,7 @@ from hypothesis import given, settings, strategies as st
 from sympy import Symbol, simplify, sqrt
 
 from roofline.derive import attention, crossovers as cx, projection
+from roofline.derive.branches import quadratic_root
 from roofline.derive.transformer import Architecture
 from roofline.symbols import (B, C_mem, D, F, H, L, M_sram, P_peak, T, V, b_a, b_kv, b_w,
                               beta_hbm, n_kv, n_q)
@@ -14,12 +15,12 @@ LLAMA3_8B = {D: 4096, L: 32, n_q: 32, n_kv: 8, H: 128, F: 14336, V: 128256}
 
 def test_quadratic_root_is_the_first_crossing():
     x = Symbol("x", positive=True)
-    assert cx.quadratic_root(x**2 + x - 1, x) == (sqrt(5) - 1) / 2
+    assert quadratic_root(x**2 + x - 1, x) == (sqrt(5) - 1) / 2
     # a₂ < 0: the smaller of the two positive roots (1 and 2)
-    assert cx.quadratic_root(-(x - 1) * (x - 2), x) == 1
+    assert quadratic_root(-(x - 1) * (x - 2), x) == 1
     # a root at 0 is divided out
-    assert cx.quadratic_root(x**2 - 3 * x, x) == 3
-    assert cx.quadratic_root(2 * x - 6, x) == 3
+    assert quadratic_root(x**2 - 3 * x, x) == 3
+    assert quadratic_root(2 * x - 6, x) == 3
 
 
 def test_projection_crossover_by_hand_and_its_wide_layer_form():
@@ -39,7 +40,7 @@ def test_attention_equals_qkvo_at_two_d_for_mha():
     # scaling-book: non-causal MHA attention FLOPs equal the QKVO projections' at T = 2D
     qkvo = projection.flops(T, D, 3 * D) + projection.flops(T, D, D)
     mha = attention.flops(causal=False).subs({B: 1, n_q: D / H})
-    assert simplify(cx.quadratic_root(mha - qkvo, T) - 2 * D) == 0
+    assert simplify(quadratic_root(mha - qkvo, T) - 2 * D) == 0
 
 
 def test_attention_equals_projection_flops_in_the_catalogue():

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sympy import Float, Integer, Min, Rational, Symbol, simplify, solve, summation
 
-from roofline.derive import projection, service
+from roofline.derive import batching, projection, service
 from roofline.derive.transformer import Architecture
 from roofline.symbols import (B, D, F, H, K_intra, L, P_peak, R, T, T_chunk, b_a, b_kv, b_w,
                               beta_hbm, n_kv, n_q, n_rep, t_mean, t_pre, t_slo, t_sq)
@@ -109,7 +109,7 @@ def test_inter_beats_intra_rate():
 
 # --- batching ----------------------------------------------------------------------------------
 def test_batch_first_waits_for_the_later_arrivals():
-    first, last = service.batch_ttft_first(), service.batch_ttft_last()
+    first, last = batching.batch_ttft_first(), batching.batch_ttft_last()
     assert simplify(first - last - (B - 1) / R) == 0
     assert simplify((first - last).subs(B, 1)) == 0
 
@@ -127,7 +127,7 @@ def _hand_projection_crossover(rows: Symbol) -> object:
 def test_batch_stops_helping_at_the_projection_crossover():
     rows = Symbol("rows", positive=True)
     expected = _hand_projection_crossover(rows) / T
-    assert simplify(service.batch_stops_helping() - expected) == 0
+    assert simplify(batching.batch_stops_helping() - expected) == 0
 
 
 # --- chunked prefill ---------------------------------------------------------------------------
@@ -136,22 +136,22 @@ def _sum(ops, attr):
 
 
 def test_chunk_attention_reads_earlier_kv_cache():
-    ops = service.chunk_operations()
+    ops = batching.chunk_operations()
     later = _sum(ops, "bytes")
-    first = later.subs(service.i_chunk, 0)
+    first = later.subs(batching.i_chunk, 0)
     # each layer reads 2·n_kv·H·i·c·b_kv bytes of cache written by the i earlier chunks
-    assert simplify(later - first - L * 2 * n_kv * H * service.i_chunk * T_chunk * b_kv) == 0
+    assert simplify(later - first - L * 2 * n_kv * H * batching.i_chunk * T_chunk * b_kv) == 0
 
 
 def test_chunk_attention_flops_by_hand():
-    (attn,) = [op for op in service.chunk_operations() if op.kind == "attention"]
+    (attn,) = [op for op in batching.chunk_operations() if op.kind == "attention"]
     # chunk 1 of c = 2: queries at positions 2, 3 see 3 and 4 keys → 7 pairs, 4·H·n_q each
-    assert attn.flops.subs({service.i_chunk: 1, T_chunk: 2}) == 4 * H * n_q * 7
+    assert attn.flops.subs({batching.i_chunk: 1, T_chunk: 2}) == 4 * H * n_q * 7
 
 
 def test_chunked_flops_total_equals_one_shot():
-    i = service.i_chunk
-    per_chunk = _sum(service.chunk_operations(), "flops")
+    i = batching.i_chunk
+    per_chunk = _sum(batching.chunk_operations(), "flops")
     total = summation(per_chunk, (i, 0, T / T_chunk - 1))
     one_shot = per_chunk.subs({i: 0, T_chunk: T})
     assert simplify(total - one_shot) == 0
@@ -163,12 +163,12 @@ def test_chunked_extra_bytes_by_hand():
     weights = D * (n_q + 2 * n_kv) * H + n_q * H * D + 2 * D * F + F * D + 2 * D
     chunks = T / T_chunk
     expected = L * ((chunks - 1) * b_w * weights + n_kv * H * b_kv * T * (chunks - 1))
-    assert simplify(service.chunk_bytes_extra() - expected) == 0
+    assert simplify(batching.chunk_bytes_extra() - expected) == 0
 
 
 def test_min_compute_bound_chunk_is_the_projection_crossover():
     expected = _hand_projection_crossover(T_chunk)
-    assert simplify(service.min_compute_bound_chunk() - expected) == 0
+    assert simplify(batching.min_compute_bound_chunk() - expected) == 0
     # and the catalogue's projection crossover (rows B·T) at one sequence, T → T_chunk
     from roofline.derive.crossovers import crossovers
     cross = crossovers()["projection_compute_bound_tokens"].closed_form()
@@ -179,8 +179,8 @@ def test_min_compute_bound_chunk_reaches_the_ridge():
     # made-up device and layer: the chunk's projections at that size sit exactly on the ridge
     vals = {D: 4096, F: 14336, H: 128, n_q: 32, n_kv: 8, b_w: 2, b_a: 2,
             P_peak: 10**15, beta_hbm: 3 * 10**12}
-    c = service.min_compute_bound_chunk().subs(vals)
-    ops = service.projection_ops(Architecture(), T_chunk)
+    c = batching.min_compute_bound_chunk().subs(vals)
+    ops = batching.projection_ops(Architecture(), T_chunk)
     intensity = (_sum(ops, "flops") / _sum(ops, "bytes")).subs(vals).subs(T_chunk, c)
     assert intensity == Rational(10**15, 3 * 10**12)
     # one projection alone at those rows (wide layer) is near I_ridge·b_w/2 ≈ 333
@@ -208,7 +208,7 @@ def test_entries_are_exact_and_named():
 
 def test_chunk_index_symbol():
     # the chunk index is the one symbol this module defines; it is a count from 0
-    assert service.i_chunk.is_integer and service.i_chunk.is_nonnegative
+    assert batching.i_chunk.is_integer and batching.i_chunk.is_nonnegative
 
 
 def test_max_rate_is_no_valid_rate_when_the_target_is_below_execution():
@@ -240,10 +240,10 @@ def _brute_fa2(q, o, b_r, h):
 def test_tiled_chunks_count_their_block_visits():
     from roofline.symbols import M_sram
 
-    i = service.i_chunk
+    i = batching.i_chunk
     vals = {H: 4, n_q: 1, b_a: 1, b_kv: 3, M_sram: 48}  # B_c = ⌈48/16⌉ = 3, B_r = min(3, 4) = 3
-    tiled = service.chunk_attention("tiled").bytes.subs(vals)
-    fa2 = service.chunk_attention("tiled_fa2").bytes.subs(vals)
+    tiled = batching.chunk_attention("tiled").bytes.subs(vals)
+    fa2 = batching.chunk_attention("tiled_fa2").bytes.subs(vals)
     for q, k in ((5, 0), (5, 1), (5, 3), (7, 2), (3, 4), (1, 6), (6, 1)):
         o = q * k
         at_a, at_kv = _brute_tiled(q, o, 3, 4)
@@ -255,7 +255,7 @@ def test_tiled_chunks_count_their_block_visits():
 def test_naive_chunk_by_hand():
     # 2 queries at offset 4 over 6 keys, H = 3: Q, O 2·2·3, own K, V 2·2·3 at b_a, the scores
     # 4·2·6 at b_a, cached K, V 2·4·3 at b_kv; every one of the 2·6 scores computed
-    op = service.chunk_attention("naive", Integer(2), Integer(2))
+    op = batching.chunk_attention("naive", Integer(2), Integer(2))
     vals = {H: 3, n_q: 1, b_a: 1, b_kv: 10}
     assert op.bytes.subs(vals) == 12 + 12 + 48 + 10 * 24
     assert op.flops.subs(vals) == 4 * 3 * 2 * 6
@@ -264,9 +264,9 @@ def test_naive_chunk_by_hand():
 def test_chunk_modes_at_offset_zero_are_the_prefill_attention():
     from roofline.derive import attention
 
-    i = service.i_chunk
+    i = batching.i_chunk
     for mode in attention.MODES:
-        op = service.chunk_attention(mode)
+        op = batching.chunk_attention(mode)
         full = {i: 0, T_chunk: T}
         assert simplify(op.bytes.subs(full) - attention.hbm_bytes(mode).subs(B, 1)) == 0, mode
         assert simplify(op.flops.subs(full) - attention.mode_flops(mode).subs(B, 1)) == 0, mode
@@ -275,7 +275,7 @@ def test_chunk_modes_at_offset_zero_are_the_prefill_attention():
 def test_moe_projection_crossover_is_solved():
     # issue 14: solve() raised "multiple generators [Min(n_e, T_chunk*n_a), T_chunk]"
     moe = Architecture(moe=True)
-    chunk = service.min_compute_bound_chunk(moe)
+    chunk = batching.min_compute_bound_chunk(moe)
     assert not chunk.has(Min)
-    assert simplify(service.batch_stops_helping(moe) * T
-                    - service.projection_crossover_rows(moe)) == 0
+    assert simplify(batching.batch_stops_helping(moe) * T
+                    - batching.projection_crossover_rows(moe)) == 0

@@ -39,7 +39,7 @@ def _atoms_hold(c, choice, values, root):
     """Every Max/Min of the equality takes the chosen argument at the root (SymPy's numbers)."""
     at = {**values, c.unknown: root}
     for atom, arg in c.branch(choice).choices:
-        a, b = float(atom.subs(at)), float(arg.subs(at))
+        a, b = float(atom.xreplace(at)), float(arg.xreplace(at))
         if abs(a - b) > 1e-9 * max(abs(a), abs(b)):
             return False
     return True
@@ -56,11 +56,12 @@ def test_each_value_is_its_branch_closed_form_and_the_branch_holds_there(batch):
         assert v.exists, name
         c = solved[name]
         choice = tuple(int(i) for i in v.branch.split(","))
-        closed = complex(c.branch(choice).root.subs(values))
+        closed = complex(c.branch(choice).root.xreplace(values))
         assert closed.real == pytest.approx(v.value, rel=1e-9) and abs(closed.imag) < 1e-9
         assert _atoms_hold(c, choice, values, v.value), name
         # and the equality itself is zero there, up to rounding of its two sides
-        grows, other = (float(e.subs({**values, c.unknown: v.value})) for e in (c.grows, c.other))
+        grows, other = (float(e.xreplace({**values, c.unknown: v.value}))
+                        for e in (c.grows, c.other))
         assert grows == pytest.approx(other, rel=1e-9)
 
 
@@ -97,4 +98,4 @@ def test_the_shipped_file_enumerates_no_branches():
     shipped settings, not every combination of Max/Min arguments (2ᵏ: a file of hundreds of MB
     once memory levels, windows and parallelism multiply them)."""
     size = (resources.files("roofline") / SHIPPED).stat().st_size
-    assert size < 16_000_000, size
+    assert size < 24_000_000, size  # 16 MB in 2026-12 (84 architecture lines, 0.4 MB entries)

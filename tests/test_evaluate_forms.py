@@ -12,11 +12,12 @@ from roofline.evaluate import arith, forms
 
 
 def _shipped() -> dict:
-    """The shipped JSON Lines: a header, then one architecture a line."""
-    head, *lines = (resources.files("roofline") / forms.SHIPPED).read_text(
+    """The shipped JSON Lines: a header, the catalogue's entries, then one architecture a
+    line."""
+    head, entries, *lines = (resources.files("roofline") / forms.SHIPPED).read_text(
         encoding="utf-8").splitlines()
     archs = {a["key"]: a["forms"] for a in map(json.loads, lines)}
-    return {**json.loads(head), "architectures": archs}
+    return {**json.loads(head), "entries": json.loads(entries)["entries"], "architectures": archs}
 
 
 def test_shipped_forms_carry_the_fingerprint_of_todays_sources():
@@ -27,9 +28,10 @@ def test_the_index_points_at_each_line():
     """The header's index gives each line's byte offset after the header and its length: a
     second count, over the lines as the file splits them."""
     data = (resources.files("roofline") / forms.SHIPPED).read_bytes()
-    head, *lines = data.split(b"\n")[:-1]
+    head, entries, *lines = data.split(b"\n")[:-1]
+    assert json.loads(head)["entries"] == [0, len(entries)]
     index = json.loads(head)["index"]
-    offset = 0
+    offset = len(entries) + 1
     for line in lines:
         key = json.loads(line)["key"]
         assert index[key] == [offset, len(line)]
@@ -37,6 +39,20 @@ def test_the_index_points_at_each_line():
     assert len(index) == len(lines)
     arch = Architecture()
     assert forms._shipped_forms(arch, ("l2",)) is None or forms.arch_key(arch, ("l2",)) in index
+
+
+def test_shipped_entries_equal_building_them_now():
+    """Each catalogue entry's shipped JSON form (what ``roofline derive NAME`` and the report
+    print without SymPy) equals the entry built now: the report's derivations and the first
+    entry of every topic."""
+    from roofline.catalog import TOPICS, get, index
+    from roofline.report import DERIVATIONS
+
+    shipped = _shipped()["entries"]
+    assert list(shipped) == list(index())
+    first = [next(n for n, e in index().items() if e["topic"] == t) for t in TOPICS]
+    for name in {*DERIVATIONS, *first}:
+        assert shipped[name] == get(name).as_dict(), name
 
 
 @pytest.mark.parametrize("caches", [(), ("l2",)])

@@ -35,7 +35,7 @@ def _layer_weights() -> int:
 
 
 def test_batching_times(h100):
-    from roofline.derive import service as derive
+    from roofline.derive import batching as derive
     from roofline.evaluate import prefill_time
     from roofline.symbols import B, T
 

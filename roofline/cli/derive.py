@@ -18,7 +18,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..catalog import catalogue, index, select
+    from ..catalog import index, record, select_names
 
     if not args.names and args.format != "json":  # the list: names, units, meanings (no SymPy)
         listing = index()
@@ -26,16 +26,14 @@ def run(args: argparse.Namespace) -> int:
         for name, e in listing.items():
             print(f"{name:<{width}}  [{e['unit']}]  {e['meaning']}")
         return 0
-    entries = select(args.names) if args.names else list(catalogue().values())
+    records = [record(name) for name in (select_names(args.names) if args.names else index())]
     if args.format == "json":
-        print(json.dumps([e.as_dict() for e in entries], indent=2, sort_keys=True,
-                         ensure_ascii=False))
+        print(json.dumps(records, indent=2, sort_keys=True, ensure_ascii=False))
     else:
-        for e in entries:
-            d = e.as_dict()
+        for d in records:
             body = d["latex"] if args.format == "latex" else d["expr"]
-            print(f"{e.name}  [{e.unit}]\n  {e.meaning}\n  = {body}")
-            for a in e.assumptions:
+            print(f"{d['name']}  [{d['unit']}]\n  {d['meaning']}\n  = {body}")
+            for a in d["assumptions"]:
                 print(f"  assumes: {a}")
-            print(f"  source: {e.source}\n")
+            print(f"  source: {d['source']}\n")
     return 0

@@ -58,7 +58,7 @@ def block_send_time() -> Expr:
 def hidden_tokens() -> Expr:
     """The prompt length above which a K/V block's send takes no longer than its attention:
     the positive root of 4B(T/N)²Hn_q/P = α + 2B(T/N)n_kvHb_a/β, solved by SymPy."""
-    from .crossovers import quadratic_root
+    from .branches import quadratic_root
 
     return quadratic_root(block_compute_time() - block_send_time(), T)
 

@@ -13,7 +13,8 @@ from collections.abc import Sequence
 
 from sympy import Eq, Expr, Integer, Symbol, factor_terms, nan, oo, sstr, zoo
 
-from ..derive.crossovers import Crossover, crossovers, quadratic_root
+from ..derive.branches import Crossover, quadratic_root
+from ..derive.crossovers import crossovers
 from ..derive.entry import Entry
 from ..derive.transformer import Architecture
 from ..evaluate import Setting, crossover_value, scalar

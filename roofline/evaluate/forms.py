@@ -10,8 +10,9 @@ numbers by :mod:`roofline.evaluate.arith`, never ``eval``.
 Deriving them takes SymPy a second or more, so the architectures of the shipped models are
 derived ahead of time into ``roofline/derived.jsonl`` (``python -m roofline.evaluate``
 rewrites it): a header line (the fingerprint, the catalogue's names, and the byte offset and
-length of every line after it), then one line per architecture and set of cache levels, of
-which a command reads only its own. The fingerprint covers the derivation sources and the
+length of every line after it), a line with every catalogue entry in its JSON form (LaTeX
+included: ``roofline derive NAME`` and the report's derivations need no SymPy), then one line
+per architecture and set of cache levels, of which a command reads only its own. The fingerprint covers the derivation sources and the
 SymPy version that wrote the file; it is checked when loaded, and a stale file is never
 served: its architectures are derived afresh, with a warning. Any other architecture is
 derived on first use.
@@ -32,7 +33,7 @@ from typing import Any
 from ..derive.architecture import ATTENTION_MODES, Architecture
 
 __all__ = ["arch_key", "derive_forms", "forms", "crossover_forms", "fingerprint", "generate",
-           "catalogue_topics", "shipped_architectures", "write", "SHIPPED"]
+           "catalogue_topics", "catalogue_entries", "shipped_architectures", "write", "SHIPPED"]
 
 SHIPPED = "derived.jsonl"
 # What the forms are made from: a change to any of these makes the shipped file stale.
@@ -180,20 +181,34 @@ def _shipped() -> dict[str, Any]:
     return header
 
 
+def _shipped_line(where: list[int]) -> dict[str, Any]:
+    """The line at ``where`` (byte offset after the header, length) of the shipped file."""
+    start, length = where
+    with open(Path(__file__).parents[1] / SHIPPED, "rb") as f:
+        f.readline()  # the header: the offsets count from its end
+        f.seek(start, 1)
+        return json.loads(f.read(length))
+
+
 @cache
 def _shipped_forms(arch: Architecture, caches: tuple[str, ...]) -> dict[str, Any] | None:
     key = arch_key(arch, caches)
     where = _shipped().get("index", {}).get(key)
     if where is None:
         return None
-    start, length = where
-    with open(Path(__file__).parents[1] / SHIPPED, "rb") as f:
-        f.readline()  # the header: the offsets count from its end
-        f.seek(start, 1)
-        line = json.loads(f.read(length))
+    line = _shipped_line(where)
     if line["key"] != key:  # pragma: no cover - a file edited by hand
         raise ValueError(f"roofline/{SHIPPED}: its index points {key!r} at {line['key']!r}")
     return line["forms"]
+
+
+@cache
+def catalogue_entries() -> dict[str, dict[str, Any]] | None:
+    """Every catalogue entry in its JSON form (``Entry.as_dict``: the expression as text and
+    LaTeX, its symbols, assumptions and source), from the shipped file (None when stale or
+    absent)."""
+    where = _shipped().get("entries")
+    return _shipped_line(where)["entries"] if where is not None else None
 
 
 @cache
@@ -267,7 +282,10 @@ def generate(workers: int | None = None) -> str:
             for caches, hardware in devices.items()]
     with ProcessPoolExecutor(workers or os.cpu_count() or 1) as pool:
         lines = sorted(pool.map(_line, *zip(*jobs)))
-    index, offset = {}, 0
+    entries = json.dumps({"entries": {name: e.as_dict() for name, e in catalogue().items()}},
+                         ensure_ascii=False)
+    entries_size = len(entries.encode("utf-8"))
+    index, offset = {}, entries_size + 1
     for key, line in lines:
         size = len(line.encode("utf-8"))
         index[key] = [offset, size]
@@ -275,8 +293,9 @@ def generate(workers: int | None = None) -> str:
     header = {"fingerprint": fingerprint(),
               "catalogue": {name: {"topic": e.topic, "meaning": e.meaning, "unit": e.unit}
                             for name, e in catalogue().items()},
-              "index": index}
-    return "\n".join([json.dumps(header, ensure_ascii=False), *(ln for _, ln in lines)]) + "\n"
+              "entries": [0, entries_size], "index": index}
+    return "\n".join([json.dumps(header, ensure_ascii=False), entries,
+                      *(ln for _, ln in lines)]) + "\n"
 
 
 def _line(arch: Architecture, caches: tuple[str, ...], models: list[str],

@@ -19,7 +19,7 @@ from ..derive.architecture import Architecture
 from .forms import Derived
 
 if TYPE_CHECKING:
-    from ..derive.crossovers import Crossover
+    from ..derive.branches import Crossover
 
 __all__ = ["solve_crossovers", "branch_root", "choice_key"]
 

@@ -4,7 +4,7 @@ Nothing here is a second copy of the model: FLOPs and bytes are the derivation l
 expressions (``roofline.derive.projection``, ``roofline.derive.attention``) evaluated by
 :func:`roofline.evaluate.scalar`, the time is :func:`roofline.evaluate.roofline_time` (the same
 max(F/P, Q/β) a ``roofline prefill`` uses), and the projection's crossover is solved once, by the
-derivation layer's :func:`roofline.derive.crossovers.quadratic_root`, from the projection's
+derivation layer's :func:`roofline.derive.branches.quadratic_root`, from the projection's
 intensity equality F(T) = (P_peak/beta_hbm)·Q(T), then evaluated by the evaluation core.
 
 An element's bytes are the data type's (:func:`roofline.specs.dtypes.bytes_per_element`):
@@ -74,7 +74,7 @@ def _projection_crossover() -> Expr:
     """T at which one projection's intensity reaches the ridge: the root of
     beta_hbm·F(T) − P_peak·Q(T) (negative at T → 0: the weights' read), solved by SymPy."""
     from ..derive import projection
-    from ..derive.crossovers import quadratic_root
+    from ..derive.branches import quadratic_root
     from ..symbols import T, P_peak, beta_hbm
 
     return quadratic_root(beta_hbm * projection.flops() - P_peak * projection.hbm_bytes(), T)

@@ -65,7 +65,7 @@ def batching(setting: Setting, prompt: int, batch: int, rate: float) -> Batching
     longer lowers the time per prompt, while the first prompt's wait keeps growing. B* < 1
     means the projections of one prompt are compute-bound already.
     """
-    from ..derive.service import batch_wait
+    from ..derive.batching import batch_wait
     from ..evaluate import prefill_time, scalar
     from ..symbols import B, R
 
@@ -83,7 +83,7 @@ def batching(setting: Setting, prompt: int, batch: int, rate: float) -> Batching
 
 def batch_wait_curve(batch: int, rates: np.ndarray) -> np.ndarray:
     """The first prompt's mean wait (B − 1)/R for the batch to fill, at each rate (s)."""
-    from ..derive.service import batch_wait
+    from ..derive.batching import batch_wait
     from ..evaluate import numeric
     from ..symbols import B, R
 
@@ -115,14 +115,14 @@ class Chunking:
 
 @cache
 def _chunk_ops(arch: Architecture, mode: str, caches: tuple[str, ...]) -> list[Operation]:
-    from ..derive.service import chunk_operations
+    from ..derive.batching import chunk_operations
 
     return chunk_operations(arch, mode=mode, caches=caches)
 
 
 @cache
 def _extra_bytes_form(arch: Architecture) -> Expr:
-    from ..derive.service import chunk_bytes_extra
+    from ..derive.batching import chunk_bytes_extra
 
     return chunk_bytes_extra(arch)
 
@@ -142,7 +142,7 @@ def chunking(setting: Setting, prompt: int, chunk: int) -> Chunking:
     ``projection_compute_bound_tokens`` at batch 1). A tiled chunk's attention is split over
     the device's cache levels as a prefill's is (``chunk_attention``), and timed at each.
     """
-    from ..derive.service import i_chunk
+    from ..symbols import i_chunk
     from ..evaluate import numeric, roofline_time, scalar
     from ..symbols import T_chunk
 

@@ -39,7 +39,8 @@ from typing import Any
 
 from ..errors import SpecError, UnknownNameError
 from .files import parse_toml, read_text
-from .model import LIMITS, REQUIRED_SHAPE, ModelShape
+from .counts import LIMITS, REQUIRED_SHAPE
+from .model import ModelShape
 
 __all__ = ["read_shape", "SHAPE_KEYS"]
 
