@@ -25,7 +25,7 @@ from .crossover_table import crossover_table
 from .example import EXAMPLE, Example, _evaluate
 from .markdown import folded, math, md, quantity, table, tidy
 from .references import REFERENCES
-from .validation_table import validation_table
+from .validation_table import parallel_table, validation_table
 
 __all__ = ["HEADER", "TITLES", "anchor", "index", "page"]
 
@@ -84,6 +84,12 @@ TITLES: dict[str, tuple[str, str]] = {
                    "another, each the first positive root of its defining equality, solved by "
                    "SymPy. Every one is also printed by `roofline crossover --hardware DEVICE "
                    "--model MODEL` for any device and model."),
+    "tensor_parallel": ("Tensor parallelism",
+                        "Megatron-LM's split of a layer over N_tp devices: the bytes of each "
+                        "all-reduce and a layer's communication time, one device's FLOPs, "
+                        "weights and KV cache. The page ends with published times to first token "
+                        "at several tensor-parallel degrees in `published/parallel.toml` held "
+                        "against the prefill's bound."),
     "service": ("Time to first token",
                 "Time to first token as queueing plus prefill execution (DistServe's M/D/1 "
                 "model and the M/G/1 generalisation), the rates solved from it, and the roofline "
@@ -153,6 +159,8 @@ def page(topic: str, entries: list[Entry], example: Example, hardware: Sequence[
                  **crossovers(Architecture(), ("l2",))}
     if topic == "levels":
         lines.append("- [Published measurements against the bound](#validation-table)")
+    if topic == "tensor_parallel":
+        lines.append("- [Published times to first token against the bound](#validation-table)")
     for entry in entries:
         lines += ["", f'<a id="{anchor(entry.name)}"></a>', "", f"## `{entry.name}`", ""]
         lines.append(f"{md(entry.meaning[:1].upper() + entry.meaning[1:])}. "
@@ -165,6 +173,8 @@ def page(topic: str, entries: list[Entry], example: Example, hardware: Sequence[
         lines += crossover_table(hardware, models)
     if topic == "levels":
         lines += validation_table()
+    if topic == "tensor_parallel":
+        lines += parallel_table()
     return tidy(lines)
 
 

@@ -1,9 +1,16 @@
-"""The closing table of ``levels.md``: every published attention measurement against the bound.
+"""The closing tables of ``levels.md`` and ``tensor_parallel.md``: published measurements
+against the bound.
 
-Each row is one measurement of ``published/attention.toml`` (:mod:`roofline.specs.published`)
-held against the default attention mode's bound for the same device, data type and shape
-(:mod:`roofline.evaluate.published`), and against the same schedule with every byte it moves
-charged to HBM, as the FlashAttention papers count and the first release did.
+``levels.md``: each row is one measurement of ``published/attention.toml``
+(:mod:`roofline.specs.published`) held against the default attention mode's bound for the same
+device, data type and shape (:mod:`roofline.evaluate.published`), and against the same schedule
+with every byte it moves charged to HBM, as the FlashAttention papers count and the first
+release did.
+
+``tensor_parallel.md``: each row is one time to first token of ``published/parallel.toml`` held
+against the prefill the evaluation core gives for the same device, model, data type,
+tensor-parallel degree, batch and prompt length, with the all-reduces after the compute (the
+default) and hidden under it.
 """
 
 from __future__ import annotations
@@ -11,12 +18,13 @@ from __future__ import annotations
 from statistics import median
 
 from ..derive.architecture import DEFAULT_ATTENTION
-from ..evaluate.published import Check, check
+from ..evaluate.published import Check, ParallelCheck, check, check_parallel
 from ..specs.hardware import load_hardware
-from ..specs.published import load_measurements
+from ..specs.model import load_model
+from ..specs.published import load_measurements, load_parallel_measurements
 from .markdown import folded, md, table
 
-__all__ = ["validation_table", "checks"]
+__all__ = ["validation_table", "checks", "parallel_table", "parallel_checks"]
 
 
 def checks(mode: str = DEFAULT_ATTENTION) -> list[Check]:
@@ -69,4 +77,83 @@ def validation_table() -> list[str]:
     lines += folded(f"All {len(rows)} measurements, with their bounds", table(head, body))
     lines += ["", "Sources of the measurements, and how each was read, are in "
               "`published/attention.toml` beside each row."]
+    return lines
+
+
+def parallel_checks() -> list[ParallelCheck]:
+    """Every shipped time to first token on N devices against the prefill's bound."""
+    devices, models = {}, {}
+    out = []
+    for m in load_parallel_measurements():
+        hw = devices.setdefault(m.device, load_hardware(m.device))
+        model = models.setdefault(m.model, load_model(m.model))
+        out.append(check_parallel(m, hw, model))
+    return out
+
+
+def _range(ratios: list[float]) -> str:
+    return f"{min(ratios):.2f} to {max(ratios):.2f} (median {median(ratios):.2f})"
+
+
+def parallel_table() -> list[str]:
+    """Markdown lines: the summary, then the table of every measurement (folded)."""
+    rows = parallel_checks()
+    ratios = [c.ratio for c in rows]
+    beaten = [c for c in rows if not c.holds]
+    overlapped = [c.measurement.time_s / c.overlapped_s for c in rows]
+    engines = sorted({f"{c.measurement.engine} {c.measurement.version}" for c in rows})
+    devices = sorted({c.measurement.device for c in rows})
+    models = sorted({c.measurement.model for c in rows})
+    degrees = sorted({c.measurement.tp for c in rows})
+    by_degree = "; ".join(
+        f"TP {n}: {_range([c.ratio for c in rows if c.measurement.tp == n])}, "
+        f"{sum(c.measurement.tp == n for c in rows)} rows" for n in degrees)
+    routed = [c for c in rows if c.spread_s != c.bound_s]
+    spread_beaten = [c for c in routed if c.measurement.time_s < c.spread_s]
+    lines = ["", '<a id="validation-table"></a>', "",
+             "## Published times to first token against the bound", "",
+             f"{len(rows)} published times to first token at tensor-parallel degrees "
+             f"{', '.join(map(str, degrees))} ({md(', '.join(engines))}; {md(', '.join(models))}; "
+             f"on {md(', '.join(devices))}), each held against the prefill that "
+             "`roofline.prefill(device, model, [T], dtype=..., batch=..., tp=N)` gives for the "
+             "same setting: one device's share of every operation, the two ring all-reduces of "
+             "each layer after the compute (the default) and the logits gathered. A first token "
+             "takes at least the prefill (it adds the first sampling and the host's overhead), "
+             "so the bound must not exceed it. Sources, and how each number was read, are in "
+             "`published/parallel.toml` beside each row.", "",
+             f"- **Beaten by a measurement: {len(beaten)} of {len(rows)}.**",
+             f"- **How tight:** measured / bound from {_range(ratios)}; by degree: "
+             f"{by_degree}. With the all-reduces hidden under the compute (`--overlap`, the more "
+             f"permissive bound): {_range(overlapped)}.",
+             f"- **Mixture of experts:** {len(routed)} rows of "
+             f"{md(', '.join(sorted({c.measurement.model for c in routed})))} come from a "
+             "benchmark whose prompt is one token id repeated, so every token takes the same "
+             "route and each MoE layer reads n\\_a experts' weights: the bound is that of the "
+             "model with n\\_e = n\\_a. With every expert that may receive a token read (the "
+             "model's count for a prompt of varied tokens) the bound is beaten by "
+             f"{len(spread_beaten)} of them"
+             + (": " + "; ".join(
+                 f"{md(c.measurement.model)} on {md(c.measurement.device)}, TP "
+                 f"{c.measurement.tp}, T = {c.measurement.prompt_tokens}: "
+                 f"{c.measurement.time_ms:g} ms measured, {c.spread_s * 1e3:.2f} ms bound"
+                 for c in spread_beaten) if spread_beaten else "") + ".", ""]
+    head = ["engine", "device", "model", "dtype", "TP", "T", "measured", "bound",
+            "measured / bound", "communication", "binds", "overlapped bound", "every expert read",
+            "confidence"]
+    body = []
+    for c in sorted(rows, key=lambda c: (c.measurement.engine, c.measurement.version,
+                                         c.measurement.device, c.measurement.model,
+                                         c.measurement.tp, c.measurement.prompt_tokens)):
+        m = c.measurement
+        spread = "–" if c.spread_s == c.bound_s else (
+            f"{c.spread_s * 1e3:,.2f} ms" + ("" if m.time_s >= c.spread_s else " **beaten**"))
+        body.append([md(f"{m.engine} {m.version}"), md(m.device), md(m.model), m.dtype,
+                     str(m.tp), f"{m.prompt_tokens:,}", f"{m.time_ms:,g} ms",
+                     f"{c.bound_s * 1e3:,.2f} ms", f"{c.ratio:.2f}",
+                     f"{c.communication_s / c.bound_s:.0%}", c.point.bound,
+                     f"{c.overlapped_s * 1e3:,.2f} ms", spread, m.confidence])
+    lines += folded(f"All {len(rows)} measurements, with their bounds", table(head, body))
+    lines += ["", "Communication: the share of the bound spent in the all-reduces and the "
+              "logits' gather. Binds: whether the prefill's FLOPs over the peak or its bytes "
+              "over the bandwidth are the larger."]
     return lines

@@ -1,29 +1,51 @@
-"""Published attention measurements against the roofline's bound for the same shape.
+"""Published measurements against the roofline's bound for the same setting.
 
-For one measurement (:class:`roofline.specs.published.Measurement`: a kernel's forward pass on a
-device, in a data type, for B sequences of T tokens with n_q query and n_kv key/value heads of
-dimension H, causal or not) the bound is the roofline time of that one attention operation:
+Attention. For one measurement (:class:`roofline.specs.published.Measurement`: a kernel's
+forward pass on a device, in a data type, for B sequences of T tokens with n_q query and n_kv
+key/value heads of dimension H, causal or not) the bound is the roofline time of that one attention operation:
 max(F/P_peak, Q/β_HBM, and at each memory level its bytes over its bandwidth), with the exact
 FLOPs (T(T+1)/2 pairs under a causal mask) and the bytes of the schedule in ``mode`` behind the
 device's caches (:mod:`roofline.derive.levels`). A measured time below the bound would mean the
 model charges traffic that the real kernel does not move: the bound would be wrong.
 
 The measured time is the source's FLOP count (its convention) over the reported FLOP/s.
+
+Tensor parallelism. For one time to first token of a model on N_tp devices
+(:class:`roofline.specs.published.ParallelMeasurement`) the bound is the prefill the evaluation
+core gives for the same device, model, data type, degree, batch and prompt length
+(:func:`roofline.evaluate.prefill`, the function behind ``roofline.prefill(..., tp=N)`` and
+``roofline prefill --tp N``): one device's share of every operation and the ring all-reduces
+after them (the default), and the same with the all-reduces hidden under the compute
+(``overlap``), the more permissive bound. A first token takes at least the prefill, so a
+measured time below the bound would mean the model charges work or traffic that the engine does
+not do.
+
+A mixture of experts reads, in each MoE layer, the weights of every expert that receives a token
+(:mod:`roofline.derive.transformer`: at most min(n_e, B·T·n_a)), which assumes the tokens spread
+over the experts. A prompt of one token id repeated (``tokens = "repeated"``: TensorRT-LLM's
+benchmark fills its prompt with its pad id) sends every token the same way: rotary positions enter
+the queries and keys only, so the values, and with them every position's hidden state, stay alike,
+and each MoE layer reaches n_a experts. Such a row, and one whose source does not say what its
+prompt holds, is held against the model with n_e = n_a (the fewest experts any prompt reaches; the
+router's n_e columns shrink with it, which only lowers the bound); the model's own count is kept
+beside it (``spread_s``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 
 from ..specs.dtypes import bytes_per_element
 from ..specs.hardware import Hardware
-from ..specs.published import Measurement
+from ..specs.model import ModelShape
+from ..specs.published import Measurement, ParallelMeasurement
 from . import arith
-from .phases import level_time
-from .setting import device_caches, device_numbers, level_bandwidths
+from .phases import PrefillPoint, level_time, prefill
+from .setting import Setting, device_caches, device_numbers, level_bandwidths
 
-__all__ = ["Check", "check", "attention_forms"]
+__all__ = ["Check", "check", "attention_forms", "ParallelCheck", "check_parallel",
+           "one_route"]
 
 
 @dataclass(frozen=True)
@@ -87,3 +109,71 @@ def check(m: Measurement, hw: Hardware, mode: str = "kernel") -> Check:
     bound, level = _time(m, hw, mode, device_caches(hw))
     uncached, _ = _time(m, hw, mode, ())
     return Check(m, mode, bound, level, uncached)
+
+
+@dataclass(frozen=True)
+class ParallelCheck:
+    """One time to first token on N devices against the prefill of the same setting: the
+    default bound (all-reduces after the compute) and the overlapped one."""
+
+    measurement: ParallelMeasurement
+    setting: Setting  # as the evaluation core ran it (the default, not overlapped)
+    point: PrefillPoint  # the prefill at the measurement's prompt length
+    overlapped_s: float  # the same with the all-reduces hidden under the compute
+    spread_s: float  # the default bound with the model's own expert count (= bound_s if dense,
+    # or if the prompt's tokens are varied)
+
+    @property
+    def bound_s(self) -> float:
+        """The roofline's lower bound on the prefill's time (the default: not overlapped)."""
+        return self.point.time_s
+
+    @property
+    def communication_s(self) -> float:
+        """The part of the bound spent in the all-reduces and the logits' gather."""
+        return sum(o.time_s for o in self.point.operations if o.kind == "communication")
+
+    @property
+    def ratio(self) -> float:
+        """Measured over bound: at least 1 where the bound holds (how far above it the
+        measurement sits)."""
+        return self.measurement.time_s / self.bound_s
+
+    @property
+    def holds(self) -> bool:
+        return self.measurement.time_s >= self.bound_s
+
+    @property
+    def overlapped_holds(self) -> bool:
+        return self.measurement.time_s >= self.overlapped_s
+
+
+def one_route(model: ModelShape) -> ModelShape:
+    """``model`` as a prompt whose tokens all take one route runs it: each MoE layer's routed
+    experts cut to the n_a a token reaches (a dense model unchanged).
+
+    >>> from roofline.specs.model import load_model
+    >>> one_route(load_model("Mixtral-8x7B")).num_experts
+    2
+    """
+    if model.num_experts <= 1:
+        return model
+    return replace(model, num_experts=model.experts_per_token)
+
+
+def check_parallel(m: ParallelMeasurement, hw: Hardware, model: ModelShape) -> ParallelCheck:
+    """The measurement ``m`` against the prefill of ``model`` on ``tp`` devices ``hw``, in
+    the evaluation core, by default and overlapped; a mixture of experts whose prompt is
+    repeated or unstated with its tokens on one route (:func:`one_route`). An InputError where
+    the setting is refused (a degree that does not divide the heads, a device file without an
+    interconnect)."""
+    if hw.name != m.device or model.name != m.model:
+        raise ValueError(f"the measurement is of {m.model} on {m.device}, not {model.name} on "
+                         f"{hw.name}")
+    routed = model if m.tokens == "varied" else one_route(model)
+    s = Setting(hw, routed, m.dtype, batch=m.batch, tp=m.tp)
+    (point,) = prefill(s, [m.prompt_tokens])
+    (hidden,) = prefill(replace(s, overlap=True), [m.prompt_tokens])
+    spread_s = point.time_s if routed is model else \
+        prefill(replace(s, model=model), [m.prompt_tokens])[0].time_s
+    return ParallelCheck(m, s, point, hidden.time_s, spread_s)

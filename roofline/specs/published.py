@@ -1,9 +1,15 @@
-"""Published measurements of forward attention: parse (tomllib) → validate → frozen records.
+"""Published measurements: parse (tomllib) → validate → frozen records.
 
-The shipped file is ``published/attention.toml`` (its header describes the fields and the FLOP
-conventions of the sources). Each ``[[measurement]]`` is one figure a public source prints for
-one kernel, device, data type and shape; :mod:`roofline.evaluate.published` holds it against
-the roofline's bound for the same shape.
+Two shipped files, each described by its header and by ``published/README.md``:
+
+- ``published/attention.toml``: forward attention. Each ``[[measurement]]`` is one figure a
+  public source prints for one kernel, device, data type and shape (:class:`Measurement`).
+- ``published/parallel.toml``: time to first token (or prefill) of a whole model on N devices
+  in tensor parallel. Each ``[[measurement]]`` is one time a public source prints for one
+  engine, device, model, data type, degree, batch and prompt length
+  (:class:`ParallelMeasurement`).
+
+:mod:`roofline.evaluate.published` holds each against the roofline's bound for the same setting.
 """
 
 from __future__ import annotations
@@ -15,9 +21,12 @@ from typing import Any
 
 from ..errors import SpecError
 from ._shipped import shipped_dir
+from .dtypes import COMPUTE_DTYPES
 from .files import parse_toml, read_text
 
-__all__ = ["Measurement", "CONVENTIONS", "CONFIDENCE", "load_measurements", "read_measurements"]
+__all__ = ["Measurement", "CONVENTIONS", "CONFIDENCE", "load_measurements", "read_measurements",
+           "ParallelMeasurement", "METRICS", "TOKENS", "load_parallel_measurements",
+           "read_parallel_measurements"]
 
 # FLOP convention → FLOPs of one forward pass as the source counts them, given the shape.
 CONVENTIONS = {
@@ -67,10 +76,8 @@ class Measurement:
         return self.flops / (self.tflops * 1e12)
 
 
-def read_measurements(path: str | Path) -> list[Measurement]:
-    """The measurements of one file; a :class:`SpecError` naming the file, the entry and the
-    rule for anything malformed."""
-    path = Path(path)
+def _rows(path: Path) -> list[Any]:
+    """The ``[[measurement]]`` tables of one file, which must hold nothing else."""
     data = parse_toml(read_text(path, "measurements file"), str(path))
     extra = set(data) - {"measurement"}
     if extra:
@@ -79,7 +86,38 @@ def read_measurements(path: str | Path) -> list[Measurement]:
     rows = data.get("measurement", [])
     if not isinstance(rows, list) or not rows:
         raise SpecError(f"{path}: measurement", "needs at least one [[measurement]] table")
-    return [_measurement(row, f"{path}: measurement[{i}]") for i, row in enumerate(rows)]
+    return rows
+
+
+def _check_keys(row: Any, where: str, keys: set[str], integers: tuple[str, ...],
+                strings: tuple[str, ...]) -> None:
+    """A table with exactly ``keys`` (``note`` optional), positive integers and non-empty
+    strings (``note`` may be empty) where they belong."""
+    if not isinstance(row, Mapping):
+        raise SpecError(where, "must be a table")
+    unknown = set(row) - keys
+    if unknown:
+        raise SpecError(f"{where}.{sorted(unknown)[0]}", "unknown key")
+    missing = sorted(keys - {"note"} - set(row))
+    if missing:
+        raise SpecError(f"{where}.{missing[0]}", "missing required key")
+    for key in integers:
+        v = row[key]
+        if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
+            raise SpecError(f"{where}.{key}", "must be a positive integer", v)
+    for key in (*strings, "note"):
+        if key in row and not (isinstance(row[key], str) and (row[key].strip() or key == "note")):
+            raise SpecError(f"{where}.{key}", "must be a non-empty string", row[key])
+    if row["confidence"] not in CONFIDENCE:
+        raise SpecError(f"{where}.confidence", f"must be one of {', '.join(CONFIDENCE)}",
+                        row["confidence"])
+
+
+def read_measurements(path: str | Path) -> list[Measurement]:
+    """The attention measurements of one file; a :class:`SpecError` naming the file, the entry
+    and the rule for anything malformed."""
+    path = Path(path)
+    return [_measurement(row, f"{path}: measurement[{i}]") for i, row in enumerate(_rows(path))]
 
 
 def load_measurements() -> list[Measurement]:
@@ -88,21 +126,7 @@ def load_measurements() -> list[Measurement]:
 
 
 def _measurement(row: Mapping[str, Any], where: str) -> Measurement:
-    if not isinstance(row, Mapping):
-        raise SpecError(where, "must be a table")
-    unknown = set(row) - _KEYS
-    if unknown:
-        raise SpecError(f"{where}.{sorted(unknown)[0]}", "unknown key")
-    missing = sorted(_KEYS - {"note"} - set(row))
-    if missing:
-        raise SpecError(f"{where}.{missing[0]}", "missing required key")
-    for key in _INTEGERS:
-        v = row[key]
-        if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
-            raise SpecError(f"{where}.{key}", "must be a positive integer", v)
-    for key in (*_STRINGS, "note"):
-        if key in row and not (isinstance(row[key], str) and (row[key].strip() or key == "note")):
-            raise SpecError(f"{where}.{key}", "must be a non-empty string", row[key])
+    _check_keys(row, where, _KEYS, _INTEGERS, _STRINGS)
     if not isinstance(row["causal"], bool):
         raise SpecError(f"{where}.causal", "must be true or false", row["causal"])
     tflops = row["tflops"]
@@ -112,9 +136,90 @@ def _measurement(row: Mapping[str, Any], where: str) -> Measurement:
     if row["convention"] not in CONVENTIONS:
         raise SpecError(f"{where}.convention", f"must be one of {', '.join(CONVENTIONS)}",
                         row["convention"])
-    if row["confidence"] not in CONFIDENCE:
-        raise SpecError(f"{where}.confidence", f"must be one of {', '.join(CONFIDENCE)}",
-                        row["confidence"])
     if row["heads"] % row["kv_heads"]:
         raise SpecError(f"{where}.kv_heads", "must divide heads", row["kv_heads"])
     return Measurement(**{**row, "tflops": float(tflops)})
+
+
+# --- time to first token on N devices (published/parallel.toml) ------------------------------
+# what a measured time covers: the first output token of a batch run alone (prefill, the first
+# sampling and the host's overhead; no queueing), or the prefill's execution alone
+METRICS = ("first_token", "prefill")
+# what the prompt holds: one token id at every position (every token then takes the same route
+# through a mixture of experts), distinct tokens, or not said
+TOKENS = ("repeated", "varied", "unstated")
+_P_INTEGERS = ("tp", "batch", "prompt_tokens")
+_P_STRINGS = ("engine", "version", "device", "model", "dtype", "metric", "tokens", "source",
+              "read", "confidence")
+_P_KEYS = {*_P_INTEGERS, *_P_STRINGS, "time_ms", "note"}
+# the keys that name a setting: two rows alike in all of them are one measurement twice
+_P_SETTING = ("engine", "version", "device", "model", "dtype", "tp", "batch", "prompt_tokens",
+              "metric", "tokens")
+
+
+@dataclass(frozen=True)
+class ParallelMeasurement:
+    """One published time to first token (or prefill) of a model on ``tp`` devices in tensor
+    parallel, with its setting and source."""
+
+    engine: str
+    version: str
+    device: str  # a shipped hardware file's name
+    model: str  # a shipped model preset's name
+    dtype: str  # the compute data type (weights, activations and KV cache in it)
+    tp: int  # tensor-parallel degree N_tp
+    batch: int  # sequences prefilled together, B
+    prompt_tokens: int  # tokens per sequence, T
+    time_ms: float  # as the source reports it (converted to ms where it gives seconds)
+    metric: str  # one of METRICS
+    tokens: str  # one of TOKENS
+    source: str
+    read: str
+    confidence: str  # one of CONFIDENCE
+    note: str = ""
+
+    @property
+    def time_s(self) -> float:
+        """The measured time in seconds."""
+        return self.time_ms / 1e3
+
+
+def read_parallel_measurements(path: str | Path) -> list[ParallelMeasurement]:
+    """The tensor-parallel measurements of one file; a :class:`SpecError` naming the file, the
+    entry and the rule for anything malformed, or the two entries of one setting."""
+    path = Path(path)
+    out: list[ParallelMeasurement] = []
+    seen: dict[tuple[Any, ...], int] = {}
+    for i, row in enumerate(_rows(path)):
+        where = f"{path}: measurement[{i}]"
+        m = _parallel(row, where)
+        key = tuple(getattr(m, k) for k in _P_SETTING)
+        if key in seen:
+            raise SpecError(where, f"repeats the setting of measurement[{seen[key]}] "
+                            f"({', '.join(_P_SETTING)})")
+        seen[key] = i
+        out.append(m)
+    return out
+
+
+def load_parallel_measurements() -> list[ParallelMeasurement]:
+    """The shipped tensor-parallel measurements (``published/parallel.toml``)."""
+    return read_parallel_measurements(shipped_dir("published") / "parallel.toml")
+
+
+def _parallel(row: Mapping[str, Any], where: str) -> ParallelMeasurement:
+    _check_keys(row, where, _P_KEYS, _P_INTEGERS, _P_STRINGS)
+    time_ms = row["time_ms"]
+    if isinstance(time_ms, bool) or not isinstance(time_ms, int | float) \
+            or not 0 < time_ms < 1e7:
+        raise SpecError(f"{where}.time_ms", "must be a number of milliseconds in (0, 10⁷)",
+                        time_ms)
+    if row["dtype"] not in COMPUTE_DTYPES:
+        raise SpecError(f"{where}.dtype", f"must be one of {', '.join(COMPUTE_DTYPES)}",
+                        row["dtype"])
+    if row["metric"] not in METRICS:
+        raise SpecError(f"{where}.metric", f"must be one of {', '.join(METRICS)}",
+                        row["metric"])
+    if row["tokens"] not in TOKENS:
+        raise SpecError(f"{where}.tokens", f"must be one of {', '.join(TOKENS)}", row["tokens"])
+    return ParallelMeasurement(**{**row, "time_ms": float(time_ms)})
