@@ -130,7 +130,11 @@ def _place_ceiling_labels(ax: Axes, labels: list[tuple[float, str, str, float]],
         fig = ax.get_figure(root=True)  # the Figure, also for an Axes in a SubFigure
     except TypeError:  # matplotlib < 3.10
         fig = ax.figure
-    fig.draw_without_rendering()  # the layout: the Axes' final size in points
+    engine = fig.get_layout_engine()
+    if engine is not None:  # the layout alone (not a whole draw): the Axes' final size
+        engine.execute(fig)
+    else:
+        fig.draw_without_rendering()
     box = ax.get_window_extent()
     scale = 72.0 / fig.dpi
     width, height = box.width * scale, box.height * scale
