@@ -207,9 +207,12 @@ def _bisect(f: Callable[[float], float], a: float, b: float, want: bool) -> floa
     ``want``: the smallest point found at which f is on the ``want`` side. Regula falsi with
     the Illinois modification (Dowell & Jarratt 1971): superlinear on the polynomial pieces of
     a crossover's equality, a few steps where bisection takes 45; a step that does not shrink
-    the bracket by half every third time is a bisection."""
+    the bracket by half every third time is a bisection. Once the estimate settles (two in a
+    row within the tolerance, or f exactly 0), a point just short of it closes the bracket:
+    the estimate converges from one side, and the far end would otherwise be halved towards
+    it step by step."""
     fa, fb = f(a), f(b)
-    side, stalls = 0, 0
+    side, stalls, last = 0, 0, math.nan
     while b - a > _DIGITS * b:
         width = b - a
         if math.isfinite(fa) and math.isfinite(fb) and fa != fb and stalls < 2:
@@ -221,16 +224,24 @@ def _bisect(f: Callable[[float], float], a: float, b: float, want: bool) -> floa
         fm = f(mid)
         if math.isnan(fm):
             break
+        settled = fm == 0 or abs(mid - last) <= _DIGITS * mid
+        last = mid
         if (fm >= 0) == want:
             b, fb = mid, fm
             if side == 1:
                 fa /= 2  # Illinois: halve the end that stayed
             side = 1
+            probe = b - _DIGITS * b / 2  # just short of it, on the other side?
+            if settled and a < probe and (fp := f(probe)) == fp and (fp >= 0) != want:
+                a, fa = probe, fp
         else:
             a, fa = mid, fm
             if side == -1:
                 fb /= 2
             side = -1
+            probe = a + _DIGITS * b / 2
+            if settled and probe < b and (fp := f(probe)) == fp and (fp >= 0) == want:
+                b, fb = probe, fp
         stalls = stalls + 1 if b - a > width / 2 else 0
     return b
 
