@@ -32,22 +32,24 @@ def closed_form_holds():
     at the symbol values ``v`` (its unknown left free, B and T given where they are not the
     unknown), is a root of that branch's equation; a branch with no real positive root there
     passes. ``batch`` and ``prompt`` fill B and T."""
-    from sympy import Max
+    from sympy import Float, Integer, Max
 
     from roofline.symbols import B, T
 
     def check(c, v: dict, batch: int, prompt: int = 8192) -> None:
-        v = dict(v)
+        v = {k: Float(x) if isinstance(x, float) else Integer(x) if isinstance(x, int) else x
+             for k, x in v.items()}  # SymPy numbers: xreplace returns a replaced symbol as is
         v.pop(c.unknown, None)
         if c.unknown is not B:
-            v[B] = batch
+            v[B] = Integer(batch)
         if c.unknown is not T:
-            v[T] = prompt  # a batch (or degree) crossover of prompts of T tokens
+            v[T] = Integer(prompt)  # a batch (or degree) crossover of prompts of T tokens
         branch = c.main_branch
-        root = complex(c.closed_form(branch).subs(v))
+        root = complex(c.closed_form(branch).xreplace(v))
         if abs(root.imag) > 1e-9 * abs(root) or root.real <= 0:
             return  # no crossover in this branch here
-        residual = float(branch.equation.subs({**v, c.unknown: root.real}))
-        scale = float(c.grows.subs({**v, c.unknown: root.real}).replace(Max, lambda *a: a[0]))
+        at = {**v, c.unknown: Float(root.real)}
+        residual = float(branch.equation.xreplace(at))
+        scale = float(c.grows.xreplace(at).replace(Max, lambda *a: a[0]))
         assert abs(residual) <= 1e-6 * abs(scale) + 1e-6, (c.name, root)
     return check
