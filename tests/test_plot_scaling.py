@@ -94,3 +94,24 @@ def test_crossover_past_the_axis_is_noted(tmp_path):
     fig = figure("scaling", [s], prompts=[2048])
     assert "crossover:tp_fits_memory_degree" not in _gid_lines(fig.axes[0], "crossover:")
     assert "One device holds the weights and KV cache" in " ".join(fig.get_supxlabel().split())
+
+
+def test_time_figure_under_context_parallelism_draws_only_the_split_crossovers():
+    """Under cp = 4 a device holds T/4 of the prompt on the axis: the single device's
+    crossovers keep their values in the table, undrawn; the ring's pass-hidden one is drawn at
+    its value, and a tensor-parallel crossover on one device reads '– (one device)'."""
+    from roofline.plot.time import crossover_table
+
+    headless()
+    s = api.setting("H100-SXM", "Llama-3-8B", cp=4)
+    fig = figure("time", [s])
+    lines = {ln.get_gid(): ln for ln in fig.axes[0].get_lines()
+             if (ln.get_gid() or "").startswith("crossover:")}
+    hidden = api.crossovers("H100-SXM", "Llama-3-8B", cp=4).values["cp_kv_pass_hidden_tokens"]
+    assert list(lines) == ["crossover:H100-SXM:cp_kv_pass_hidden_tokens"]
+    assert lines["crossover:H100-SXM:cp_kv_pass_hidden_tokens"].get_xdata()[0] == \
+        pytest.approx(hidden.value)
+    _, rows = crossover_table(s, 16, 16384)
+    table = {row[0]: row[1] for row in rows}
+    assert table["tp allreduce hidden"] == "– (one device)"
+    assert table["projection compute-bound"] == "326"  # kept, without a tag
