@@ -180,3 +180,34 @@ def test_compiling_folds_the_bound_names():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert arith.value("Min(1, 2, 3)", {}) == 1.0
+
+
+def test_compiled_and_mapped_forms_equal_reading_the_text_point_by_point():
+    """Every shipped form of a windowed model behind an L2 (each attention mode's operations,
+    their cache levels; the memory in use), compiled with its polynomials collected
+    (``compile``) and mapped over many prompt lengths at once (``compile_each``), equals the
+    text read node by node at each point (``value``: no folding, no collecting)."""
+    from roofline.api import setting
+
+    s = setting("H100-SXM", "Gemma-2-9B")
+    numbers = s.numbers()
+    prompts = [1.0, 7.0, 128.0, 129.0, 4095.0, 4097.0, 300_000.0]
+    texts = [s.forms[k] for k in ("weights", "kv_cache", "scores")]
+    for ops in s.forms["prefill"].values():
+        texts += [t for op in ops
+                  for t in (op["flops"], op["bytes"], *op.get("levels", {}).values())]
+    for text in texts:
+        by_node = [arith.value(text, {**numbers, "T": t}) for t in prompts]
+        mapped = arith.compile_each(text, numbers, "T")(prompts)
+        assert mapped == pytest.approx(by_node, rel=1e-12)
+        one = arith.compile(text, numbers, ("T",))
+        assert [one(t) for t in prompts] == pytest.approx(by_node, rel=1e-12)
+
+
+@pytest.mark.parametrize("text, at, expected", [
+    ("3 + 0*T", 2.0, 3.0),  # a polynomial that collects to a constant
+    ("(2*T + Max(T, 3)) + 1 - 2*T", 5.0, 6.0),  # collected across a term that is not one
+    ("(T + 1)**3 / 2", 1.0, 4.0), ("-(T**2) + T", 3.0, -6.0)])
+def test_collected_polynomials_by_hand(text, at, expected):
+    assert arith.compile(text, {}, ("T",))(at) == expected
+    assert arith.compile_each(text, {}, "T")([at, at]) == [expected, expected]

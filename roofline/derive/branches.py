@@ -23,7 +23,7 @@ from math import prod
 from sympy import (Dummy, Expr, Integer, Max, Min, Poly, PolynomialError, Symbol, cancel, expand,
                    factor_terms, nan, oo, solve, together, zoo)
 
-from ..symbols import b_a
+from ..symbols import arithmetic, b_a
 
 __all__ = ["Branch", "Choice", "Crossover", "quadratic_root"]
 
@@ -82,7 +82,10 @@ class Crossover:
     def atoms(self) -> tuple[Expr, ...]:
         """The Max/Min atoms of the equality, innermost (shortest) first, so that a choice never
         lands inside an atom already replaced."""
-        return tuple(sorted(self.equation.atoms(Max, Min), key=lambda a: (len(str(a)), str(a))))
+        def key(atom: Expr) -> tuple[int, str]:
+            text = arithmetic(atom)
+            return len(text), text
+        return tuple(sorted(self.equation.atoms(Max, Min), key=key))
 
     @cached_property
     def main_choice(self) -> Choice:
@@ -125,7 +128,12 @@ def _branch(c: Crossover, choice: Choice) -> Branch:
                                            for i, a in zip(choice, c.atoms)):
         raise ValueError(f"{c.name}: not a branch of {len(c.atoms)} atoms: {choice}")
     chosen = tuple((a, a.args[i]) for a, i in zip(c.atoms, choice))
-    return Branch(expand(c.equation.subs(dict(chosen))), chosen, c.unknown)
+    rule, equation = dict(chosen), c.equation
+    while True:  # each pass replaces the outermost atoms left (an argument may hold more)
+        replaced = equation.xreplace(rule)
+        if replaced == equation:
+            return Branch(expand(equation), chosen, c.unknown)
+        equation = replaced
 
 
 def quadratic_root(equation: Expr, x: Symbol) -> Expr:

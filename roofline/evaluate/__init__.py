@@ -19,7 +19,8 @@ from .._lazy import lazy
 # that a caller of one part (the catalogue's index in ``forms``) loads no other
 _WHERE = {
     **dict.fromkeys(("CrossoverValue", "crossover_value", "crossover_values"), "crossover"),
-    **dict.fromkeys(("CompiledOp", "DecodeResult", "OpResult", "PrefillPoint", "bound",
+    "CompiledOp": "compiled",
+    **dict.fromkeys(("DecodeResult", "OpResult", "PrefillPoint", "bound",
                      "check_count", "check_memory", "check_prompts", "memory_bytes", "decode",
                      "operations", "prefill", "prefill_time", "roofline_time"), "phases"),
     "Setting": "setting",

@@ -1,9 +1,10 @@
 """Arithmetic on the project's own expression strings, without SymPy and without ``eval``.
 
-Derived expressions are shipped as ``sympy.sstr`` text (``roofline/derived.jsonl``); this module
-reads such text through a whitelist of the syntax ``sstr`` writes: numbers, symbol names,
-``+ - * / **``, and ``Max``, ``Min``, ``sqrt``, ``ceiling``, ``floor``, ``Abs``. Anything else is
-rejected, so a tampered file can never run code.
+Derived expressions are shipped as text (``roofline/derived.jsonl``: written by
+``roofline.symbols.arithmetic``, the closed forms by ``sympy.sstr``); this module reads such
+text through a whitelist of the syntax both write: numbers, symbol names, ``+ - * / **``, and
+``Max``, ``Min``, ``sqrt``, ``ceiling``, ``floor``, ``Abs``. Anything else is rejected, so a
+tampered file can never run code.
 
 :func:`compile` turns a text into a function of its free symbols once: the bound symbols are
 folded into constants, so what is left to evaluate per point is small. The same function takes
@@ -148,7 +149,7 @@ def _collect(node: ast.expr, found: set[str]) -> None:
 # the i-th of several free names, ("op", operator, left, right), ("neg", operand) or
 # ("call", function name, arguments). :func:`_scalar` and :func:`_stream` then build the
 # functions: of one point (closures) or of many (maps, one C loop per node). The derived
-# expressions are sums of products (sstr writes them expanded only in part), so collecting the
+# expressions are sums of products (expanded only in part), so collecting the
 # polynomials leaves a few nodes where the text has hundreds: the roofline's Max of the FLOP
 # and byte polynomials, the block counts and cache terms between them.
 _MAX_DEGREE = 8  # a product of higher degree stays a product (no crossover form comes near)
@@ -178,6 +179,11 @@ def _fold(node: ast.expr, bound: Mapping[str, Any], free: Sequence[str]) -> tupl
             folded = _polynomial(op, a, b)
             if folded is not None:
                 return folded
+        if (op is operator.add or op is operator.sub) and b[0] in "cp" and a[0] == "op" \
+                and a[1] is operator.add:  # (p + X) ± q → (p ± q) + X: a sum's polynomial
+            for i, j in ((2, 3), (3, 2)):  # terms collected across the terms that are not
+                if a[i][0] in "cp":
+                    return "op", operator.add, _polynomial(op, a[i], b), a[j]
         return "op", op, a, b
     if kind is not ast.Call:
         raise _reject(node)
@@ -194,8 +200,14 @@ def _coefficients(node: tuple) -> tuple:
 
 
 def _polynomial(op: Callable[..., Any], a: tuple, b: tuple) -> tuple | None:
-    """``a op b`` for a constant or polynomial on each side, as a polynomial; None where the
-    result is none (a division by a polynomial, a power that is not a small whole number)."""
+    """``a op b`` for a constant or polynomial on each side, as a polynomial (a constant where
+    it has no power of the free value); None where the result is none (a division by a
+    polynomial, a power that is not a small whole number)."""
+    out = _polynomial_of(op, a, b)
+    return ("c", out[1][0]) if out is not None and len(out[1]) == 1 else out
+
+
+def _polynomial_of(op: Callable[..., Any], a: tuple, b: tuple) -> tuple | None:
     p, q = _coefficients(a), _coefficients(b)
     if op is operator.add or op is operator.sub:
         n = max(len(p), len(q))

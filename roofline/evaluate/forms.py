@@ -4,8 +4,9 @@ For one :class:`~roofline.derive.architecture.Architecture` the forms are the pr
 operations in each attention mode (name, kind, count, FLOPs, bytes), one decode step's
 operations, the weights, parameters, KV cache and naive score footprint, and every crossover
 (its defining equality, and the closed forms of the branches that hold at the shipped devices
-and models: :mod:`.solved`) as ``sympy.sstr`` text of the exact expressions, read back for
-numbers by :mod:`roofline.evaluate.arith`, never ``eval``.
+and models: :mod:`.solved`) as text of the exact expressions (``roofline.symbols.arithmetic``;
+the closed forms shown to users as ``sympy.sstr``), read back for numbers by
+:mod:`roofline.evaluate.arith`, never ``eval``.
 
 Deriving them takes SymPy a second or more, so the architectures of the shipped models are
 derived ahead of time into ``roofline/derived.jsonl`` (``python -m roofline.evaluate``
@@ -83,13 +84,13 @@ def fingerprint() -> str:
 
 
 def _ops(ops: list[Any]) -> list[dict[str, Any]]:
-    from sympy import sstr
+    from ..symbols import arithmetic as text
 
     def one(op: Any) -> dict[str, Any]:
-        out = {"name": op.name, "kind": op.kind, "count": sstr(op.count),
-               "flops": sstr(op.flops), "bytes": sstr(op.bytes)}
+        out = {"name": op.name, "kind": op.kind, "count": text(op.count),
+               "flops": text(op.flops), "bytes": text(op.bytes)}
         if op.levels:  # the bytes each further memory level serves
-            out["levels"] = {level: sstr(q) for level, q in op.levels}
+            out["levels"] = {level: text(q) for level, q in op.levels}
         return out
     return [one(op) for op in ops]
 
@@ -115,7 +116,7 @@ class Derived(Mapping[str, Any]):
 
 
 def _derivers(arch: Architecture, caches: tuple[str, ...], crossovers: bool) -> Derived:
-    from sympy import sstr
+    from ..symbols import arithmetic as text
 
     from ..derive import window
     from ..derive.decode import decode_operations, model_kv_cache_bytes
@@ -135,16 +136,16 @@ def _derivers(arch: Architecture, caches: tuple[str, ...], crossovers: bool) -> 
     makers = {
         "prefill": lambda: prefill,
         "decode": lambda: _ops(decode_operations(arch)),
-        "parameters": lambda: sstr(parameter_count(arch)),
-        "active_parameters": lambda: sstr(active_parameter_count(arch)),
-        "weights": lambda: sstr(weight_bytes(arch)),
-        "kv_cache": lambda: sstr(model_kv_cache_bytes(arch)),
-        "scores": lambda: sstr(window.largest_scores(arch)),
+        "parameters": lambda: text(parameter_count(arch)),
+        "active_parameters": lambda: text(active_parameter_count(arch)),
+        "weights": lambda: text(weight_bytes(arch)),
+        "kv_cache": lambda: text(model_kv_cache_bytes(arch)),
+        "scores": lambda: text(window.largest_scores(arch)),
         "prefill_parallel": lambda: prefill_parallel,
         "decode_tp": lambda: _ops(parallel.device_decode_operations(arch)),
-        "weights_parallel": lambda: sstr(parallel.device_weight_bytes(arch)),
-        "kv_cache_tp": lambda: sstr(tensor_parallel.device_kv_cache_bytes(arch)),
-        "kv_cache_parallel": lambda: sstr(parallel.device_kv_cache_bytes(arch)),
+        "weights_parallel": lambda: text(parallel.device_weight_bytes(arch)),
+        "kv_cache_tp": lambda: text(tensor_parallel.device_kv_cache_bytes(arch)),
+        "kv_cache_parallel": lambda: text(parallel.device_kv_cache_bytes(arch)),
     }
     if crossovers:
         makers["crossovers"] = lambda: solve_crossovers(arch, caches)

@@ -10,20 +10,21 @@ and validation, calls them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..errors import InputError
 from . import arith
+from .compiled import CompiledOp, compile_ops
 from .links import linked
 from .setting import Setting
 
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["roofline_time", "level_time", "OpResult", "PrefillPoint", "DecodeResult", "CompiledOp",
+__all__ = ["roofline_time", "level_time", "OpResult", "PrefillPoint", "DecodeResult",
            "operations", "prefill", "prefill_time", "exposed_fraction", "decode", "check_prompts",
            "check_count", "memory_bytes", "check_memory"]
 
@@ -108,46 +109,6 @@ class DecodeResult:
     communication_s: float = 0.0  # its all-reduces under tensor parallelism
 
 
-@dataclass(frozen=True)
-class CompiledOp:
-    """An operation with the setting's numbers folded in: ``flops(x)``, ``bytes(x)`` of its
-    free variable (the prompt length, or the decode context), ``count`` times; ``levels``:
-    (name, bandwidth, bytes(x)) of each further memory level whose traffic is derived and whose
-    bandwidth the device gives."""
-
-    name: str
-    kind: str
-    count: int
-    flops: Callable[..., Any]
-    bytes: Callable[..., Any]
-    levels: tuple[tuple[str, float, Callable[..., Any]], ...] = ()
-    # the same at many points at once (.arith.compile_each): prefill's operations, one T
-    flops_each: Callable[[Sequence[Any]], list[Any]] | None = None
-    bytes_each: Callable[[Sequence[Any]], list[Any]] | None = None
-    levels_each: tuple[Callable[[Sequence[Any]], list[Any]], ...] = ()
-
-
-def _compile(ops: list[dict[str, Any]], numbers: dict[str, Any], free: tuple[str, ...],
-             array: bool, bandwidths: dict[str, float]) -> list[CompiledOp]:
-    def levels(op: dict[str, Any]) -> tuple[tuple[str, float, Callable[..., Any]], ...]:
-        return tuple((level, bandwidths[level], arith.compile(q, numbers, free, array))
-                     for level, q in op.get("levels", {}).items() if level in bandwidths)
-    def each(text: str) -> Callable[[Sequence[Any]], list[Any]] | None:
-        return None if array or len(free) > 1 else arith.compile_each(text, numbers, free[0])
-
-    def levels_each(op: dict[str, Any]) -> tuple[Callable[[Sequence[Any]], list[Any]], ...]:
-        if array or len(free) > 1:
-            return ()
-        return tuple(arith.compile_each(q, numbers, free[0])
-                     for level, q in op.get("levels", {}).items() if level in bandwidths)
-    counted = [(op, int(arith.value(op["count"], numbers))) for op in ops]
-    return [CompiledOp(op["name"], op["kind"], count,
-                       arith.compile(op["flops"], numbers, free, array),
-                       arith.compile(op["bytes"], numbers, free, array), levels(op),
-                       each(op["flops"]), each(op["bytes"]), levels_each(op))
-            for op, count in counted if count != 0]  # pp.send on one stage: none
-
-
 def operations(setting: Setting, array: bool = False) -> list[CompiledOp]:
     """The setting's prefill operations as functions of T."""
     return _compiled(setting, "prefill", array)
@@ -159,15 +120,15 @@ def _compiled(setting: Setting, phase: str, array: bool) -> list[CompiledOp]:
     if phase == "prefill":
         setting.check_attention()
         if not setting.parallel:
-            return _compile(setting.forms["prefill"][setting.attention], numbers, ("T",), array,
+            return compile_ops(setting.forms["prefill"][setting.attention], numbers, ("T",), array,
                             bandwidths)
         degree = {"tp": setting.tp, "ep": setting.ep, "cp": setting.cp}
         ops = [op for op in setting.forms["prefill_parallel"][setting.attention]  # one device's
                if degree.get(op["name"].partition(".")[0], 2) > 1]  # share; no collective on one
-        return linked(setting, ops, ("T",), array, _compile)
+        return linked(setting, ops, ("T",), array, compile_ops)
     if phase == "decode" and setting.tp > 1:  # one device's share, with its all-reduces
-        return linked(setting, setting.forms["decode_tp"], ("T_ctx", "T"), array, _compile)
-    return _compile(setting.forms["decode"], numbers, ("T_ctx", "T"), array, bandwidths)
+        return linked(setting, setting.forms["decode_tp"], ("T_ctx", "T"), array, compile_ops)
+    return compile_ops(setting.forms["decode"], numbers, ("T_ctx", "T"), array, bandwidths)
 
 
 def check_count(value: Any, name: str, what: str = "") -> int:
@@ -228,7 +189,7 @@ def prefill(setting: Setting, prompts: Sequence[int]) -> list[PrefillPoint]:
     for op in operations(setting):
         f_col, q_col = _scaled(op.flops_each(tokens), op.count), _scaled(
             op.bytes_each(tokens), op.count)
-        if op.levels:  # timed at its further memory levels too
+        if op.level_names:  # timed at its further memory levels too
             column, t_col = _level_column(op, tokens, f_col, q_col, peak, bw)
             for i, r in enumerate(column):
                 for level, served in r.levels:
@@ -282,7 +243,7 @@ def _level_column(op: CompiledOp, tokens: list[int], f_col: list[float], q_col: 
                   peak: float, bw: float) -> tuple[list[OpResult], list[float]]:
     """One operation timed at compute, HBM and each further level, at each prompt length
     (:func:`_result`, column by column)."""
-    names = [(name, b) for name, b, _ in op.levels]
+    names = op.level_names
     served_cols = [_scaled(q_each(tokens), op.count) for q_each in op.levels_each]
     column, t_col = [], []
     for f, q, served_at in zip(f_col, q_col, zip(*served_cols)):

@@ -77,13 +77,13 @@ class Check:
 def attention_forms(mode: str, causal: bool, caches: tuple[str, ...]) -> dict[str, object]:
     """One layer's attention in ``mode`` as text: FLOPs, HBM bytes and the bytes each further
     level serves (derived by SymPy once, then evaluated by :mod:`.arith`)."""
-    from sympy import sstr
+    from ..symbols import arithmetic
 
     from ..derive import attention, levels
 
     hbm, served = levels.level_bytes(mode, caches, causal=causal)
-    return {"flops": sstr(attention.mode_flops(mode, causal)), "bytes": sstr(hbm),
-            "levels": {level: sstr(q) for level, q in served.items()}}
+    return {"flops": arithmetic(attention.mode_flops(mode, causal)), "bytes": arithmetic(hbm),
+            "levels": {level: arithmetic(q) for level, q in served.items()}}
 
 
 def _time(m: Measurement, hw: Hardware, mode: str, caches: tuple[str, ...]) -> tuple[float, str]:

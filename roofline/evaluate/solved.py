@@ -1,5 +1,6 @@
 """Every crossover of an architecture as text: what :mod:`roofline.evaluate.crossover` evaluates
-without SymPy (``sympy.sstr``, read back by :mod:`roofline.evaluate.arith`).
+without SymPy (``roofline.symbols.arithmetic`` text, read back by :mod:`roofline.evaluate.arith`;
+the closed forms, which users read, as ``sympy.sstr``).
 
 A crossover is kept as its defining equality (``grows``, ``other``), the Max/Min atoms of it with
 their arguments (so that the branch holding at a root can be named), and the closed forms of the
@@ -56,6 +57,7 @@ def solve_crossovers(arch: Architecture,
     from sympy import sstr
 
     from ..derive.crossovers import crossovers
+    from ..symbols import arithmetic as text
     from ..symbols import latex
 
     def simplified(c: Crossover) -> dict[str, str] | None:
@@ -63,14 +65,14 @@ def solve_crossovers(arch: Architecture,
         return None if approx is None else {"expr": sstr(approx), "latex": latex(approx)}
 
     def atoms(c: Crossover) -> list[dict[str, Any]]:
-        return [{"kind": type(a).__name__, "args": [sstr(arg) for arg in a.args]}
+        return [{"kind": type(a).__name__, "args": [text(arg) for arg in a.args]}
                 for a in c.atoms]
 
 
     return {name: Derived({
         "meaning": lambda c=c: c.meaning, "unit": lambda c=c: c.unit,
         "unknown": lambda c=c: c.unknown.name, "kind": lambda c=c: c.kind,
-        "grows": lambda c=c: sstr(c.grows), "other": lambda c=c: sstr(c.other),
+        "grows": lambda c=c: text(c.grows), "other": lambda c=c: text(c.other),
         "atoms": lambda c=c: atoms(c), "main": lambda c=c: choice_key(c.main_choice),
         "roots": lambda: {},  # solved on first use (:func:`branch_root`), or shipped
         "simplified": lambda c=c: simplified(c),

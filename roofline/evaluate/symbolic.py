@@ -56,11 +56,11 @@ def numeric(expr: Expr, where: Values, *free: Symbol, **extra: Any) -> Callable[
     other symbol from the setting (or mapping) and ``extra``. The result has the shape of the
     broadcast arguments. A symbol left without a value is a ``ValueError``."""
     import numpy as np
-    from sympy import sstr
 
+    from ..symbols import arithmetic
     from . import arith
 
-    text = sstr(exact(expr, where, **extra))
+    text = arithmetic(exact(expr, where, **extra))
     names = tuple(s.name for s in free)
     left = arith.names(text) - set(names)
     if left:

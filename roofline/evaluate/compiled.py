@@ -1,0 +1,81 @@
+"""An operation's derived forms with a setting's numbers folded in, compiled when first used:
+as functions of one point or of many (:mod:`.arith`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from . import arith
+
+__all__ = ["CompiledOp", "compile_ops"]
+
+
+@dataclass(frozen=True, eq=False)
+class CompiledOp:
+    """An operation with the setting's numbers folded in: ``flops(x)``, ``bytes(x)`` of its
+    free variable (the prompt length, or the decode context), ``count`` times; ``levels``:
+    (name, bandwidth, bytes(x)) of each further memory level whose traffic is derived and whose
+    bandwidth the device gives; ``flops_each(xs)``, ``bytes_each(xs)``, ``levels_each``: the
+    same at many points at once (:func:`.arith.compile_each`, one free variable). Each is
+    compiled when first used: a caller that evaluates one way does not pay for the other."""
+
+    name: str
+    kind: str
+    count: int
+    form: Mapping[str, Any]  # the operation's derived texts: flops, bytes, levels
+    numbers: Mapping[str, Any] = field(repr=False)
+    free: tuple[str, ...] = ("T",)
+    array: bool = False
+    bandwidths: Mapping[str, float] = field(default_factory=dict, repr=False)
+
+    def _one(self, text: str) -> Callable[..., Any]:
+        return arith.compile(text, self.numbers, self.free, self.array)
+
+    def _each(self, text: str) -> Callable[[Sequence[Any]], list[Any]]:
+        return arith.compile_each(text, self.numbers, self.free[0])
+
+    def _level_texts(self) -> list[tuple[str, str]]:
+        return [(level, q) for level, q in self.form.get("levels", {}).items()
+                if level in self.bandwidths]
+
+    @cached_property
+    def flops(self) -> Callable[..., Any]:
+        return self._one(self.form["flops"])
+
+    @cached_property
+    def bytes(self) -> Callable[..., Any]:
+        return self._one(self.form["bytes"])
+
+    @cached_property
+    def levels(self) -> tuple[tuple[str, float, Callable[..., Any]], ...]:
+        return tuple((level, self.bandwidths[level], self._one(q))
+                     for level, q in self._level_texts())
+
+    @cached_property
+    def flops_each(self) -> Callable[[Sequence[Any]], list[Any]]:
+        return self._each(self.form["flops"])
+
+    @cached_property
+    def bytes_each(self) -> Callable[[Sequence[Any]], list[Any]]:
+        return self._each(self.form["bytes"])
+
+    @cached_property
+    def levels_each(self) -> tuple[Callable[[Sequence[Any]], list[Any]], ...]:
+        return tuple(self._each(q) for _, q in self._level_texts())
+
+    @property
+    def level_names(self) -> tuple[tuple[str, float], ...]:
+        """(name, bandwidth) of each further level timed (without compiling its bytes)."""
+        return tuple((level, self.bandwidths[level]) for level, _ in self._level_texts())
+
+
+def compile_ops(ops: list[dict[str, Any]], numbers: dict[str, Any], free: tuple[str, ...],
+                array: bool, bandwidths: dict[str, float]) -> list[CompiledOp]:
+    """The derived operations ``ops`` with ``numbers`` folded in, but those that occur zero
+    times (one pipeline stage sends nothing)."""
+    counted = [(op, int(arith.value(op["count"], numbers))) for op in ops]
+    return [CompiledOp(op["name"], op["kind"], count, op, numbers, free, array, bandwidths)
+            for op, count in counted if count != 0]  # pp.send on one stage: none
