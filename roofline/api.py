@@ -15,6 +15,7 @@ from .errors import InputError
 from .evaluate import CrossoverValue, DecodeResult, PrefillPoint, Setting, arith
 from .specs.hardware import Hardware, load_hardware
 from .specs.model import ModelShape, load_model
+from .specs.network import Network
 from .tables import render, si
 
 if TYPE_CHECKING:
@@ -43,7 +44,8 @@ def setting(hardware: str | Hardware, model: str | ModelShape, *, dtype: str = "
             weight_dtype: str | None = None, kv_dtype: str | None = None,
             attention: str | None = None, batch: int = 1, kv_cache: str = "window",
             fusion: str = "none", mla_decode: str = "absorbed", tp: int = 1, pp: int = 1,
-            overlap: bool = False) -> Setting:
+            overlap: bool = False, ep: int = 1, cp: int = 1,
+            network: str | Network | None = None) -> Setting:
     """A :class:`Setting` from names or paths (``"H100-SXM"``, ``"my/device.toml"``) or specs.
 
     ``attention=None`` is ``kernel``: the FlashAttention-2 order at the released kernels'
@@ -55,14 +57,25 @@ def setting(hardware: str | Hardware, model: str | ModelShape, *, dtype: str = "
     ``mla_decode``: a latent-attention model's decode step, ``"absorbed"`` or ``"naive"``.
     ``tp``: tensor-parallel devices (one device's share is evaluated, with its all-reduces);
     ``overlap``: those hidden under the compute (a bound), not after it (the default);
-    ``pp``: pipeline stages.
+    ``pp``: pipeline stages. ``ep``: expert-parallel devices of a mixture-of-experts model (the
+    routed experts spread over them, each running its own ``batch`` sequences; the dispatch and
+    combine all-to-alls per MoE layer). ``cp``: context-parallel devices (ring attention: the
+    prompt split over them, the K/V blocks passed around the ring under the attention).
+    ``network``: the link between nodes (a name of ``hardware/network/`` or a path), which
+    times a collective whose devices leave one node (the device file's
+    ``interconnect.devices_per_node``).
     """
+    from .specs.network import load_network
+
     hw = hardware if isinstance(hardware, Hardware) else load_hardware(hardware)
     mo = model if isinstance(model, ModelShape) else load_model(model)
+    net = network if network is None or isinstance(network, Network) else load_network(network)
     s = Setting(hw, mo, dtype, weight_dtype, kv_dtype, attention or DEFAULT_ATTENTION, batch,
-                kv_cache, fusion, mla_decode, tp, pp, overlap)
-    # one device's share: its columns and rows under tp, about 1/pp of the layers per stage
-    weights = arith.value(s.forms["weights_tp" if tp > 1 else "weights"], s.numbers()) / pp
+                kv_cache, fusion, mla_decode, tp, pp, overlap, ep, cp, net)
+    # one device's share: its columns and rows under tp, its experts under ep, about 1/pp of
+    # the layers per stage
+    weights = arith.value(s.forms["weights_parallel" if s.parallel else "weights"],
+                          s.numbers()) / pp
     if weights > hw.memory_capacity:
         warnings.warn(f"{mo.name}'s weights ({weights / 1e9:.4g} GB in "
                       f"{s.precision['weights']}) do not fit in {hw.name}'s memory "
@@ -98,6 +111,9 @@ class PrefillTable:
             "hardware": s.hardware.name, "model": s.model.name, "dtype": s.dtype,
             "precision": s.precision, "attention": s.attention, "batch": s.batch,
             "fusion": s.fusion, "caches": list(s.caches), "ridge_intensity": s.ridge,
+            "parallel": {"tp": s.tp, "pp": s.pp, "ep": s.ep, "cp": s.cp, "overlap": s.overlap,
+                         "network": None if s.network is None else s.network.name,
+                         "across_nodes": list(s.across_nodes)},
             "results": [{"prompt_tokens": p.prompt_tokens, "time_s": p.time_s, "flops": p.flops,
                          "bytes": p.bytes, "intensity": p.intensity, "bound": p.bound,
                          "operations": [o._asdict() for o in p.operations]}
@@ -119,18 +135,21 @@ class PrefillTable:
         p = s.precision  # the weights' and KV cache's data types, where they differ
         dtypes = "".join(f", {what} {p[key]}" for key, what in
                          (("weights", "weights"), ("kv_cache", "KV cache")) if p[key] != s.dtype)
-        tp = "" if s.tp == 1 else (
-            f", tensor parallel over {s.tp} devices (one device's share; all-reduces "
-            f"{'overlapped with' if s.overlap else 'after'} the compute)")
+        split = s.parallel_words
         return (f"Prefill of {s.model.name} on {s.hardware.name} ({s.dtype}{dtypes}, "
-                f"{s.attention} attention, batch {s.batch}{tp}; ridge {s.ridge:.4g} FLOP/byte)")
+                f"{s.attention} attention, batch {s.batch}{split}; ridge {s.ridge:.4g} "
+                "FLOP/byte)")
 
     def _decode_line(self) -> str:
-        d = self.decode
-        one = " on one device" if self.setting.tp > 1 else ""
-        return (f"Decode step{one} at context {d.context_tokens:,}, batch {d.batch}: "
+        d, s = self.decode, self.setting
+        share = (f" per device (tensor parallel over {s.tp}, all-reduces "
+                 f"{si(d.communication_s, 's')})" if s.tp > 1 else "")
+        left = [w for w, n in (("pipeline", s.pp), ("expert", s.ep), ("context", s.cp)) if n > 1]
+        note = (f" ({', '.join(left)} parallelism not applied to the decode step)"
+                if left else "")
+        return (f"Decode step{share} at context {d.context_tokens:,}, batch {d.batch}: "
                 f"{si(d.time_s, 's')}, {d.intensity:.3g} FLOP/byte ({d.bound}-bound); "
-                f"KV cache {si(d.kv_cache_bytes, 'B')}")
+                f"KV cache {si(d.kv_cache_bytes, 'B')}{note}")
 
     def __str__(self) -> str:
         return "\n".join([self._title(), "", render(*self.rows()), "", self._decode_line()])
@@ -243,7 +262,8 @@ def ttft(hardware: str | Hardware, model: str | ModelShape, *, prompt: int | Non
          replicas: int = 1, batch_prompts: int | None = None, chunk: int | None = None,
          dtype: str = "bf16", weight_dtype: str | None = None, kv_dtype: str | None = None,
          attention: str | None = None, kv_cache: str = "window",
-         fusion: str = "none", tp: int = 1, pp: int = 1, overlap: bool = False) -> TTFTResult:
+         fusion: str = "none", tp: int = 1, pp: int = 1, overlap: bool = False, ep: int = 1,
+         cp: int = 1, network: str | Network | None = None) -> TTFTResult:
     """Mean time to first token of prompts of ``prompt`` tokens (or lengths drawn from
     ``prompt_dist``, a file or a :class:`~roofline.specs.distribution.Distribution`) arriving
     at ``rate`` per second: execution (the roofline prefill, one sequence) and queueing (DistServe
@@ -259,6 +279,10 @@ def ttft(hardware: str | Hardware, model: str | ModelShape, *, prompt: int | Non
     ``parallel="intra"`` without ``speedup``: K is derived from the model, the prefill time on
     one device over that on two devices with tensor parallelism (each prompt length's mean:
     K = E[t(1)]/E[t(2)]), and the result says so; ``speedup`` still overrides it.
+    ``parallel="inter"``: the setting's layers split over twice its pipeline stages, the stage
+    times from the model (:func:`roofline.evaluate.parallel.stage_times`): the queue is served
+    at the slowest stage's time and each prompt's execution is the stages' sum with the sends
+    (:func:`roofline.derive.pipeline.interop_ttft`), not DistServe's t/2; the result says so.
     """
     from . import serving as queueing
     from .serving.result import TTFTResult
@@ -297,7 +321,7 @@ def ttft(hardware: str | Hardware, model: str | ModelShape, *, prompt: int | Non
                          replicas)  # the options, before any work
     s = setting(hardware, model, dtype=dtype, weight_dtype=weight_dtype, kv_dtype=kv_dtype,
                 attention=attention, kv_cache=kv_cache, fusion=fusion, tp=tp, pp=pp,
-                overlap=overlap)
+                overlap=overlap, ep=ep, cp=cp, network=network)
     longest, context = int(dist.lengths.max()), s.model.max_position
     if longest > context:
         what = (f"prompt: {longest} tokens" if prompt_dist is None else
@@ -313,7 +337,10 @@ def ttft(hardware: str | Hardware, model: str | ModelShape, *, prompt: int | Non
         second = mean**2  # one length: exactly deterministic
     if derive_k:
         speedup = _intra_speedup(s, dist, mean)
-    queue = queueing.queue_model(mean, second, parallel, speedup, replicas)
+    stages = None if parallel != "inter" else queueing.pipeline.inter_stages(
+        s, dist, prompt is not None)
+    queue = queueing.queue_model(mean, second, parallel, speedup, replicas,
+                                 None if stages is None else stages[:3])
     point = None if rate is None else queueing.ttft(rate, queue, slo)
     batch = None if batch_prompts is None else queueing.batching(
         s, prompt, batch_prompts, rate / replicas)  # each replica's batches fill at R/N
@@ -321,7 +348,8 @@ def ttft(hardware: str | Hardware, model: str | ModelShape, *, prompt: int | Non
     label = (None if prompt_dist is None else "the given distribution"
              if isinstance(prompt_dist, Distribution) else str(prompt_dist))
     return TTFTResult(s, dist, prompt, label, parallel, speedup, replicas, slo, mean, second,
-                      queue, point, batch, chunks, speedup_derived=derive_k)
+                      queue, point, batch, chunks, speedup_derived=derive_k,
+                      stage_s=None if stages is None else stages[3])
 
 
 def _intra_speedup(s: Setting, dist: Any, mean: float) -> float:

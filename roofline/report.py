@@ -161,6 +161,8 @@ def _device(s: Setting) -> list[str]:
             ["attention", f"{s.attention}; batch {s.batch}"],
             ["element-wise work", "fused into the neighbouring kernels" if s.fusion != "none"
              else "separate kernels through HBM"]]
+    if s.parallel:
+        rows.append(["parallelism", s.parallel_words.removeprefix(", ")])
     if mo.window != "none":
         layers = "every layer" if mo.window == "all" else \
             f"{mo.window_layers} of {mo.num_layers} layers"
@@ -315,8 +317,8 @@ def build(hardware: str = DEFAULT["hardware"], model: str = DEFAULT["model"],
     """Write ``output/report.md`` and its figures; return what was written. The folder is
     checked before any work (:func:`roofline.output.check_target`); an error names ``output``.
 
-    ``options``: ``weight_dtype``, ``kv_dtype``, ``attention``, ``batch``, ``kv_cache`` (as
-    :func:`roofline.setting`).
+    ``options``: ``weight_dtype``, ``kv_dtype``, ``attention``, ``batch``, ``kv_cache``,
+    ``tp``, ``pp``, ``ep``, ``cp``, ``overlap``, ``network`` (as :func:`roofline.setting`).
     """
     from . import plot
     from .plot import _style

@@ -84,9 +84,9 @@ def _first_line(capsys, argv) -> str:
 
 @pytest.mark.parametrize("extra, rate, config", [
     ([], "5", f"5 requests/s (H100-SXM, {M}; prompt 1000 tokens; one device, no parallelism)"),
-    (["--parallel", "inter"], "5",
+    (["--parallel", "inter"], "5",  # the stage times are the model's, whatever the stand-in
      f"5 requests/s (H100-SXM, {M}; prompt 1000 tokens; two-way inter-op (pipeline) "
-     "parallelism)"),
+     "parallelism (stage times from the model: *; the queue served at the slowest))"),
     (["--parallel", "intra", "--speedup", "1.6"], "5",
      f"5 requests/s (H100-SXM, {M}; prompt 1000 tokens; two-way intra-op parallelism, "
      "speedup K = 1.6)"),
@@ -96,8 +96,10 @@ def _first_line(capsys, argv) -> str:
     ([], "1", f"1 request/s (H100-SXM, {M}; prompt 1000 tokens; one device, no parallelism)"),
 ])
 def test_first_line_names_the_configuration(stand_in, capsys, extra, rate, config):
+    from fnmatch import fnmatchcase
+
     line = _first_line(capsys, [*BASE, "--prompt", "1000", "--rate", rate, *extra])
-    assert line == f"time to first token at {config}"
+    assert fnmatchcase(line, f"time to first token at {config}".replace("[", "[[]"))
 
 
 def test_first_line_of_a_distribution_says_execution_is_a_mean(stand_in, capsys, tmp_path):

@@ -95,8 +95,12 @@ def test_bad_parallel_options(options, rule):
 
 
 def test_kv_heads_rule():
-    # 64 query heads, 8 KV heads: 16 is a multiple of 8 (replicated), allowed
-    api.setting("H100-SXM", "Llama-2-70B", tp=16)
+    # 64 query heads, 8 KV heads: 16 is a multiple of 8 (replicated), allowed; 16 devices are
+    # two HGX nodes of 8, so the all-reduces cross the network, which must be given
+    api.setting("H100-SXM", "Llama-2-70B", tp=16, network="InfiniBand-NDR")
+    with pytest.raises(InputError, match="network: the tp group spans 16 devices, more than "
+                                         "the 8 of one node"):
+        api.setting("H100-SXM", "Llama-2-70B", tp=16)
 
 
 def test_device_without_interconnect_refuses_tp():

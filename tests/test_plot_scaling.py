@@ -38,12 +38,17 @@ def test_figure_plots_the_data(setting):
     fig = figure("scaling", [setting], prompts=[128, 2048])
     left, right = fig.axes[:2]
     data = scaling(setting, [128, 2048])
-    for i, line in enumerate(left.get_lines()):
+    times = [ln for ln in left.get_lines() if (ln.get_gid() or "").startswith("time:")]
+    assert len(times) == 2
+    for i, line in enumerate(times):
         assert list(line.get_xdata()) == [1, 2, 4, 8]
         assert list(line.get_ydata()) == [data.time_s[n][i] for n in (1, 2, 4, 8)]
-    for i, line in enumerate(right.get_lines()):
+    effs = [ln for ln in right.get_lines() if (ln.get_gid() or "").startswith("efficiency:")]
+    assert len(effs) == 2
+    for i, line in enumerate(effs):
         assert list(line.get_ydata()) == [data.efficiency[n][i] for n in (1, 2, 4, 8)]
-    assert len(left.collections) == 2  # the communication shaded under each line
+    # the communication shaded under each line (and the degrees that do not fit, shaded)
+    assert len([c for c in left.collections if c.get_gid() != "does-not-fit"]) == 2
 
 
 def test_cli(tmp_path, capsys):
@@ -51,3 +56,62 @@ def test_cli(tmp_path, capsys):
     assert main(["plot", "scaling", "--hardware", "H100-SXM", "--model", "Llama-3-8B",
                  "--prompt", "512", "-o", str(out)]) == 0
     assert out.exists() and "wrote" in capsys.readouterr().out
+
+
+def _gid_lines(ax, prefix):
+    return {ln.get_gid(): ln for ln in ax.get_lines() if (ln.get_gid() or "").startswith(prefix)}
+
+
+def test_crossovers_drawn_as_on_the_time_figure(setting):
+    """Llama-2-70B on H100: a device's share fits from N = 1.74 and the all-reduces outlast
+    the roofline time beyond N ≈ 13, both dotted lines on both panels at their values (the axis
+    widened to 13); the hidden prompt lengths at N = 2, 4, 8 in the note under the panels."""
+    headless()
+    fig = figure("scaling", [setting], prompts=[128, 2048])
+    cross = api.crossovers("H100-SXM", "Llama-2-70B").values
+    fits = cross["tp_fits_memory_degree"].value
+    dominates = cross["tp_communication_dominates_degree"].value
+    assert 1.7 < fits < 1.8 and 8 < dominates < 16
+    for ax in fig.axes[:2]:
+        lines = _gid_lines(ax, "crossover:")
+        assert lines["crossover:tp_fits_memory_degree"].get_xdata()[0] == pytest.approx(fits)
+        assert lines["crossover:tp_communication_dominates_degree"].get_xdata()[0] == \
+            pytest.approx(dominates)
+        assert ax.get_xlim()[1] > dominates
+    labels = [t.get_text() for t in fig.axes[1].get_legend().get_texts()]
+    assert any(f"fit from N = {fits:.3g}" in t for t in labels)
+    note = " ".join(fig.get_supxlabel().split())
+    for n in (2, 4, 8):
+        hidden = api.crossovers("H100-SXM", "Llama-2-70B", tp=n).values[
+            "tp_allreduce_hidden_tokens"].value
+        assert f"T = {hidden:,.0f} tokens at N = {n}" in note
+
+
+def test_crossover_past_the_axis_is_noted(tmp_path):
+    """Llama-3-8B fits one A100-80GB: no line at N* < 1, the note says so."""
+    headless()
+    s = api.setting("A100-80GB-SXM", "Llama-3-8B")
+    fig = figure("scaling", [s], prompts=[2048])
+    assert "crossover:tp_fits_memory_degree" not in _gid_lines(fig.axes[0], "crossover:")
+    assert "One device holds the weights and KV cache" in " ".join(fig.get_supxlabel().split())
+
+
+def test_time_figure_under_context_parallelism_draws_only_the_split_crossovers():
+    """Under cp = 4 a device holds T/4 of the prompt on the axis: the single device's
+    crossovers keep their values in the table, undrawn; the ring's pass-hidden one is drawn at
+    its value, and a tensor-parallel crossover on one device reads '– (one device)'."""
+    from roofline.plot.time import crossover_table
+
+    headless()
+    s = api.setting("H100-SXM", "Llama-3-8B", cp=4)
+    fig = figure("time", [s])
+    lines = {ln.get_gid(): ln for ln in fig.axes[0].get_lines()
+             if (ln.get_gid() or "").startswith("crossover:")}
+    hidden = api.crossovers("H100-SXM", "Llama-3-8B", cp=4).values["cp_kv_pass_hidden_tokens"]
+    assert list(lines) == ["crossover:H100-SXM:cp_kv_pass_hidden_tokens"]
+    assert lines["crossover:H100-SXM:cp_kv_pass_hidden_tokens"].get_xdata()[0] == \
+        pytest.approx(hidden.value)
+    _, rows = crossover_table(s, 16, 16384)
+    table = {row[0]: row[1] for row in rows}
+    assert table["tp allreduce hidden"] == "– (one device)"
+    assert table["projection compute-bound"] == "326"  # kept, without a tag

@@ -77,6 +77,19 @@ def add_setting_arguments(p: argparse.ArgumentParser, hardware: str | None = Non
     p.add_argument("--pp", default="1", metavar="N",
                    help="pipeline stages (default 1): the layers split into N stages with the "
                    "activations sent between them")
+    p.add_argument("--ep", default="1", metavar="N",
+                   help="expert-parallel devices of a mixture-of-experts model (default 1): "
+                   "the routed experts spread over N devices, each with its own --batch "
+                   "sequences, the dispatch and combine all-to-alls of every MoE layer; N must "
+                   "divide the experts")
+    p.add_argument("--cp", default="1", metavar="N",
+                   help="context-parallel devices (default 1): ring attention, the prompt split "
+                   "over N devices, K/V blocks passed around the ring under the attention")
+    p.add_argument("--network", metavar="NAME|PATH",
+                   help="the network between nodes (hardware/network/: InfiniBand-NDR, "
+                   "InfiniBand-HDR, RoCE-400G, or a .toml path): a collective whose devices "
+                   "leave one node (the device file's interconnect.devices_per_node) is timed "
+                   "at it")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -108,10 +121,13 @@ def _options(args: argparse.Namespace) -> dict:
 
 
 def parallel_options(args: argparse.Namespace) -> dict:
-    """``tp``, ``pp`` and ``overlap`` from ``--tp``, ``--pp`` and ``--overlap``."""
+    """``tp``, ``pp``, ``ep``, ``cp``, ``overlap`` and ``network`` from their flags."""
     (tp,) = parse_ints(args.tp, "--tp", single=True)
     (pp,) = parse_ints(args.pp, "--pp", single=True)
-    return {"tp": tp, "pp": pp, "overlap": args.overlap}
+    (ep,) = parse_ints(args.ep, "--ep", single=True)
+    (cp,) = parse_ints(args.cp, "--cp", single=True)
+    return {"tp": tp, "pp": pp, "ep": ep, "cp": cp, "overlap": args.overlap,
+            "network": args.network}
 
 
 def run_prefill(args: argparse.Namespace) -> int:

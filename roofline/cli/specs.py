@@ -82,6 +82,7 @@ def _hardware_show(args: argparse.Namespace) -> int:
         ("interconnect.directions", hw.interconnect_directions
          if hw.interconnect_bandwidth is not None else None, ""),
         ("interconnect.latency", hw.interconnect_latency, "s"),
+        ("interconnect.devices_per_node", hw.devices_per_node, ""),
         ("efficiency.flops", hw.flops_efficiency, ""),
         ("efficiency.bandwidth", hw.bandwidth_efficiency, ""),
     ):

@@ -22,6 +22,7 @@ from .bounds import memory_time, op_time
 from .branches import Branch, Crossover
 from .decode import decode_operations, model_kv_cache_bytes
 from .entry import Entry
+from .parallel_crossovers import parallel_crossovers
 from .transformer import (Architecture, Operation, prefill_operations, total_bytes, total_flops,
                           weight_bytes)
 
@@ -194,7 +195,7 @@ def crossovers(arch: Architecture = Architecture(),
         total_flops(dec), P_peak * _memory(dec), "intensity",
         ("one decode step; projections of one layer as one operation",), True))
     out += _new_family_crossovers(arch)
-    out += _tensor_parallel_crossovers(arch, caches)
+    out += parallel_crossovers(arch, caches)
     return {c.name: c for c in out}
 
 
@@ -217,44 +218,6 @@ def _new_family_crossovers(arch: Architecture) -> list[Crossover]:
         ("one layer's decode operations that differ between the forms, each form as one "
          "operation at its roof", "B sequences, one new token each",
          "main branch: both forms memory-bound"), memory_bound=(naive, absorbed))]
-
-
-# --- issue 13: tensor parallelism (appended) -------------------------------------------------
-def _tensor_parallel_crossovers(arch: Architecture, caches: tuple[str, ...]) -> list[Crossover]:
-    """Crossovers of N_tp-way tensor parallelism (:mod:`roofline.derive.tensor_parallel`):
-    the prompt length above which a layer's all-reduces take less time than its compute (they
-    can then be hidden under it), the degree beyond which they take more time than the device's
-    share of the layers' roofline time, and the smallest degree whose memory holds one device's
-    weights and KV cache."""
-    from ..symbols import N_tp
-    from . import tensor_parallel as tp
-
-    layers = tp.layer_operations_per_device(arch, "kernel", caches)  # the default attention
-    comm = [op for op in tp.tp_prefill_operations(arch, "kernel", True, caches)
-            if op.name.startswith("tp.all_reduce.") and op.count != 1]  # the layers' own
-    link = sum((op.count * op.levels[0][1] for op in comm), Integer(0)) / tp.beta_link
-    source = f"{tp.SOURCE}; {tp.comm.SOURCE}"
-    held = tp.device_weight_bytes(arch) + tp.device_kv_cache_bytes(arch)
-    return [
-        _cross("tp_allreduce_hidden_tokens",
-               "prompt length above which a layer's all-reduces take less time than its "
-               "compute (FLOP time) on one tensor-parallel device: overlapped, they are hidden",
-               "tokens", source, T, total_flops(layers) / P_peak, link, "hidden",
-               ("N_tp devices; ring all-reduces of B·T·D·b_a bytes, two per layer",
-                "compute: the device's share of the layers' FLOPs at P_peak")),
-        _cross("tp_communication_dominates_degree",
-               "tensor-parallel degree beyond which a layer's all-reduces take longer than the "
-               "device's share of its roofline time (at the model's context length)", "devices",
-               source, N_tp, link, _sum_time(layers), "balance",
-               ("T at the model's context length; B sequences",
-                "the layers' operations as one at their roof; ring all-reduces")),
-        _cross("tp_fits_memory_degree",
-               "smallest tensor-parallel degree whose device memory holds one device's weights "
-               "and KV cache (at the model's context length); round it up to a degree the heads "
-               "allow", "devices", source, N_tp, C_mem, held, "balance",
-               ("weights and KV cache resident; activations ignored",
-                "KV heads replicated where N_tp > n_kv")),
-    ]
 
 
 def entries() -> list[Entry]:

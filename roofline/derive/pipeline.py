@@ -16,18 +16,29 @@ each, the activations sent from stage to stage.
   (N_pp − 1)/(c + N_pp − 1) of that span (GPipe §2.2: bubble overhead O((K−1)/(M+K−1)) for K
   stages and M micro-batches). Chunk attention's extra traffic (each chunk re-reads the cache of
   the chunks before it) is :mod:`roofline.derive.service`'s, and left out here.
+- Serving through the pipeline (DistServe §3.1, inter-op): a new prompt enters the first stage
+  as soon as the one before has left it, so the queue's service time is the slowest stage's,
+  s = max_k t_k (its layers, the edge it holds, the send it makes), and a prompt's execution,
+  the time it spends once it is served, the stages' sum e = Σ_k t_k. The M/G/1 queue
+  (Pollaczek–Khinchine) then gives the mean TTFT e + R·E[s²]/(2(1 − R·E[s]))
+  (:func:`interop_ttft`); two equal stages of t/2 without sends give DistServe's Eq. 2,
+  t + R·t²/(4(2 − R·t)) (tested). The layers are split as vLLM splits them
+  (``vllm/distributed/utils.py``, ``get_pp_indices``: L // N_pp each, the remainder one each to
+  the stages before the last, which holds the final norm and the LM head;
+  :func:`stage_layer_counts`); the embedding is the first stage's.
 """
 
 from __future__ import annotations
 
 from sympy import Expr
 
-from ..symbols import B, D, L, N_pp, T, b_a, c_chunk, t_pre
+from ..symbols import B, D, L, N_pp, R, T, b_a, c_chunk, t_mean, t_pre, t_sq
 from . import comm
 from .entry import Entry
 
-__all__ = ["SOURCE", "stage_layers", "boundary_bytes", "send_time", "single_prompt_time",
-           "bubble_fraction", "chunked_time", "chunked_speedup", "entries"]
+__all__ = ["SOURCE", "stage_layers", "stage_layer_counts", "boundary_bytes", "send_time",
+           "single_prompt_time", "bubble_fraction", "chunked_time", "chunked_speedup",
+           "interop_ttft", "entries"]
 
 SOURCE = ("GPipe (Huang et al. 2019, arXiv 1811.06965) §2 (partition boundaries, bubble "
           "(K−1)/(M+K−1)); Megatron-LM 2 (Narayanan et al. 2021, arXiv 2104.04473) §2.2; "
@@ -37,6 +48,19 @@ SOURCE = ("GPipe (Huang et al. 2019, arXiv 1811.06965) §2 (partition boundaries
 def stage_layers() -> Expr:
     """Layers per stage: L/N_pp (the layers split evenly)."""
     return L / N_pp
+
+
+def stage_layer_counts(layers: int, stages: int) -> list[int]:
+    """The layers of each stage, first to last, as vLLM splits them (``get_pp_indices``):
+    layers // stages each, the remainder one each to the stages before the last.
+
+    >>> stage_layer_counts(80, 2), stage_layer_counts(61, 4), stage_layer_counts(5, 2)
+    ([40, 40], [15, 15, 16, 15], [3, 2])
+    """
+    counts = [layers // stages] * stages
+    for i in range(2, layers % stages + 2):
+        counts[-i] += 1
+    return counts
 
 
 def boundary_bytes() -> Expr:
@@ -62,6 +86,7 @@ def single_prompt_time(single: Expr = t_pre) -> Expr:
 def bubble_fraction(chunks: Expr = c_chunk, stages: Expr = N_pp) -> Expr:
     """The share of the pipeline's span in which a stage is idle: (N−1)/(c+N−1).
 
+    >>> from sympy import Integer
     >>> bubble_fraction(Integer(4), Integer(4))
     3/7
     """
@@ -78,10 +103,27 @@ def chunked_speedup(chunks: Expr = c_chunk) -> Expr:
     """The single device's time over the chunked pipeline's: c·N/(c + N − 1), which tends to
     N as c → ∞ and is 1 for one chunk.
 
+    >>> from sympy import Integer
     >>> chunked_speedup(Integer(1))
     1
     """
     return chunks * N_pp / (chunks + N_pp - 1)
+
+
+def interop_ttft(execution: Expr = t_pre, stage_mean: Expr = t_mean,
+                 stage_second: Expr = t_sq, rate: Expr = R) -> Expr:
+    """Mean TTFT of prompts served through the pipeline: the execution (the stages' sum) plus
+    the M/G/1 wait of a queue whose service is the slowest stage:
+    e + R·E[s²]/(2(1 − R·E[s])).
+
+    >>> from sympy import simplify, symbols
+    >>> from roofline.derive.service import inter_op
+    >>> simplify(interop_ttft(t_pre, t_pre / 2, t_pre**2 / 4) - sum(inter_op()))
+    0
+    """
+    from .service import mg1_queueing
+
+    return execution + mg1_queueing(rate, stage_mean, stage_second)
 
 
 def entries() -> list[Entry]:
@@ -98,6 +140,12 @@ def entries() -> list[Entry]:
         Entry("pp.chunked_time", chunked_time(),
               "prefill time of a prompt in c_chunk chunks through the pipeline", "s", SOURCE,
               ("equal chunks", "sends neglected", "chunks' extra attention traffic neglected")),
+        Entry("pp.interop_ttft", interop_ttft(),
+              "mean TTFT through the pipeline: the stages' sum t_pre, then the wait of a queue "
+              "served at the slowest stage's time (moments t_mean, t_sq)", "s",
+              f"{SOURCE}; DistServe (arXiv 2401.09670) §3.1 Eq. 1–2, Pollaczek–Khinchine",
+              ("Poisson arrivals at rate R, FCFS", "service: the slowest stage",
+               "R·t_mean < 1")),
         Entry("pp.chunked_speedup", chunked_speedup(),
               "the single device's time over the chunked pipeline's", "1", SOURCE,
               ("equal chunks", "sends neglected")),

@@ -49,9 +49,9 @@ from .entry import Entry
 from .transformer import Operation, prefill_operations, total_flops, weight_bytes
 
 __all__ = ["SOURCE", "COMMUNICATION", "beta_link", "comm", "layer_operations_per_device",
-           "substitution", "shard", "allreduce_bytes",
-           "communication_operations", "tp_prefill_operations", "device_weight_bytes",
-           "device_kv_cache_bytes", "layer_communication_time", "entries"]
+           "substitution", "shard", "allreduce_bytes", "with_communication",
+           "communication_operations", "tp_prefill_operations", "tp_decode_operations",
+           "device_weight_bytes", "device_kv_cache_bytes", "layer_communication_time", "entries"]
 
 SOURCE = ("Megatron-LM (Shoeybi et al. 2019, arXiv 1909.08053) §3, Figure 3 (column- then "
           "row-parallel GEMMs, two all-reduces per layer in the forward pass); vLLM "
@@ -78,9 +78,10 @@ def shard(op: Operation) -> Operation:
                    levels=tuple((level, q.xreplace(sub)) for level, q in op.levels))
 
 
-def allreduce_bytes() -> Expr:
-    """The buffer of each of a layer's two all-reduces: the B·T token rows of width D."""
-    return B * T * D * b_a
+def allreduce_bytes(tokens: Expr = T) -> Expr:
+    """The buffer of each of a layer's two all-reduces: the B·``tokens`` token rows of width D
+    (one token per sequence in a decode step)."""
+    return B * tokens * D * b_a
 
 
 def _link(name: str, time: Expr, count: Expr) -> Operation:
@@ -88,27 +89,22 @@ def _link(name: str, time: Expr, count: Expr) -> Operation:
                      (("link", comm.time_as_bytes(time)),))
 
 
-def communication_operations(algorithm: str = "ring") -> list[Operation]:
-    """The prefill's communication on one device: two all-reduces per layer (after the output
-    projection and after the MLP's down projection), the embedding's all-reduce, and the
-    gather of the last positions' logits (B·V·b_a bytes in all)."""
-    per = comm.allreduce_time(algorithm, N_tp, allreduce_bytes())
+def communication_operations(algorithm: str = "ring", tokens: Expr = T) -> list[Operation]:
+    """The prefill's communication on one device (``tokens`` = 1: a decode step's): two
+    all-reduces per layer (after the output projection and after the MLP's down projection),
+    the embedding's all-reduce, and the gather of the last positions' logits (B·V·b_a bytes in
+    all)."""
+    per = comm.allreduce_time(algorithm, N_tp, allreduce_bytes(tokens))
     return [_link("tp.all_reduce.attn", per, L), _link("tp.all_reduce.mlp", per, L),
             _link("tp.all_reduce.embedding", per, Integer(1)),
             _link("tp.all_gather.logits", comm.allgather_time(N_tp, B * V * b_a), Integer(1))]
 
 
-def tp_prefill_operations(arch: Architecture = Architecture(), mode: str = "tiled",
-                          smooth: bool = False, caches: Sequence[str] = ()) -> list[Operation]:
-    """One device's prefill operations under N_tp-way tensor parallelism (and the N_pp − 1
-    sends between pipeline stages, :mod:`roofline.derive.pipeline`: the stages' times add up to
-    the whole prompt's, so one prompt's prefill is the layers' operations plus the sends): each
-    single-device
-    operation's share (:func:`shard`), the all-reduces placed after the output projection and
-    after the MLP (before its residual add), the embedding's and the logits' collectives after
-    theirs."""
-    ops = [shard(op) for op in prefill_operations(arch, mode, smooth, caches)]
-    attn_ar, mlp_ar, embed_ar, gather = communication_operations()
+def with_communication(ops: Sequence[Operation], tokens: Expr = T) -> list[Operation]:
+    """``ops`` (one device's shares) with the all-reduces placed after the output projection
+    and after the MLP (before its residual add), the embedding's and the logits' collectives
+    after theirs."""
+    attn_ar, mlp_ar, embed_ar, gather = communication_operations(tokens=tokens)
     before = {"residual_add.mlp": mlp_ar}  # the MLP's output (any MLP), reduced before the add
     after = {"o_proj": attn_ar, "embedding": embed_ar, "lm_head": gather}
     out: list[Operation] = []
@@ -116,11 +112,32 @@ def tp_prefill_operations(arch: Architecture = Architecture(), mode: str = "tile
         out += [before[op.name], op] if op.name in before else [op]
         if op.name in after:
             out.append(after[op.name])
+    return out
+
+
+def tp_prefill_operations(arch: Architecture = Architecture(), mode: str = "tiled",
+                          smooth: bool = False, caches: Sequence[str] = ()) -> list[Operation]:
+    """One device's prefill operations under N_tp-way tensor parallelism (and the N_pp − 1
+    sends between pipeline stages, :mod:`roofline.derive.pipeline`: the stages' times add up to
+    the whole prompt's, so one prompt's prefill is the layers' operations plus the sends): each
+    single-device operation's share (:func:`shard`) with its collectives
+    (:func:`with_communication`)."""
+    out = with_communication([shard(op) for op in prefill_operations(arch, mode, smooth,
+                                                                      caches)])
     from . import pipeline  # N_pp stages: N_pp − 1 sends (none on one stage)
 
     last = max(i for i, op in enumerate(out) if op.name == "residual_add.mlp")
     out.insert(last + 1, _link("pp.send", pipeline.send_time(), N_pp - 1))
     return out
+
+
+def tp_decode_operations(arch: Architecture = Architecture()) -> list[Operation]:
+    """One device's decode step under N_tp-way tensor parallelism: each operation's share (its
+    weights' columns and rows, its max(1, n_kv/N_tp) heads of the KV cache) and the all-reduces
+    of the step's B token rows (B·D·b_a bytes each, two per layer)."""
+    from .decode import decode_operations
+
+    return with_communication([shard(op) for op in decode_operations(arch)], Integer(1))
 
 
 def device_weight_bytes(arch: Architecture = Architecture()) -> Expr:

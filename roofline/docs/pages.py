@@ -90,6 +90,23 @@ TITLES: dict[str, tuple[str, str]] = {
                         "weights and KV cache. The page ends with published times to first token "
                         "at several tensor-parallel degrees in `published/parallel.toml` held "
                         "against the prefill's bound."),
+    "comm": ("Collectives",
+             "The α–β cost of ring, tree and Rabenseifner all-reduce, all-gather, "
+             "reduce-scatter, all-to-all and point-to-point sends over N devices."),
+    "pipeline": ("Pipeline parallelism",
+                 "Stages and the sends between them, one prompt's time through them, the bubble "
+                 "of a chunked prompt, and the mean time to first token of a queue served at the "
+                 "slowest stage (`ttft --parallel inter`)."),
+    "expert_parallel": ("Expert parallelism",
+                        "A mixture of experts spread over N_ep devices: the dispatch and combine "
+                        "all-to-alls, one device's routed GEMMs and experts."),
+    "context_parallel": ("Context parallelism",
+                         "Ring attention over N_cp devices: the K/V blocks passed around the "
+                         "ring, the balanced causal split, and the prompt lengths above which "
+                         "the passes are hidden under the attention."),
+    "parallel": ("One device of many",
+                 "One device's share of a prefill under tensor, pipeline, expert and context "
+                 "parallelism at once: its FLOPs, weights and KV cache."),
     "service": ("Time to first token",
                 "Time to first token as queueing plus prefill execution (DistServe's M/D/1 "
                 "model and the M/G/1 generalisation), the rates solved from it, and the roofline "

@@ -14,6 +14,12 @@ REFERENCES: tuple[tuple[str, str], ...] = (
     ("Ring Attention",
      "H. Liu, M. Zaharia, P. Abbeel, \"Ring Attention with Blockwise Transformers for "
      "Near-Infinite Context\", arXiv 2310.01889, 2023."),
+    ("The Llama 3 Herd of Models",
+     "A. Dubey et al. (Llama Team, AI @ Meta), \"The Llama 3 Herd of Models\", arXiv "
+     "2407.21783, 2024."),
+    ("vllm/distributed/utils.py",
+     "vLLM, https://github.com/vllm-project/vllm , file vllm/distributed/utils.py "
+     "(get_pp_indices: the layers of each pipeline stage)."),
     ("Megatron-LM (Shoeybi",
      "M. Shoeybi, M. Patwary, R. Puri, P. LeGresley, J. Casper, B. Catanzaro, \"Megatron-LM: "
      "Training Multi-Billion Parameter Language Models Using Model Parallelism\", arXiv "

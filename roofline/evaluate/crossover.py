@@ -38,6 +38,9 @@ _GRID = tuple(_LOW * 10 ** (k / _PER_DECADE)
               for k in range(round(math.log10(_HIGH / _LOW)) * _PER_DECADE + 1))
 _DIGITS = 1e-13  # bisection stops at this relative width
 _TIE = 1e-9  # relative distance under which two arguments of a Max/Min are equal
+# A parallel crossover's group, by its name's prefix, and what it would hide.
+_GROUP = {"tp": "tp", "cp": "cp", "ep": "ep"}
+_COLLECTIVE = {"tp": "all-reduce", "cp": "K/V pass", "ep": "all-to-all"}
 
 
 @dataclass(frozen=True)
@@ -82,6 +85,7 @@ def crossover_value(setting: Setting, name: str,
     ``form``, its text, where given: the forms being written)."""
     c = setting.crossover_forms[name] if form is None else form
     vals = setting.numbers(batch=c["unknown"] != "B")
+    vals.update(setting.link_numbers(_GROUP.get(name.partition("_")[0], "tp")))  # its link
     vals.pop(c["unknown"], None)  # a degree (N_tp) as the unknown: not the setting's value
     if c["unknown"] != "T":  # a batch crossover that depends on T: at the model's context limit
         vals["T"] = setting.model.max_position
@@ -110,8 +114,9 @@ def _evaluate(name: str, c: dict[str, Any], vals: dict[str, Any],
     if "beta_link" not in vals and _LINK.search(c["grows"] + " " + c["other"]):
         return absent(f"not evaluated: {setting.hardware.name} gives no interconnect "
                       "([interconnect] bandwidth)", evaluated=False)
-    if c["kind"] == "hidden" and vals.get("N_tp") == 1:
-        return absent("one device: no all-reduce to hide (give tp > 1)")
+    group = _GROUP.get(name.partition("_")[0])
+    if c["kind"] == "hidden" and group and vals.get(f"N_{group}") == 1:
+        return absent(f"one device: no {_COLLECTIVE[group]} to hide (give {group} > 1)")
     each = _difference(c, vals)
     crossings = sign_changes(lambda x: each([x])[0], each)
     if not crossings:
@@ -289,8 +294,8 @@ def _never(c: dict[str, Any], vals: dict[str, Any], setting: Setting) -> str:
                     f"{grows(1e15) / 1e9:.4g} GB: it always fits")
         return "never: it always fits"
     if c["kind"] == "hidden":  # compute ahead of the communication from the shortest prompt
-        return ("always: the compute takes longer than the all-reduces at every prompt length, "
-                "so overlapped they are always hidden")
+        return ("always: the compute takes longer than the communication at every prompt "
+                "length, so overlapped it is always hidden")
     if c["kind"] == "cache":
         if window:
             return f"never: {window}, so the working set stays within the cache"

@@ -39,9 +39,10 @@ __all__ = ["arch_key", "derive_forms", "forms", "crossover_forms", "fingerprint"
 SHIPPED = "derived.jsonl"
 # What the forms are made from: a change to any of these makes the shipped file stale.
 _SOURCES = ("symbols.py", "catalog.py", "derive", "evaluate/forms.py")
-# Forms added with tensor parallelism (issue 13): derived on first use where a shipped file
-# written before them lacks them.
-_TP_FORMS = ("prefill_tp", "weights_tp", "kv_cache_tp")
+# Forms added with parallelism across devices (issue 13): derived on first use where a shipped
+# file written before them lacks them.
+_PARALLEL_FORMS = ("prefill_parallel", "decode_tp", "weights_parallel", "kv_cache_tp",
+                   "kv_cache_parallel")
 
 
 def arch_key(arch: Architecture, caches: Sequence[str] = ()) -> str:
@@ -126,10 +127,11 @@ def _derivers(arch: Architecture, caches: tuple[str, ...], crossovers: bool) -> 
     prefill = Derived({mode: lambda mode=mode: _ops(prefill_operations(arch, mode,
                                                                        caches=caches))
                         for mode in ATTENTION_MODES})
-    from ..derive import tensor_parallel
+    from ..derive import parallel, tensor_parallel
 
-    # one device's share under N_tp-way tensor parallelism, N_tp a symbol the setting supplies
-    prefill_tp = Derived({mode: lambda mode=mode: _ops(tensor_parallel.tp_prefill_operations(
+    # one device's share under tensor, pipeline, expert and context parallelism, the degrees
+    # symbols (N_tp, N_pp, N_ep, N_cp) that the setting supplies
+    prefill_parallel = Derived({mode: lambda mode=mode: _ops(parallel.device_prefill_operations(
         arch, mode, caches=caches)) for mode in ATTENTION_MODES})
     makers = {
         "prefill": lambda: prefill,
@@ -139,9 +141,11 @@ def _derivers(arch: Architecture, caches: tuple[str, ...], crossovers: bool) -> 
         "weights": lambda: text(weight_bytes(arch)),
         "kv_cache": lambda: text(model_kv_cache_bytes(arch)),
         "scores": lambda: text(window.largest_scores(arch)),
-        "prefill_tp": lambda: prefill_tp,
-        "weights_tp": lambda: text(tensor_parallel.device_weight_bytes(arch)),
+        "prefill_parallel": lambda: prefill_parallel,
+        "decode_tp": lambda: _ops(parallel.device_decode_operations(arch)),
+        "weights_parallel": lambda: text(parallel.device_weight_bytes(arch)),
         "kv_cache_tp": lambda: text(tensor_parallel.device_kv_cache_bytes(arch)),
+        "kv_cache_parallel": lambda: text(parallel.device_kv_cache_bytes(arch)),
     }
     if crossovers:
         makers["crossovers"] = lambda: solve_crossovers(arch, caches)
@@ -221,7 +225,7 @@ def forms(arch: Architecture, caches: tuple[str, ...] = ()) -> Mapping[str, Any]
         def later(key: str) -> Callable[[], Any]:
             return lambda: _derivers(arch, caches, crossovers=False)[key]
         made = {k: (lambda v=v: v) for k, v in shipped.items() if k != "crossovers"}
-        return Derived({**{k: later(k) for k in _TP_FORMS if k not in made}, **made})
+        return Derived({**{k: later(k) for k in _PARALLEL_FORMS if k not in made}, **made})
     return _derivers(arch, caches, crossovers=False)
 
 

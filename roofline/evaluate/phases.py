@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from ..errors import InputError
 from . import arith
 from .compiled import CompiledOp, compile_ops
+from .links import linked
 from .setting import Setting
 
 if TYPE_CHECKING:
@@ -29,6 +30,7 @@ __all__ = ["roofline_time", "level_time", "OpResult", "PrefillPoint", "DecodeRes
 
 
 _INF = float("inf")
+_LINKS = ("link", "network")  # the levels that time communication (roofline.evaluate.links)
 
 
 def roofline_time(flops: Any, nbytes: Any, peak: float, bandwidth: float) -> Any:
@@ -104,6 +106,7 @@ class DecodeResult:
     intensity: float
     bound: str
     kv_cache_bytes: float
+    communication_s: float = 0.0  # its all-reduces under tensor parallelism
 
 
 def operations(setting: Setting, array: bool = False) -> list[CompiledOp]:
@@ -119,9 +122,12 @@ def _compiled(setting: Setting, phase: str, array: bool) -> list[CompiledOp]:
         if not setting.parallel:
             return compile_ops(setting.forms["prefill"][setting.attention], numbers, ("T",), array,
                             bandwidths)
-        ops = [op for op in setting.forms["prefill_tp"][setting.attention]  # one device's share
-               if setting.tp > 1 or not op["name"].startswith("tp.")]  # no all-reduce on one
-        return compile_ops(ops, numbers, ("T",), array, bandwidths)
+        degree = {"tp": setting.tp, "ep": setting.ep, "cp": setting.cp}
+        ops = [op for op in setting.forms["prefill_parallel"][setting.attention]  # one device's
+               if degree.get(op["name"].partition(".")[0], 2) > 1]  # share; no collective on one
+        return linked(setting, ops, ("T",), array, compile_ops)
+    if phase == "decode" and setting.tp > 1:  # one device's share, with its all-reduces
+        return linked(setting, setting.forms["decode_tp"], ("T_ctx", "T"), array, compile_ops)
     return compile_ops(setting.forms["decode"], numbers, ("T_ctx", "T"), array, bandwidths)
 
 
@@ -187,7 +193,7 @@ def prefill(setting: Setting, prompts: Sequence[int]) -> list[PrefillPoint]:
             column, t_col = _level_column(op, tokens, f_col, q_col, peak, bw)
             for i, r in enumerate(column):
                 for level, served in r.levels:
-                    if level != "link":  # the link's bytes are not memory traffic
+                    if level not in _LINKS:  # a link's bytes are not memory traffic
                         beyond.setdefault(level, [0.0] * len(tokens))[i] += served - r.bytes
         else:
             column, t_col = _roofline_column(op, f_col, q_col, peak, bw)
@@ -195,6 +201,8 @@ def prefill(setting: Setting, prompts: Sequence[int]) -> list[PrefillPoint]:
         flops.append(f_col)
         nbytes.append(q_col)
         times.append(t_col)
+    if setting.cp > 1:  # ring attention: the K/V passes overlap the attention
+        _overlap(columns, times, within=("attention",), hidden="cp.")
     if setting.overlap:
         _overlap(columns, times)
     bandwidths = setting.level_bandwidths
@@ -268,14 +276,19 @@ def exposed_fraction(compute: Any, communication: Any) -> Any:
     return float(out) if out.ndim == 0 else out
 
 
-def _overlap(columns: list[list[OpResult]], times: list[list[float]]) -> None:
-    """Each communication operation's time cut to its exposed share, in place."""
-    comm = [k for k, col in enumerate(columns) if col and col[0].kind == "communication"]
+def _overlap(columns: list[list[OpResult]], times: list[list[float]],
+             within: tuple[str, ...] | None = None, hidden: str = "") -> None:
+    """Each communication operation's time (those named ``hidden``…) cut to its exposed share
+    under the compute (of the kinds ``within``; all by default), in place."""
+    comm = [k for k, col in enumerate(columns) if col and col[0].kind == "communication"
+            and col[0].name.startswith(hidden)]
+    under = [k for k, col in enumerate(columns) if col and col[0].kind != "communication"
+             and (within is None or col[0].kind in within)]
     if not comm:
         return
     for i in range(len(times[0])):
         c = sum(times[k][i] for k in comm)
-        share = exposed_fraction(sum(t[i] for t in times) - c, c)
+        share = exposed_fraction(sum(times[k][i] for k in under), c)
         for k in comm:
             times[k][i] *= share
             columns[k][i] = columns[k][i]._replace(time_s=times[k][i])
@@ -287,15 +300,20 @@ def prefill_time(setting: Setting, prompts: np.ndarray | Sequence[int]) -> np.nd
 
     tokens = np.asarray(prompts, dtype=float)
     peak, bw = setting.peak, setting.bandwidth
-    total, comm = np.zeros(tokens.shape), np.zeros(tokens.shape)
+    total, comm, attn, ring = (np.zeros(tokens.shape) for _ in range(4))
     for op in operations(setting, array=True):
         t = roofline_time(op.flops(tokens), op.bytes(tokens), peak, bw)
         for _, level_bw, q in op.levels:
             t = np.maximum(t, q(tokens) / level_bw)
-        if op.kind == "communication":
+        if op.name.startswith("cp.") and op.kind == "communication":
+            ring = ring + op.count * t
+        elif op.kind == "communication":
             comm = comm + op.count * t
         else:
             total = total + op.count * t
+            if op.kind == "attention":
+                attn = attn + op.count * t
+    comm = comm + np.maximum(0.0, ring - attn)  # ring attention hides its passes
     if setting.overlap:  # hidden under the compute: max(compute, communication)
         return np.maximum(total, comm)
     return total + comm
@@ -304,11 +322,12 @@ def prefill_time(setting: Setting, prompts: np.ndarray | Sequence[int]) -> np.nd
 def memory_bytes(setting: Setting, tokens: int) -> float:
     """Device memory a prefill of ``tokens`` tokens (the setting's batch) holds at its peak: the
     weights, the KV cache it builds, and with naive attention one layer's score matrix
-    (the derived forms ``weights``, ``kv_cache``, ``scores``)."""
+    (the derived forms ``weights``, ``kv_cache``, ``scores``; one device's share of the
+    weights and KV cache where several run it)."""
     vals = {**setting.numbers(), "T": tokens}
-    tp = "_tp" if setting.tp > 1 else ""  # one device's share of weights and KV cache
-    used = arith.value(setting.forms[f"weights{tp}"], vals) \
-        + arith.value(setting.forms[f"kv_cache{tp}"], vals)
+    share = "_parallel" if setting.parallel else ""
+    used = arith.value(setting.forms[f"weights{share}"], vals) \
+        + arith.value(setting.forms[f"kv_cache{share}"], vals)
     if setting.attention == "naive":
         used += arith.value(setting.forms["scores"], vals)
     return used
@@ -319,7 +338,7 @@ def check_memory(setting: Setting, tokens: int, what: str) -> str | None:
     fit in the device's memory; None where it fits, or where the weights alone do not (the
     setting's own warning says so)."""
     used, capacity = memory_bytes(setting, tokens), setting.hardware.memory_capacity
-    weights = arith.value(setting.forms["weights_tp" if setting.tp > 1 else "weights"],
+    weights = arith.value(setting.forms["weights_parallel" if setting.parallel else "weights"],
                           setting.numbers())
     if used <= capacity or weights > capacity:  # fits, or the weights alone do not (said apart)
         return None
@@ -330,9 +349,13 @@ def check_memory(setting: Setting, tokens: int, what: str) -> str | None:
 
 
 def decode(setting: Setting, context: int) -> DecodeResult:
-    """One decode step of ``setting.batch`` sequences at ``context`` cached tokens."""
+    """One decode step of ``setting.batch`` sequences at ``context`` cached tokens; under tensor
+    parallelism one device's share of it, with the step's all-reduces (not overlapped) and its
+    share of the KV cache (the other splits are not applied to the decode step)."""
     check_count(context, "context")
     peak, bw = setting.peak, setting.bandwidth
     results = _results(_compiled(setting, "decode", False), peak, bw, context, context)
-    kv = arith.value(setting.forms["kv_cache"], {**setting.numbers(), "T": context})
-    return DecodeResult(context, setting.batch, *_totals(results, peak, bw), kv)
+    kv = arith.value(setting.forms["kv_cache_tp" if setting.tp > 1 else "kv_cache"],
+                     {**setting.numbers(), "T": context})
+    comm = sum(r.time_s for r in results if r.kind == "communication")
+    return DecodeResult(context, setting.batch, *_totals(results, peak, bw), kv, comm)

@@ -15,7 +15,9 @@ from ..errors import InputError
 from ..specs.dtypes import STORAGE_DTYPES, bytes_per_element
 from ..specs.hardware import Hardware
 from ..specs.model import ModelShape
+from ..specs.network import Network
 from .forms import crossover_forms, forms
+from .links import Link, resolve
 
 if TYPE_CHECKING:
     from sympy import Expr, Symbol
@@ -84,6 +86,9 @@ class Setting:
     tp: int = 1  # tensor-parallel degree N_tp (roofline.derive.tensor_parallel)
     pp: int = 1  # pipeline stages N_pp (roofline.derive.pipeline)
     overlap: bool = False  # tensor parallelism's all-reduces hidden under compute (bound)
+    ep: int = 1  # expert-parallel degree N_ep (roofline.derive.expert_parallel)
+    cp: int = 1  # context-parallel degree N_cp (roofline.derive.context_parallel)
+    network: Network | None = None  # the link between nodes (roofline.evaluate.links)
 
     def __post_init__(self) -> None:
         if self.attention not in ATTENTION_MODES:
@@ -106,13 +111,15 @@ class Setting:
                 raise InputError(name, f"must be one of {', '.join(STORAGE_DTYPES)}", dtype)
 
     def _check_parallel(self) -> None:
-        """tp and pp: positive integers; tp divides the query heads and is a divisor or a
+        """tp, pp, ep, cp: positive integers; tp divides the query heads and is a divisor or a
         multiple of the KV heads (vLLM's rule: ``total_num_heads % tp_size == 0``, KV heads
-        split or replicated); pp at most the layers; more than one device needs the device
-        file's interconnect."""
+        split or replicated); pp at most the layers; ep above 1 only for a mixture of experts,
+        and a divisor of its routed experts (each device holds n_e/N_ep whole experts); more
+        than one device needs the device file's interconnect, and a group that leaves a node
+        the network between nodes (:mod:`.links`)."""
         heads, kv, layers = (self.model.num_heads, self.model.num_kv_heads,
                              self.model.num_layers)
-        for name, n in (("tp", self.tp), ("pp", self.pp)):
+        for name, n in (("tp", self.tp), ("pp", self.pp), ("ep", self.ep), ("cp", self.cp)):
             if isinstance(n, bool) or not isinstance(n, int) or n < 1:
                 raise InputError(name, "must be a positive integer", n)
         if self.tp > heads:
@@ -127,18 +134,74 @@ class Setting:
         if self.pp > layers:
             raise InputError("pp", f"must be at most {self.model.name}'s {layers} layers",
                              self.pp)
+        experts = self.model.num_experts
+        if self.ep > 1 and experts == 1:
+            raise InputError("ep", f"needs a mixture-of-experts model; {self.model.name} is "
+                             "dense (no experts to spread over devices)", self.ep)
+        if experts % self.ep:
+            raise InputError("ep", f"must divide {self.model.name}'s {experts} routed experts "
+                             "(each device holds whole experts)", self.ep)
         if not isinstance(self.overlap, bool):
             raise InputError("overlap", "must be true or false", self.overlap)
-        for name, n in (("tp", self.tp), ("pp", self.pp)):
+        if self.network is not None and not isinstance(self.network, Network):
+            raise InputError("network", "must be a network file's record (load_network)",
+                             self.network)
+        for name, n in (("tp", self.tp), ("pp", self.pp), ("ep", self.ep), ("cp", self.cp)):
             if n > 1 and self.hardware.link_bandwidth() is None:
                 raise InputError(name, f"{n} devices need an interconnect, which "
                                  f"{self.hardware.name}'s file does not give "
                                  "([interconnect] bandwidth)", n)
+        _ = self.links  # a group that leaves a node needs the network: refused now
+
+    @cached_property
+    def links(self) -> dict[str, Link]:
+        """The link of each collective's group ("tp", "cp", "ep", "pp"; "network" where given):
+        the interconnect inside a node, the network beyond (:func:`.links.resolve`)."""
+        return resolve(self.hardware, self.network, self.tp, self.cp, self.ep, self.pp)
+
+    @property
+    def across_nodes(self) -> tuple[str, ...]:
+        """The groups whose collectives (for "pp": some of whose sends) leave a node and are
+        timed at the network."""
+        from .links import crossing_boundaries
+
+        out = [g for g in ("tp", "cp", "ep") if g in self.links
+               and self.links[g].level == "network"]
+        if self.pp > 1 and crossing_boundaries(self.tp * self.cp * self.ep, self.pp,
+                                               self.hardware.devices_per_node):
+            out.append("pp")
+        return tuple(out)
+
+    @property
+    def parallel_words(self) -> str:
+        """The splits in words, for a table's title: ", tensor parallel over 8 devices (...),
+        ...; one device's share" ("" on one device)."""
+        parts = []
+        if self.tp > 1:
+            parts.append(f"tensor parallel over {self.tp} devices (all-reduces "
+                         f"{'overlapped with' if self.overlap else 'after'} the compute)")
+        if self.cp > 1:
+            parts.append(f"context parallel over {self.cp} (ring attention)")
+        if self.ep > 1:
+            parts.append(f"expert parallel over {self.ep} (each with its own batch)")
+        if self.pp > 1:
+            parts.append(f"{self.pp} pipeline stages")
+        if not parts:
+            return ""
+        across = self.across_nodes
+        where = (f"; {', '.join(across)} across nodes over {self.network.name}"
+                 if across and self.network is not None else "")
+        return ", " + ", ".join(parts) + f"; one device's share{where}"
+
+    def link_numbers(self, group: str) -> dict[str, float]:
+        """``alpha_link`` and ``beta_link`` of ``group``'s link ({} without an interconnect)."""
+        link = self.links.get(group)
+        return {} if link is None else {"alpha_link": link.alpha, "beta_link": link.beta}
 
     @property
     def parallel(self) -> bool:
         """Whether more than one device runs the prefill."""
-        return self.tp > 1 or self.pp > 1
+        return self.tp > 1 or self.pp > 1 or self.ep > 1 or self.cp > 1
 
     def check_attention(self) -> None:
         """A tiled mode needs the device's SRAM per SM: an InputError where the file lacks it
@@ -206,6 +269,8 @@ class Setting:
         out = level_bandwidths(self.hardware)
         if self.parallel:  # communication is timed at the link (its time as link bytes)
             out["link"] = self.hardware.link_bandwidth()
+            if "network" in self.links:
+                out["network"] = self.links["network"].beta
         return out
 
     def numbers(self, batch: bool = True) -> dict[str, int | float]:
@@ -218,11 +283,9 @@ class Setting:
             "b_a": _number(bytes_per_element(p["activations"])),
             "b_kv": _number(bytes_per_element(p["kv_cache"])),
             **self.model.values(),
-            "N_tp": self.tp, "N_pp": self.pp,
+            "N_tp": self.tp, "N_pp": self.pp, "N_ep": self.ep, "N_cp": self.cp,
         }
-        if self.hardware.link_bandwidth() is not None:
-            out["beta_link"] = self.hardware.link_bandwidth()
-            out["alpha_link"] = self.hardware.link_latency()
+        out.update(self.link_numbers("tp"))  # the tensor-parallel group's link by default
         if batch:
             out["B"] = self.batch
         return out

@@ -84,6 +84,8 @@ def _draw_ceilings(ax: Axes, s: Setting, color: str, x: tuple[float, float],
     roof = s.hardware.peak(s.dtype)
     # the hierarchical roofline's ceilings: one device only (several would crowd the axes)
     for level, level_bw in (s.level_bandwidths if not several else {}).items():
+        if level not in _style.LEVEL:  # the interconnect or network: no memory ceiling
+            continue
         style, _, name = _style.LEVEL[level]
         ax.plot([x[0], roof / level_bw], [x[0] * level_bw, roof], color=color, lw=1.0,
                 ls=style, alpha=0.8, gid=f"ceiling-{level}:{s.hardware.name}",

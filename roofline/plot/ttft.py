@@ -55,7 +55,7 @@ def plot_ttft(mean: float, second: float | None = None, *, parallel: str | None 
               compare: bool = False, device: str = "", model: str = "", dtype: str = "",
               prompt: str = "", rate: float | None = None, batching: Batching | None = None,
               chunked: tuple[int, float] | None = None, points: int = 200,
-              ax: Axes | None = None) -> Axes:
+              queue: serving.QueueModel | None = None, ax: Axes | None = None) -> Axes:
     """Mean TTFT against arrival rate, from 0 to 98 % of the rate where the load reaches 1 (or
     further, to show every marked rate with a margin).
 
@@ -68,17 +68,22 @@ def plot_ttft(mean: float, second: float | None = None, *, parallel: str | None 
     total; ``batching`` adds the TTFT of the first (wait (B − 1)/R plus the batch's execution)
     and last prompt of a batch; ``chunked`` = (chunk, execution) adds the total TTFT when each
     prompt is prefilled in chunks of that size with that execution time (one length).
+    ``queue``: the configuration's queue where it is not the one ``mean``, ``parallel`` and
+    ``speedup`` make (inter-op with the model's stage times: it is then also the inter-op curve
+    of ``compare``, whose crossing with intra-op is found numerically).
     """
     import matplotlib.pyplot as plt
 
     ax = plt.gca() if ax is None else ax
-    queue = serving.queue_model(mean, second, parallel, speedup, replicas)
+    derived = queue is not None and parallel == "inter"
+    if queue is None:
+        queue = serving.queue_model(mean, second, parallel, speedup, replicas)
     queues = [queue]
     if compare:
         if speedup is None:
             raise InputError("speedup", "comparing intra-op with inter-op needs a speedup K in "
                              "(1, 2]")
-        inter = serving.queue_model(mean, second, "inter", None, replicas)
+        inter = queue if derived else serving.queue_model(mean, second, "inter", None, replicas)
         intra = serving.queue_model(mean, second, "intra", speedup, replicas)
         queues += [inter, intra]
     label = _config(parallel, speedup) + (f", {replicas} replicas" if replicas > 1 else "")
@@ -138,8 +143,8 @@ def plot_ttft(mean: float, second: float | None = None, *, parallel: str | None 
                     label=f"at {per_second(rate)}: {point.total_s:.3g} s")
     if compare:
         one_length = second is None or math.isclose(second, mean**2, rel_tol=1e-12)
-        cross = (serving.inter_beats_intra_rate(mean, speedup) * replicas if one_length
-                 else _crossing(rates, *curves.values()))
+        cross = (serving.inter_beats_intra_rate(mean, speedup) * replicas
+                 if one_length and not derived else _crossing(rates, *curves.values()))
         if cross is not None and math.isfinite(cross) and cross <= rates[-1]:
             ax.axvline(cross, color="tab:red", linestyle="-.", linewidth=1,
                        label=f"inter-op wins above {per_second(cross)}")
@@ -167,4 +172,4 @@ def plot_ttft_result(result: TTFTResult, *, compare: bool = False, points: int =
                      compare=compare, device=s.hardware.name, model=s.model.name,
                      dtype=f"{s.dtype}, {s.attention} attention", prompt=prompt,
                      rate=result.rate, batching=result.batching, chunked=chunked,
-                     points=points, ax=ax)
+                     points=points, queue=result.queue if result.stage_s else None, ax=ax)

@@ -63,11 +63,14 @@ class QueueModel:
 
 
 def queue_model(mean: float, second: float | None = None, parallel: str | None = None,
-                speedup: float | None = None, replicas: int = 1) -> QueueModel:
+                speedup: float | None = None, replicas: int = 1,
+                stage: tuple[float, float, float] | None = None) -> QueueModel:
     """The queue of a prefill of execution-time moments (E[t], E[t²]) (one length: E[t]²).
 
-    ``parallel``: None, "inter" (two pipeline stages of t/2, DistServe Eq. 2) or "intra" (speedup
-    K in (1, 2], Eq. 3).
+    ``parallel``: None, "inter" (pipeline stages: ``stage`` = (E[e], E[s], E[s²]), the mean
+    time of a prompt through the stages and the moments of the slowest stage's time, from the
+    model, :func:`roofline.derive.pipeline.interop_ttft`; without it two stages of t/2,
+    DistServe Eq. 2) or "intra" (speedup K in (1, 2], Eq. 3).
     """
     second = mean**2 if second is None else second
     if not (mean > 0 and second > 0):
@@ -80,6 +83,8 @@ def queue_model(mean: float, second: float | None = None, parallel: str | None =
     if parallel == "inter":
         if speedup is not None:
             raise InputError("speedup", "applies only with intra-op parallelism", speedup)
+        if stage is not None:
+            return QueueModel(*stage, replicas)
         return QueueModel(mean, mean / 2, second / 4, replicas)
     if parallel == "intra":
         if speedup is None:

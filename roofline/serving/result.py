@@ -60,6 +60,7 @@ class TTFTResult:
     batching: Batching | None = None
     chunking: Chunking | None = None
     speedup_derived: bool = False  # K from the model (two tensor-parallel devices), not given
+    stage_s: tuple[float, ...] | None = None  # inter-op: each stage's mean time, from the model
 
     @property
     def rate(self) -> float | None:
@@ -73,6 +74,7 @@ class TTFTResult:
             "weight_dtype": s.weight_dtype, "kv_dtype": s.kv_dtype, "attention": s.attention,
             "parallel": self.parallel, "speedup": self.speedup,
             "speedup_derived": self.speedup_derived, "replicas": self.replicas,
+            "stage_s": None if self.stage_s is None else list(self.stage_s),
             "slo_s": self.slo,
             **({"prompt": self.prompt} if self.prompt_dist is None else
                {"prompt_dist": self.prompt_dist}),
@@ -105,7 +107,11 @@ class TTFTResult:
         """The configuration in words: prompt, parallelism, replicas."""
         prompt = (f"prompt {self.prompt} tokens" if self.prompt_dist is None else
                   f"prompt lengths from {self.prompt_dist}: execution is the mean over them")
-        parallel = ("two-way inter-op (pipeline) parallelism" if self.parallel == "inter" else
+        stages = ("" if self.stage_s is None else
+                  " (stage times from the model: " + " and ".join(si(t, "s") for t in self.stage_s)
+                  + "; the queue served at the slowest)")
+        parallel = ("two-way inter-op (pipeline) parallelism" + stages
+                    if self.parallel == "inter" else
                     f"two-way intra-op parallelism, speedup K = {self.speedup:g}"
                     + (" (derived: t(1 device)/t(2 devices, tensor parallel), from the model)"
                        if self.speedup_derived else "")

@@ -40,7 +40,8 @@ _SECTIONS: dict[str, dict[str, str]] = {
     "memory": {"bandwidth": "bytes/s", "capacity": "bytes"},
     "on_chip": {"sram_per_sm": "bytes", "sram_bandwidth": "bytes/s", "sm_count": "count",
                 "l2": "bytes", "l2_bandwidth": "bytes/s", "l3": "bytes", "l3_bandwidth": "bytes/s"},
-    "interconnect": {"bandwidth": "bytes/s", "latency": "s", "directions": "count"},
+    "interconnect": {"bandwidth": "bytes/s", "latency": "s", "directions": "count",
+                     "devices_per_node": "count"},
     "efficiency": {"flops": "fraction", "bandwidth": "fraction"},
 }
 _REQUIRED = {"memory": ("bandwidth", "capacity")}
@@ -63,6 +64,7 @@ PLAUSIBLE: dict[str, tuple[float, float]] = {
     "interconnect.bandwidth": (1e6, 1e16),  # bytes/s
     "interconnect.latency": (1e-9, 1e-2),  # s per message: 1 ns to 10 ms
     "interconnect.directions": (1, 2),  # the bandwidth counts one direction, or both
+    "interconnect.devices_per_node": (1, 10**6),  # devices the interconnect joins (a node, a pod)
 }
 
 
@@ -92,6 +94,7 @@ class Hardware:
     interconnect_bandwidth: float | None = None  # bytes/s, as the vendor quotes it
     interconnect_latency: float | None = None  # s per message (one step of a collective)
     interconnect_directions: int = 1  # 2: the bandwidth figure counts both directions
+    devices_per_node: int | None = None  # devices the interconnect joins; beyond: the network
     flops_efficiency: float = 1.0  # achievable fraction of peak FLOP/s
     bandwidth_efficiency: float = 1.0  # achievable fraction of peak bandwidth
     # "memory.bandwidth" → the source text, for every quantity given
@@ -145,6 +148,7 @@ class Hardware:
             "interconnect_bandwidth": self.interconnect_bandwidth,
             "interconnect_latency": self.interconnect_latency,
             "interconnect_directions": self.interconnect_directions,
+            "devices_per_node": self.devices_per_node,
             "flops_efficiency": self.flops_efficiency,
             "bandwidth_efficiency": self.bandwidth_efficiency,
             "sources": dict(self.sources), "quantity_notes": dict(self.quantity_notes),
@@ -300,7 +304,7 @@ def _validate(data: Mapping[str, Any], path: Path) -> Hardware:
                 ranges[dotted] = bounds
 
     _check_levels(values, data.get("on_chip") or {}, file)
-    for key in ("latency", "directions"):
+    for key in ("latency", "directions", "devices_per_node"):
         if f"interconnect.{key}" in values and "interconnect.bandwidth" not in values:
             raise SpecError(f"{file}: interconnect.{key}",
                             "needs interconnect.bandwidth, the link it describes",
@@ -327,6 +331,7 @@ def _validate(data: Mapping[str, Any], path: Path) -> Hardware:
         interconnect_bandwidth=values.get("interconnect.bandwidth"),
         interconnect_latency=values.get("interconnect.latency"),
         interconnect_directions=int(values.get("interconnect.directions", 1)),
+        devices_per_node=values.get("interconnect.devices_per_node"),
         flops_efficiency=values.get("efficiency.flops", 1.0),
         bandwidth_efficiency=values.get("efficiency.bandwidth", 1.0),
         sources=_frozen(sources), notes=notes, provenance=_frozen(provenance),

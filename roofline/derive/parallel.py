@@ -1,0 +1,105 @@
+"""One device's share of a prefill under every parallelism at once: N_tp-way tensor
+(:mod:`.tensor_parallel`), N_pp pipeline stages (:mod:`.pipeline`), N_ep-way expert
+(:mod:`.expert_parallel`) and N_cp-way context parallelism (:mod:`.context_parallel`), with the
+collectives of each as operations of kind "communication".
+
+The splits compose because each touches other symbols: tensor parallelism divides widths
+(n_q, n_kv, F, V), expert parallelism the routed experts a device holds (n_e in the routed
+GEMMs), context parallelism the token rows (T → T/N_cp, attention over N_cp). Their devices
+multiply: N_tp·N_cp·N_ep·N_pp in all, numbered tensor-parallel fastest, then context, expert
+and pipeline (Megatron-LM's order of its process groups, Narayanan et al. 2021, arXiv
+2104.04473, §3: tensor parallelism inside a node, pipeline stages across), so that a
+collective's group spans N_tp, N_tp·N_cp and N_tp·N_cp·N_ep consecutive devices
+(:mod:`roofline.evaluate.links` times a group that leaves a node at the network). Each
+expert-parallel rank runs its own B sequences (:mod:`.expert_parallel`).
+
+With every degree 1, the compute operations are the single-device operations exactly and every
+collective takes no time (tested).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sympy import Expr
+
+from ..symbols import N_ep, T
+from . import context_parallel, expert_parallel, tensor_parallel
+from .architecture import Architecture
+from .entry import Entry
+from .transformer import Operation, total_flops
+
+__all__ = ["SOURCE", "device_prefill_operations", "device_decode_operations",
+           "device_weight_bytes", "device_kv_cache_bytes", "entries"]
+
+SOURCE = (f"{tensor_parallel.SOURCE}; {expert_parallel.SOURCE}; {context_parallel.SOURCE}; "
+          "Megatron-LM 2 (Narayanan et al. 2021, arXiv 2104.04473) §3 (the order of the "
+          "groups)")
+
+
+def device_prefill_operations(arch: Architecture = Architecture(), mode: str = "tiled",
+                              smooth: bool = False,
+                              caches: Sequence[str] = ()) -> list[Operation]:
+    """One device's prefill: the tensor-parallel shares with their all-reduces and the
+    pipeline's sends (:func:`.tensor_parallel.tp_prefill_operations`), the routed experts of
+    N_ep-way expert parallelism with their dispatch before the first routed GEMM and combine
+    after the last, then every operation on the device's T/N_cp token rows and 1/N_cp of
+    attention, with the K/V passes after the attention."""
+    ops = [expert_parallel.shard(op)
+           for op in tensor_parallel.tp_prefill_operations(arch, mode, smooth, caches)]
+    if arch.moe:
+        dispatch, combine = expert_parallel.communication_operations(arch)
+        first = next(i for i, op in enumerate(ops) if op.name == "moe.up")
+        ops.insert(first, dispatch)
+        last = next(i for i, op in enumerate(ops) if op.name == "moe.down")
+        ops.insert(last + 1, combine)
+    ops = [context_parallel.shard(op) for op in ops]
+    # each tensor-parallel rank passes the K/V of its own max(1, n_kv/N_tp) heads
+    passes = [tensor_parallel.shard(op) for op in context_parallel.communication_operations(arch)]
+    after = max(i for i, op in enumerate(ops) if op.kind == "attention")
+    return ops[:after + 1] + passes + ops[after + 1:]
+
+
+def device_decode_operations(arch: Architecture = Architecture()) -> list[Operation]:
+    """One device's decode step under tensor parallelism
+    (:func:`.tensor_parallel.tp_decode_operations`); the other splits are not applied to the
+    decode step."""
+    return tensor_parallel.tp_decode_operations(arch)
+
+
+def device_weight_bytes(arch: Architecture = Architecture()) -> Expr:
+    """Bytes of the weights one device holds: its tensor-parallel share
+    (:func:`.tensor_parallel.device_weight_bytes`) less the (1 − 1/N_ep) of the routed experts
+    that the other expert-parallel ranks hold."""
+    held = tensor_parallel.device_weight_bytes(arch)
+    if not arch.moe:
+        return held
+    routed = expert_parallel.routed_expert_bytes(arch).xreplace(tensor_parallel.substitution())
+    return held - (1 - 1 / N_ep) * routed
+
+
+def device_kv_cache_bytes(arch: Architecture = Architecture()) -> Expr:
+    """Bytes of the KV cache one device holds after the prefill: its tensor-parallel heads
+    (:func:`.tensor_parallel.device_kv_cache_bytes`) of its T/N_cp positions."""
+    from ..symbols import N_cp
+
+    return tensor_parallel.device_kv_cache_bytes(arch).xreplace({T: T / N_cp})
+
+
+def entries() -> list[Entry]:
+    moe = Architecture(moe=True)
+    note = ("Mixtral-style layer", "N_tp·N_cp·N_ep·N_pp devices",
+            "each expert-parallel rank runs its own B sequences")
+    compute = [op for op in device_prefill_operations(moe, "tiled")
+               if op.kind != tensor_parallel.COMMUNICATION]
+    return [
+        Entry("parallel.device_flops", total_flops(compute),
+              "FLOPs of one device's share of a prefill under tensor, expert and context "
+              "parallelism (tiled attention)", "FLOP", SOURCE, note),
+        Entry("parallel.device_weight_bytes", device_weight_bytes(moe),
+              "bytes of the weights one device holds (tensor and expert parallelism)", "bytes",
+              SOURCE, note[:2]),
+        Entry("parallel.device_kv_cache_bytes", device_kv_cache_bytes(Architecture()),
+              "bytes of the KV cache one device holds after the prefill (tensor and context "
+              "parallelism)", "bytes", SOURCE, ("Llama-style layer", "N_tp·N_cp devices")),
+    ]

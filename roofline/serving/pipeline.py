@@ -1,0 +1,37 @@
+"""Two-way inter-op (pipeline) serving from the model's stage times: the queue of DistServe
+§3.1's inter-op instance, served at the slowest stage (:func:`roofline.derive.pipeline.
+interop_ttft`), with the stage times of :func:`roofline.evaluate.parallel.stage_times`."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from ..errors import InputError
+
+if TYPE_CHECKING:
+    from ..evaluate import Setting
+    from ..specs.distribution import Distribution
+
+__all__ = ["inter_stages"]
+
+
+def inter_stages(s: Setting, dist: Distribution,
+                 one: bool) -> tuple[float, float, float, tuple[float, ...]]:
+    """Two-way inter-op from the model: the setting with twice its pipeline stages; E[e] of a
+    prompt's time through them (the stages' sum with the sends), (E[s], E[s²]) of the slowest
+    stage's time (``one`` prompt length: E[s]², exactly deterministic), and the mean time of
+    each stage. Where the layers cannot be split so, an InputError naming ``parallel``."""
+    from ..evaluate.parallel import stage_times
+
+    try:
+        two = replace(s, pp=2 * s.pp)
+    except InputError as err:
+        raise InputError("parallel", f"inter-op needs the layers split over {2 * s.pp} "
+                         f"pipeline stages ({err.option}: {err.rule})", err.value) from None
+    times = stage_times(two, dist.lengths)  # stages × lengths
+    through, slowest = times.sum(axis=0), times.max(axis=0)
+    w = dist.weights
+    stage_mean = float(w @ slowest)
+    stage_second = stage_mean**2 if one else float(w @ slowest**2)
+    return (float(w @ through), stage_mean, stage_second, tuple(float(x) for x in times @ w))
