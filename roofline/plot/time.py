@@ -19,7 +19,7 @@ from ..errors import InputError
 from ..evaluate import CrossoverValue, Setting
 from ..tables import count
 from . import _style
-from ._common import as_list, device_label, legend_below, title
+from ._common import as_list, device_label, title
 from ._common import crossovers as _crossovers
 
 if TYPE_CHECKING:  # pragma: no cover
