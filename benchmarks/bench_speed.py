@@ -14,6 +14,7 @@ alike.
 
 from __future__ import annotations
 
+import shutil
 import statistics
 import subprocess
 import sys
@@ -38,9 +39,15 @@ print(time.perf_counter() - start)
 """
 
 
+# Every process runs outside the checkout: ``python -m roofline`` from the repository root would
+# import the source tree (compiled afresh where bytecode is not written) instead of the installed
+# package that a user runs.
+ELSEWHERE = tempfile.mkdtemp(prefix="roofline-bench-")
+
+
 def _process(argv: list[str]) -> float:
     start = time.perf_counter()
-    subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ELSEWHERE)
     return time.perf_counter() - start
 
 
@@ -49,7 +56,8 @@ def _medians(commands: dict[str, list[str]], runs: int) -> dict[str, float]:
     for argv in commands.values():  # warm the file-system cache, not the processes; and a
         # command that fails would time its error: refuse it (an unknown name is refused by
         # design, with status 2)
-        code = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
+        code = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              cwd=ELSEWHERE).returncode
         if code != (2 if "no.such.name" in argv else 0):
             raise SystemExit(f"{' '.join(argv)} exited with status {code}")
     times: dict[str, list[float]] = {name: [] for name in commands}
@@ -79,6 +87,7 @@ def cold_starts() -> None:
 
 def api_points() -> None:
     runs = [float(subprocess.run([sys.executable, "-c", API], capture_output=True, text=True,
+                                 cwd=ELSEWHERE,
                                  check=True).stdout) for _ in range(RUNS)]
     per_point = statistics.median(runs) / 1000 * 1e6
     print(f"roofline.prefill over 1,000 prompt lengths, fresh process, import included: "
@@ -107,6 +116,12 @@ def sweep() -> None:
 
 
 if __name__ == "__main__":
-    cold_starts()
-    api_points()
-    sweep()
+    where = subprocess.run([sys.executable, "-c", "import roofline; print(roofline.__file__)"],
+                           capture_output=True, text=True, cwd=ELSEWHERE, check=True).stdout
+    print(f"timing the roofline installed at {where.strip()}")
+    try:
+        cold_starts()
+        api_points()
+        sweep()
+    finally:
+        shutil.rmtree(ELSEWHERE, ignore_errors=True)

@@ -146,9 +146,14 @@ def check_count(value: Any, name: str, what: str = "") -> int:
 
 def check_prompts(prompts: Sequence[int], name: str = "prompt") -> list[int]:
     """Prompt lengths as positive integers of at most 10⁹; anything else is an InputError."""
+    from ..specs.numbers import MAX_COUNT
+
     if len(prompts) == 0:
         raise InputError(name, "needs at least one prompt length", list(prompts))
-    return [check_count(t, name, "a prompt length ") for t in prompts]
+    tokens = list(prompts)
+    if all(type(t) is int and 0 < t <= MAX_COUNT for t in tokens):  # the common case, at once
+        return tokens
+    return [check_count(t, name, "a prompt length ") for t in tokens]
 
 
 def _result(op: CompiledOp, peak: float, bw: float, *at: Any) -> OpResult:
