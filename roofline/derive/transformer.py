@@ -30,6 +30,7 @@ SiLU 4, GELU 8 (tanh form), ReLU 1, residual add 1, a gated product 1, the embed
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 
 from collections.abc import Sequence
 
@@ -217,9 +218,16 @@ def attention_operations(arch: Architecture, mode: str, smooth: bool = False,
 def prefill_operations(arch: Architecture = Architecture(), mode: str = "tiled",
                        smooth: bool = False, caches: Sequence[str] = ()) -> list[Operation]:
     """Every operation of a prefill of B sequences of T tokens (attention in ``mode``, behind
-    the cache levels ``caches``)."""
+    the cache levels ``caches``). Derived once per argument set (the crossovers ask for each
+    mode several times); a new list each call."""
+    return list(_prefill_operations(arch, mode, smooth, tuple(caches)))
+
+
+@cache
+def _prefill_operations(arch: Architecture, mode: str, smooth: bool,
+                        caches: tuple[str, ...]) -> tuple[Operation, ...]:
     attn = attention_operations(arch, mode, smooth, caches)
-    return [*layer_operations(arch, B * T, attn), *edge_operations(arch, B * T, T)]
+    return (*layer_operations(arch, B * T, attn), *edge_operations(arch, B * T, T))
 
 
 def total_flops(ops: list[Operation], kinds: tuple[str, ...] = KINDS) -> Expr:
