@@ -80,7 +80,7 @@ def test_communication_dominates_degree_is_where_the_times_meet():
     s = api.setting("H100-SXM", "Llama-2-70B")
     vals = {**s.values(), CATALOGUE["T"].symbol: Integer(4096)}
     for n, sign in ((lo, -1), (hi, 1)):
-        d = float((c.grows - c.other).subs({**vals, CATALOGUE["N_tp"].symbol: n}))
+        d = float((c.grows - c.other).xreplace({**vals, CATALOGUE["N_tp"].symbol: Integer(n)}))
         assert math.copysign(1, d) == sign
 
 
