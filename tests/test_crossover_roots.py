@@ -63,13 +63,14 @@ def _flat(s: Setting, c) -> bool:
     return max(p.intensity for p in prefill(s, xs)) / s.ridge < 1 + 3 * NEAR
 
 
-def _changes_at(s: Setting, x: float, expected: tuple[str, str], flat: bool = False) -> bool:
+def _changes_at(s: Setting, x: float, expected: tuple[str, str], c) -> bool:
     """The bound changes around x as expected, or (an ill-conditioned root: a staircase that
     crosses the ridge several times, or a window's flat intensity) the exact intensity at x
-    is within NEAR of the ridge."""
+    is within NEAR of the ridge. Whether the regime is flat (:func:`_flat`) is asked only
+    then."""
     if _bound_around(s, x) == expected:
         return True
-    ill = s.model.head_dim not in (64, 128) or s.model.window != "none" or flat
+    ill = s.model.head_dim not in (64, 128) or s.model.window != "none" or _flat(s, c)
     point = prefill(s, [max(1, round(x))])[0]
     return ill and abs(point.intensity / s.ridge - 1) < NEAR
 
@@ -83,12 +84,11 @@ def test_prefill_crossovers_change_the_bound(hw, dtype, mode, models):
         c = crossover_value(s, name)
         if not c.exists:
             continue
-        flat = _flat(s, c)
-        assert _changes_at(s, c.value, ("memory", "compute"), flat), (model.name, c.value)
+        assert _changes_at(s, c.value, ("memory", "compute"), c), (model.name, c.value)
         if c.ends_at is not None:
             assert c.ends_at > c.value * 1.001, (model.name, c.value, c.ends_at)
-            assert _changes_at(s, c.ends_at, ("compute", "memory"), flat), (model.name,
-                                                                            c.ends_at)
+            assert _changes_at(s, c.ends_at, ("compute", "memory"), c), (model.name,
+                                                                         c.ends_at)
 
 
 def test_the_tie_that_reported_a_second_root_at_the_first():
