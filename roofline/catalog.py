@@ -5,8 +5,7 @@ at a time, never at import time. Which topic holds which name (with its meaning 
 shipped in ``roofline/derived.jsonl`` beside the derived forms, so that listing the names, or
 refusing an unknown one, needs no SymPy, and ``get`` builds only its own topic; so is every
 entry's JSON form (``record``: text, LaTeX, symbols, source), so that printing one needs none
-either. Names are
-stable: documents cite them (``derivations/<topic>.md#<name>``).
+either. Names are stable: documents cite them (``derivations/<topic>.md#<name>``).
 """
 
 from __future__ import annotations

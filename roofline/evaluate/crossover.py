@@ -177,9 +177,9 @@ def sign_changes(f: Callable[[float], float],
 
 
 def _sampled(f: Callable[[float], float], grid: list[float]) -> list[tuple[float, float]]:
-    """``f``'s values ``grid`` on the grid (points where it is NaN left out), with the vertex of
-    the parabola through three points of one sign added where it lies between them on the other
-    side."""
+    """The grid's points with ``f``'s values there, ``grid`` (points where it is NaN left out),
+    and the vertex of the parabola through three points of one sign added where it lies
+    between them on the other side."""
     points = [(x, v) for x, v in zip(_GRID, grid) if not math.isnan(v)]
     out = points[:2]
     for p2 in points[2:]:
@@ -237,7 +237,7 @@ def _bisect(f: Callable[[float], float], a: float, b: float, want: bool) -> floa
                 fa /= 2  # Illinois: halve the end that stayed
             side = 1
             probe = b - _DIGITS * b / 2  # just short of it, on the other side?
-            if settled and a < probe and (fp := f(probe)) == fp and (fp >= 0) != want:
+            if settled and a < probe and not math.isnan(fp := f(probe)) and (fp >= 0) != want:
                 a, fa = probe, fp
         else:
             a, fa = mid, fm
@@ -245,7 +245,7 @@ def _bisect(f: Callable[[float], float], a: float, b: float, want: bool) -> floa
                 fb /= 2
             side = -1
             probe = a + _DIGITS * b / 2
-            if settled and probe < b and (fp := f(probe)) == fp and (fp >= 0) == want:
+            if settled and probe < b and not math.isnan(fp := f(probe)) and (fp >= 0) == want:
                 b, fb = probe, fp
         stalls = stalls + 1 if b - a > width / 2 else 0
     return b
