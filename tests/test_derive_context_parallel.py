@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 from hypothesis import given, settings, strategies as st
-from sympy import Integer, Rational, simplify
+from sympy import Rational, simplify
 
 from roofline.derive import context_parallel as cp
 from roofline.symbols import (B, H, N_cp, P_peak, T, alpha_link, b_a, beta_link, n_kv, n_q)

@@ -3,10 +3,8 @@ device's experts."""
 
 from __future__ import annotations
 
-from fractions import Fraction
-
 import pytest
-from sympy import Integer, Rational, expand
+from sympy import Rational, expand
 
 from roofline.derive import expert_parallel as ep
 from roofline.derive.architecture import Architecture

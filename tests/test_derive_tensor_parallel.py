@@ -4,13 +4,13 @@ per-device shares add up to the whole, the communication counted by hand."""
 from __future__ import annotations
 
 import pytest
-from sympy import Integer, Max, Rational, expand, simplify
+from sympy import Rational, expand
 
 from roofline.derive import tensor_parallel as tp
 from roofline.derive.architecture import Architecture
 from roofline.derive.decode import model_kv_cache_bytes
-from roofline.derive.transformer import prefill_operations, total_flops, weight_bytes
-from roofline.symbols import (B, D, F, H, L, N_pp, N_tp, T, V, alpha_link, b_a, b_kv, b_w,
+from roofline.derive.transformer import prefill_operations, weight_bytes
+from roofline.symbols import (B, D, F, H, L, N_pp, N_tp, T, V, alpha_link, b_a, b_w,
                               beta_link, n_kv, n_q)
 
 ARCHS = {"llama": Architecture(), "moe": Architecture(moe=True),

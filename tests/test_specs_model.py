@@ -15,7 +15,6 @@ import pytest
 from roofline.derive.transformer import Architecture
 from roofline.errors import SpecError, UnknownNameError
 from roofline.specs.model import ModelShape, list_models, load_model, read_model
-from roofline.symbols import D, F, H, L, T_pos, V, n_a, n_e, n_kv, n_q
 
 FIXTURES = Path(__file__).parent / "fixtures" / "models"
 PRESETS = ("Llama-2-7B", "Llama-2-70B", "Llama-3-8B", "Llama-3-70B", "Mistral-7B",
