@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from ..derive.architecture import (ATTENTION_MODES, DEFAULT_ATTENTION, FUSIONS, KV_CACHES,
                                    MLA_DECODES, Architecture)
 from ..errors import InputError
-from ..specs.dtypes import STORAGE_DTYPES, bytes_per_element
+from ..specs.dtypes import STORAGE_DTYPES, bytes_per_element, element_bytes
 from ..specs.hardware import Hardware
 from ..specs.model import ModelShape
 from ..specs.network import Network
@@ -62,11 +62,6 @@ def device_numbers(hw: Hardware, dtype: str) -> dict[str, int | float]:
     for level in ("sram", "l2", "l3"):
         out[f"beta_{level}"] = bandwidths.get(level, _INF)
     return out
-
-
-def _number(x: Any) -> int | float:
-    """An exact integer where the value is one, else a float (a Fraction of bytes: 1/2)."""
-    return int(x) if x == int(x) else float(x)
 
 
 @dataclass(frozen=True)
@@ -279,9 +274,9 @@ class Setting:
         p = self.precision
         out: dict[str, int | float] = {
             **device_numbers(self.hardware, self.dtype),
-            "b_w": _number(bytes_per_element(p["weights"])),
-            "b_a": _number(bytes_per_element(p["activations"])),
-            "b_kv": _number(bytes_per_element(p["kv_cache"])),
+            "b_w": element_bytes(p["weights"]),
+            "b_a": element_bytes(p["activations"]),
+            "b_kv": element_bytes(p["kv_cache"]),
             **self.model.values(),
             "N_tp": self.tp, "N_pp": self.pp, "N_ep": self.ep, "N_cp": self.cp,
         }

@@ -12,11 +12,15 @@ Fraction(1, 2)
 
 from __future__ import annotations
 
-from fractions import Fraction
+from typing import TYPE_CHECKING
 
 from ..errors import UnknownNameError
 
-__all__ = ["COMPUTE_DTYPES", "STORAGE_DTYPES", "BYTES_PER_ELEMENT", "bytes_per_element"]
+if TYPE_CHECKING:
+    from fractions import Fraction
+
+__all__ = ["COMPUTE_DTYPES", "STORAGE_DTYPES", "BITS_PER_ELEMENT", "bytes_per_element",
+           "element_bytes"]
 
 # Data types a device may list a peak FLOP/s for.
 COMPUTE_DTYPES: tuple[str, ...] = ("fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp4")
@@ -24,22 +28,31 @@ COMPUTE_DTYPES: tuple[str, ...] = ("fp64", "fp32", "tf32", "bf16", "fp16", "fp8"
 STORAGE_DTYPES: tuple[str, ...] = (*COMPUTE_DTYPES, "int4")
 
 # tf32 is stored in a 32-bit word; fp4 and int4 pack two elements per byte.
-BYTES_PER_ELEMENT: dict[str, Fraction] = {
-    "fp64": Fraction(8),
-    "fp32": Fraction(4),
-    "tf32": Fraction(4),
-    "bf16": Fraction(2),
-    "fp16": Fraction(2),
-    "fp8": Fraction(1),
-    "int8": Fraction(1),
-    "fp4": Fraction(1, 2),
-    "int4": Fraction(1, 2),
-}
+BITS_PER_ELEMENT: dict[str, int] = {"fp64": 64, "fp32": 32, "tf32": 32, "bf16": 16, "fp16": 16,
+                                    "fp8": 8, "int8": 8, "fp4": 4, "int4": 4}
+
+
+def _bits(dtype: str) -> int:
+    try:
+        return BITS_PER_ELEMENT[dtype]
+    except KeyError:
+        raise UnknownNameError("data type", dtype, STORAGE_DTYPES) from None
 
 
 def bytes_per_element(dtype: str) -> Fraction:
-    """Bytes of one element of ``dtype``; :class:`UnknownNameError` lists the valid ones."""
-    try:
-        return BYTES_PER_ELEMENT[dtype]
-    except KeyError:
-        raise UnknownNameError("data type", dtype, STORAGE_DTYPES) from None
+    """Bytes of one element of ``dtype``, exact; :class:`UnknownNameError` lists the valid
+    ones."""
+    from fractions import Fraction  # for the exact path only: the numbers need no fractions
+
+    return Fraction(_bits(dtype), 8)
+
+
+def element_bytes(dtype: str) -> int | float:
+    """Bytes of one element of ``dtype`` as a number: an integer where it is one (2 for bf16),
+    else a float (0.5 for int4).
+
+    >>> element_bytes("fp8"), element_bytes("fp4")
+    (1, 0.5)
+    """
+    bits = _bits(dtype)
+    return bits // 8 if bits % 8 == 0 else bits / 8
