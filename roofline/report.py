@@ -103,7 +103,8 @@ def _derivations() -> list[str]:
 def _crossovers(table: CrossoverTable) -> list[str]:
     rows, blocks = [], []
     for name, v in table.values.items():
-        value = f"{count(v.value, v.unit)} {v.unit}" if v.exists else "never"
+        value = (f"{count(v.value, v.unit)} {v.unit}" if v.exists
+                 else "never" if v.evaluated else "–")
         tex = _crossover_latex(v)
         if len(tex) <= _LONG:
             form = f"${tex}$"

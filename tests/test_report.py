@@ -41,13 +41,16 @@ def test_contents(built):
     assert text.startswith("# Prefill roofline: Llama-3-8B on H100-SXM (bf16)\n")
     s = setting("H100-SXM", "Llama-3-8B")
     values = evaluate.crossover_values(s)
-    # the crossover table: every crossover of the catalogue, with its value or "never"
+    # the crossover table: every crossover of the catalogue, with its value, "never", or "–"
+    # where it was not evaluated (a number the device lacks; a collective on one device)
     for name, v in values.items():
         row = next(line for line in text.splitlines() if line.startswith(f"| `{name}` |"))
         # whole tokens; a count of sequences with one decimal below 1,000 (59.5, of which 59 fit)
         shown = (f"{v.value:,.0f}" if v.unit == "tokens" or v.value >= 1000
                  else f"{v.value:,.1f}") if v.exists else None
-        assert (f"{shown} {v.unit}" if v.exists else "never") in row
+        expected = f"{shown} {v.unit}" if v.exists else "never" if v.evaluated else "| – |"
+        assert expected in row, (name, row)
+    assert not values["tp_allreduce_hidden_tokens"].evaluated  # one device: nothing to hide
     # the prefill table at each prompt length, from the exact evaluation
     for p in evaluate.prefill(s, report.PROMPTS):
         assert re.search(rf"^\| {p.prompt_tokens} \| .* \| {p.bound} \|", text, re.M)

@@ -56,7 +56,9 @@ class CrossoverValue:
     exists: bool
     reason: str
     ends_at: float | None = None  # where the regime ends again (a second root), if it does
-    evaluated: bool = True  # False when the device lacks a number the crossover needs
+    # False when the device lacks a number the crossover needs, or the setting the devices it
+    # is about (a collective to hide on one device): neither "never" nor a value
+    evaluated: bool = True
     simplified: float | None = None  # the wide-layer form (activation traffic neglected)
     simplified_expr: str | None = None
     branch: str = ""  # the branch reported: each Max/Min atom's argument index (solved.choice_key)
@@ -116,7 +118,8 @@ def _evaluate(name: str, c: dict[str, Any], vals: dict[str, Any],
                       "([interconnect] bandwidth)", evaluated=False)
     group = _GROUP.get(name.partition("_")[0])
     if c["kind"] == "hidden" and group and vals.get(f"N_{group}") == 1:
-        return absent(f"one device: no {_COLLECTIVE[group]} to hide (give {group} > 1)")
+        return absent(f"one device: no {_COLLECTIVE[group]} to hide (give {group} > 1)",
+                      evaluated=False)
     each = _difference(c, vals)
     crossings = sign_changes(lambda x: each([x])[0], each)
     if not crossings:
