@@ -159,9 +159,16 @@ def check_prompts(prompts: Sequence[int], name: str = "prompt") -> list[int]:
 def _result(op: CompiledOp, peak: float, bw: float, *at: Any) -> OpResult:
     """One operation at one point, timed at compute, HBM and each further level."""
     f, q = float(op.flops(*at)) * op.count, float(op.bytes(*at)) * op.count
-    t_compute, t_memory = f / peak, q / bw
-    served = tuple((name, b, float(q_at(*at)) * op.count) for name, b, q_at in op.levels)
-    t_levels, slowest = level_time(t_memory, served)
+    served = [(name, b, float(q_at(*at)) * op.count) for name, b, q_at in op.levels]
+    return _timed(op, f, q, served, peak, bw)
+
+
+def _timed(op: CompiledOp, f: float, q: float, served: list[tuple[str, float, float]],
+           peak: float, bw: float) -> OpResult:
+    """The operation of F FLOPs, Q HBM bytes and the bytes ``served`` by each further level
+    (name, bandwidth, bytes), timed: max(F/P, Q/β, Q_level/β_level, ...) and what binds."""
+    t_compute = f / peak
+    t_levels, slowest = level_time(q / bw, served)
     if t_compute >= t_levels:
         time_s, level = t_compute, "compute"
     else:
@@ -246,24 +253,14 @@ def _roofline_column(op: CompiledOp, f_col: list[float], q_col: list[float], pea
 
 def _level_column(op: CompiledOp, tokens: list[int], f_col: list[float], q_col: list[float],
                   peak: float, bw: float) -> tuple[list[OpResult], list[float]]:
-    """One operation timed at compute, HBM and each further level, at each prompt length
-    (:func:`_result`, column by column)."""
+    """One operation timed at compute, HBM and each further level (:func:`_timed`), at each
+    prompt length, its levels' bytes evaluated column by column."""
     names = op.level_names
     served_cols = [_scaled(q_each(tokens), op.count) for q_each in op.levels_each]
-    column, t_col = [], []
-    for f, q, served_at in zip(f_col, q_col, zip(*served_cols)):
-        served = [(name, b, s) for (name, b), s in zip(names, served_at)]
-        t_compute = f / peak
-        t_levels, slowest = level_time(q / bw, served)
-        if t_compute >= t_levels:
-            time_s, level = t_compute, "compute"
-        else:
-            time_s, level = t_levels, slowest or "hbm"
-        column.append(OpResult(op.name, op.kind, op.count, f, q, f / q if q else _INF, time_s,
-                               "compute" if level == "compute" else "memory", level,
-                               tuple((name, s) for name, _, s in served)))
-        t_col.append(time_s)
-    return column, t_col
+    column = [_timed(op, f, q, [(name, b, s) for (name, b), s in zip(names, served_at)],
+                     peak, bw)
+              for f, q, served_at in zip(f_col, q_col, zip(*served_cols))]
+    return column, [r.time_s for r in column]
 
 
 def exposed_fraction(compute: Any, communication: Any) -> Any:
