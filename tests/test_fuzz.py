@@ -345,5 +345,7 @@ def test_large_hostile_files_fail_quickly(folder: Path) -> None:
         start = time.perf_counter()
         code, _, err = run(argv)
         took = time.perf_counter() - start
-        assert code == 2 and took < 4, (argv, took, err[:200])
+        # a hang or a quadratic walk over a megabyte takes far longer; 10 s leaves room for
+        # a loaded machine's start of a process
+        assert code == 2 and took < 10, (argv, took, err[:200])
         assert len(err) < 10_000, (argv, len(err))  # the one line names the value, shortened

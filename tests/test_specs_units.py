@@ -163,7 +163,9 @@ def test_a_huge_unit_is_refused_at_once_and_not_echoed() -> None:
             f"hw.toml: memory.capacity: is too long (100,003 characters; at most {MAX_LENGTH}); "
             'must be an amount of memory in bytes (e.g. "80 GB")')) as info:
         parse_quantity(text, "bytes", "hw.toml: memory.capacity")
-    assert time.perf_counter() - start < 0.05
+    # a blow-up takes seconds to minutes (pint took 70 s on such a unit); the bound is loose
+    # enough for a shared, loaded machine, where a tight one fails at random
+    assert time.perf_counter() - start < 1
     assert len(str(info.value)) < 300
 
 
@@ -173,7 +175,7 @@ def test_no_backtracking_blow_up_at_the_length_limit() -> None:
                  "1 " + "B" * (MAX_LENGTH - 2), "1e" + "1" * 62, "1" + " " * 62 + "!"):
         with pytest.raises(SpecError):
             parse_quantity(text, "bytes", "x")
-    assert time.perf_counter() - start < 0.05
+    assert time.perf_counter() - start < 1  # backtracking would take seconds (see above)
 
 
 @pytest.mark.parametrize("value, low, high, message", [
