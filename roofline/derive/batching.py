@@ -67,6 +67,18 @@ def _every_expert(expr: Expr) -> Expr:
     return expr.replace(lambda e: isinstance(e, Min) and n_e in e.args, lambda e: n_e)
 
 
+def _projections_at_ridge(arch: Architecture, rows: Expr, unknown: Symbol, what: str) -> Expr:
+    """``unknown`` at which a layer's projections over ``rows`` token rows reach the ridge:
+    Σ FLOPs = I_ridge · Σ bytes, solved by SymPy (one root, or a ValueError)."""
+    ops = projection_ops(arch, rows)
+    fl = sum((op.flops for op in ops), Integer(0))
+    by = _every_expert(sum((op.bytes for op in ops), Integer(0)))
+    roots = solve(Eq(fl, ridge() * by), unknown)
+    if len(roots) != 1:
+        raise ValueError(f"expected one {what} crossover, got {roots}")
+    return simplify(roots[0])
+
+
 def projection_crossover_rows(arch: Architecture = Architecture(), rows: Symbol = T) -> Expr:
     """Rows at which the aggregated projections of a layer reach the ridge:
     Σ FLOPs / Σ bytes = P_peak/beta_hbm, solved for ``rows``.
@@ -74,13 +86,7 @@ def projection_crossover_rows(arch: Architecture = Architecture(), rows: Symbol 
     Exists when 2·W > I_ridge·b_a·A (W weight elements, A = Σ (d_in + d_out)): otherwise the
     projections never become compute-bound. For wide layers ≈ I_ridge·b_w/2.
     """
-    ops = projection_ops(arch, rows)
-    fl = sum((op.flops for op in ops), Integer(0))
-    by = _every_expert(sum((op.bytes for op in ops), Integer(0)))
-    roots = solve(Eq(fl, ridge() * by), rows)
-    if len(roots) != 1:
-        raise ValueError(f"expected one projection crossover, got {roots}")
-    return simplify(roots[0])
+    return _projections_at_ridge(arch, rows, rows, "projection")
 
 
 def batch_stops_helping(arch: Architecture = Architecture()) -> Expr:
@@ -88,13 +94,7 @@ def batch_stops_helping(arch: Architecture = Architecture()) -> Expr:
     the B·T rows reach the ridge, so more prompts add time in proportion (no weight reuse left)
     while the first prompt's wait (B − 1)/R keeps growing. B* = crossover rows / T.
     """
-    ops = projection_ops(arch, B * T)
-    fl = sum((op.flops for op in ops), Integer(0))
-    by = _every_expert(sum((op.bytes for op in ops), Integer(0)))
-    roots = solve(Eq(fl, ridge() * by), B)
-    if len(roots) != 1:
-        raise ValueError(f"expected one batch crossover, got {roots}")
-    return simplify(roots[0])
+    return _projections_at_ridge(arch, B * T, B, "batch")
 
 
 def chunk_attention(mode: str = "ideal", index: Expr = i_chunk, size: Expr = T_chunk,

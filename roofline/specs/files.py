@@ -30,13 +30,13 @@ import json
 import os
 import stat
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from ..errors import SpecError
 
-__all__ = ["MAX_BYTES", "read_text", "parse_toml", "parse_json"]
+__all__ = ["MAX_BYTES", "read_text", "parse_toml", "parse_json", "unique_names"]
 
 MAX_BYTES = 2**20  # 1 MiB: a spec file is a few KiB; anything far larger is not one
 
@@ -123,3 +123,15 @@ def _parse(loads: Callable[[str], Any], language: str, text: str, where: str) ->
 def _one_line(err: Exception) -> str:
     text = " ".join(str(err).split())
     return text if len(text) <= 200 else text[:199] + "…"
+
+
+def unique_names(records: Iterable[Any]) -> list[Any]:
+    """Records read from files (each with ``name`` and ``path``), sorted by name; two with one
+    name are a :class:`SpecError` naming the second file and the first."""
+    seen: dict[str, Any] = {}
+    for record in records:
+        if record.name in seen:
+            raise SpecError(f"{record.path}: name", f"is also the name in "
+                            f"{seen[record.name].path}; names must be unique", record.name)
+        seen[record.name] = record
+    return [seen[name] for name in sorted(seen)]

@@ -24,7 +24,7 @@ from typing import Any
 from ..errors import InputError, SpecError, UnknownNameError
 from ._shipped import shipped_files
 from .dtypes import COMPUTE_DTYPES
-from .files import parse_toml, read_text
+from .files import parse_toml, read_text, unique_names
 from ..tables import si
 from .units import check_number, check_range, parse_quantity
 
@@ -170,14 +170,7 @@ def list_hardware(directory: str | Path | None = None) -> list[Hardware]:
     Two files with one name are a :class:`SpecError`."""
     files = (shipped_files("hardware", ".toml") if directory is None
              else sorted(Path(directory).glob("*.toml")))
-    seen: dict[str, Hardware] = {}
-    for file in files:
-        hw = read_hardware(file)
-        if hw.name in seen:
-            raise SpecError(f"{file}: name", f"is also the name in {seen[hw.name].path}; "
-                            "names must be unique", hw.name)
-        seen[hw.name] = hw
-    return [seen[name] for name in sorted(seen)]
+    return unique_names(map(read_hardware, files))
 
 
 def load_hardware(name_or_path: str | Path, directory: str | Path | None = None) -> Hardware:

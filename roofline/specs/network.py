@@ -20,7 +20,7 @@ from typing import Any
 
 from ..errors import SpecError, UnknownNameError
 from ._shipped import shipped_dir
-from .files import parse_toml, read_text
+from .files import parse_toml, read_text, unique_names
 from .hardware import PLAUSIBLE, _check_keys, _quantity, _string
 
 __all__ = ["Network", "read_network", "list_networks", "load_network", "FOLDER"]
@@ -89,14 +89,7 @@ def list_networks(directory: str | Path | None = None) -> list[Network]:
     """Every network file in ``directory`` (default: the shipped ones), sorted by name; two
     files with one name are a :class:`SpecError`."""
     files = _shipped_files() if directory is None else sorted(Path(directory).glob("*.toml"))
-    seen: dict[str, Network] = {}
-    for file in files:
-        net = read_network(file)
-        if net.name in seen:
-            raise SpecError(f"{file}: name", f"is also the name in {seen[net.name].path}; "
-                            "names must be unique", net.name)
-        seen[net.name] = net
-    return [seen[n] for n in sorted(seen)]
+    return unique_names(map(read_network, files))
 
 
 def load_network(name_or_path: str | Path) -> Network:
