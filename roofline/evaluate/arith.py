@@ -1,21 +1,26 @@
-"""Arithmetic on the project's own expression strings, without SymPy and without ``eval``.
+"""Arithmetic on the project's own expressions, without SymPy and without ``eval``.
 
-Derived expressions are shipped as text (``roofline/derived.jsonl``: written by
-``roofline.symbols.arithmetic``, the closed forms by ``sympy.sstr``); this module reads such
-text through a whitelist of the syntax both write: numbers, symbol names, ``+ - * / **``, and
-``Max``, ``Min``, ``sqrt``, ``ceiling``, ``floor``, ``Abs``. Anything else is rejected, so a
-tampered file can never run code.
+An expression is a *tree*: a number (``int``, ``float``), a symbol's name (``str``), or a list
+``[operator, *operands]`` whose operator is ``+`` or ``*`` (two operands or more), ``-``, ``/``
+or ``**`` (two), ``neg`` (one), or a function ``Max``, ``Min`` (one or more), ``sqrt``,
+``ceiling``, ``floor``, ``Abs`` (one). The derived forms are shipped as trees
+(``roofline/derived.jsonl``: JSON, read by C, not parsed per character); text in the syntax that
+``roofline.symbols.arithmetic`` and ``sympy.sstr`` write is read into a tree by :func:`parse`
+through a whitelist of that syntax. Anything else, in text or tree, is rejected where it is met,
+so a tampered file can never run code.
 
-:func:`compile` turns a text into a function of its free symbols once: the bound symbols are
-folded into constants, so what is left to evaluate per point is small. The same function takes
-Python numbers (``array=False``) or numpy arrays (``array=True``, numpy imported only then).
-:func:`compile_each` evaluates a text of one free name at many points at once without numpy:
-each node maps its operation over the points (a C loop per node, not a Python call per node and
-point), the crossovers' grid of 145 points in a fraction of the point-by-point time.
+:func:`compile` turns an expression into a function of its free symbols once: the bound symbols
+are folded into constants, so what is left to evaluate per point is small. The same function
+takes Python numbers (``array=False``) or numpy arrays (``array=True``, numpy imported only then).
+:func:`compile_each` evaluates an expression of one free name at many points at once without
+numpy: each node maps its operation over the points (a C loop per node, not a Python call per
+node and point), the crossovers' grid of 145 points in a fraction of the point-by-point time.
 
+>>> parse("2*T*d_in - Max(x, 1)")
+['-', ['*', 2, 'T', 'd_in'], ['Max', 'x', 1]]
 >>> value("2*T*d_in*d_out", {"T": 3, "d_in": 5, "d_out": 7})
 210.0
->>> value("Max(x, 2) + sqrt(4)", {"x": 1})
+>>> value(["+", ["Max", "x", 2], ["sqrt", 4]], {"x": 1})
 4.0
 >>> f = compile("Max(a*T, b) + 1", {"a": 2, "b": 5}, ("T",))
 >>> f(1), f(4)
@@ -26,7 +31,6 @@ point), the crossovers' grid of 145 points in a fraction of the point-by-point t
 
 from __future__ import annotations
 
-import ast
 import math
 import operator
 from collections.abc import Callable, Mapping, Sequence
@@ -34,13 +38,16 @@ from functools import lru_cache
 from itertools import repeat
 from typing import Any
 
-__all__ = ["value", "names", "compile", "compile_each"]
+__all__ = ["Tree", "parse", "value", "names", "compile", "compile_each", "compile_both"]
 
-_BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
-           ast.Div: operator.truediv, ast.Pow: operator.pow}
-_UNARY = {ast.USub: operator.neg, ast.UAdd: operator.pos}
+Tree = int | float | str | list  # a number, a name, or [operator, *operands]
+
+_NARY = {"+": operator.add, "*": operator.mul}  # two operands or more, left to right
+_BINARY = {"-": operator.sub, "/": operator.truediv, "**": operator.pow}
 _SCALAR = {"Max": max, "Min": min, "sqrt": math.sqrt, "ceiling": math.ceil, "floor": math.floor,
            "Abs": abs}
+_VARIADIC = frozenset({"Max", "Min"})  # the functions of one argument or more; others take one
+_MAX_TEXT = 1_000_000  # characters of one expression text
 
 
 def _array_calls() -> dict[str, Callable[..., Any]]:
@@ -53,146 +60,189 @@ def _array_calls() -> dict[str, Callable[..., Any]]:
             "ceiling": np.ceil, "floor": np.floor, "Abs": np.abs}
 
 
+def parse(expr: str | Tree) -> Tree:
+    """The tree of ``expr``: text is read (once: the trees of texts are cached), a tree is
+    returned as it is (checked where it is evaluated or compiled). A bare name is the same in
+    both."""
+    return _parse_text(expr) if type(expr) is str else expr
+
+
 @lru_cache(maxsize=8192)
-def _parse(text: str) -> ast.expr:
-    """The syntax tree of ``text``; every node is checked where it is evaluated or compiled
-    (:func:`_leaf`, :func:`_function`), so a text is walked once, not twice."""
-    if len(text) > 1_000_000:
-        raise ValueError("expression text longer than 1,000,000 characters")
-    return ast.parse(text, mode="eval").body
+def _parse_text(text: str) -> Tree:
+    import ast  # only where text is read: the shipped forms are trees
+
+    if len(text) > _MAX_TEXT:
+        raise ValueError(f"expression text longer than {_MAX_TEXT:,} characters")
+    binary = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**"}
+
+    def tree(node: ast.expr) -> Tree:
+        kind = type(node)
+        if kind is ast.BinOp:
+            op = binary.get(type(node.op))
+            if op is None:
+                raise ValueError(f"not an arithmetic operator: {type(node.op).__name__}")
+            left, right = tree(node.left), tree(node.right)
+            if op in _NARY and type(left) is list and left[0] == op and len(left) > 2:
+                return [*left, right]  # a + b + c: one sum, still added left to right
+            return [op, left, right]
+        if kind is ast.Name:
+            return node.id
+        if kind is ast.Constant:
+            return _number(node.value)
+        if kind is ast.UnaryOp:
+            if type(node.op) not in (ast.USub, ast.UAdd):
+                raise ValueError(f"not an arithmetic operator: {type(node.op).__name__}")
+            operand = tree(node.operand)
+            if type(node.op) is ast.UAdd:
+                return operand
+            return -operand if type(operand) is not list and type(operand) is not str \
+                else ["neg", operand]
+        if kind is ast.Call:
+            if not (type(node.func) is ast.Name and node.func.id in _SCALAR) or node.keywords:
+                raise ValueError(f"not an allowed function: {ast.unparse(node.func)}")
+            return _checked([node.func.id, *map(tree, node.args)])
+        raise ValueError(f"not an arithmetic expression: {kind.__name__} in {text!r}")
+
+    return tree(ast.parse(text, mode="eval").body)
 
 
-def _reject(node: ast.expr, text: str = "") -> ValueError:
-    return ValueError(f"not an arithmetic expression: {type(node).__name__}"
-                      + (f" in {text!r}" if text else ""))
+def _number(v: Any) -> int | float:
+    if type(v) is not int and type(v) is not float:  # bool, str, None...: not a number
+        raise ValueError(f"not a number: {v!r}")
+    return v
 
 
-def _number(node: ast.Constant) -> int | float:
-    if isinstance(node.value, bool) or not isinstance(node.value, (int, float)):
-        raise ValueError(f"not a number: {node.value!r}")
-    return node.value
+def _checked(node: list) -> list:
+    """``node`` where its operator is known and takes that many operands, else ValueError."""
+    op, n = node[0] if node else None, len(node) - 1
+    if op in _NARY:
+        ok = n >= 2
+    elif op in _BINARY:
+        ok = n == 2
+    elif op == "neg":
+        ok = n == 1
+    elif op in _SCALAR:
+        ok = n >= 1 if op in _VARIADIC else n == 1
+    else:
+        raise ValueError(f"not an arithmetic operator: {op!r}")
+    if not ok:
+        raise ValueError(f"not an arithmetic expression: {op!r} with {n} operand(s)")
+    return node
 
 
-def _operator(node: ast.BinOp | ast.UnaryOp) -> Callable[..., Any]:
-    table: Mapping[type, Callable[..., Any]] = _BINARY if type(node) is ast.BinOp else _UNARY
-    if type(node.op) not in table:
-        raise ValueError(f"not an arithmetic operator: {type(node.op).__name__}")
-    return table[type(node.op)]
+def _eval(node: Tree, env: Mapping[str, Any]) -> Any:
+    if type(node) is not list:
+        return env[node] if type(node) is str else _number(node)
+    op = _checked(node)[0]
+    f = _NARY.get(op)
+    if f is not None:
+        out = _eval(node[1], env)
+        for operand in node[2:]:
+            out = f(out, _eval(operand, env))
+        return out
+    f = _BINARY.get(op)
+    if f is not None:
+        return f(_eval(node[1], env), _eval(node[2], env))
+    if op == "neg":
+        return -_eval(node[1], env)
+    return _SCALAR[op](*[_eval(a, env) for a in node[1:]])
 
 
-def _function(node: ast.Call, calls: Mapping[str, Callable[..., Any]]) -> Callable[..., Any]:
-    if not (isinstance(node.func, ast.Name) and node.func.id in calls) or node.keywords:
-        raise ValueError(f"not an allowed function: {ast.unparse(node.func)}")
-    return calls[node.func.id]
-
-
-def _eval(node: ast.expr, env: Mapping[str, float]) -> float:
-    kind = type(node)
-    if kind is ast.BinOp:
-        op = _BINARY.get(type(node.op))  # inline: the commonest node of a long expression
-        if op is None:
-            raise ValueError(f"not an arithmetic operator: {type(node.op).__name__}")
-        return op(_eval(node.left, env), _eval(node.right, env))
-    if kind is ast.Name:
-        return env[node.id]
-    if kind is ast.Constant:
-        return _number(node)
-    if kind is ast.UnaryOp:
-        return _operator(node)(_eval(node.operand, env))
-    if kind is ast.Call:
-        return _function(node, _SCALAR)(*(_eval(a, env) for a in node.args))
-    raise _reject(node)
-
-
-def value(text: str, env: Mapping[str, float], exact: bool = False) -> Any:
-    """The value of ``text`` with the names bound in ``env`` (``KeyError`` for a missing one):
+def value(expr: str | Tree, env: Mapping[str, float], exact: bool = False) -> Any:
+    """The value of ``expr`` with the names bound in ``env`` (``KeyError`` for a missing one):
     a float, or with ``exact`` the number as Python computes it (integers stay exact)."""
-    out = _eval(_parse(text), env)
+    out = _eval(parse(expr), env)
     return out if exact else float(out)
 
 
-def names(text: str) -> set[str]:
-    """The symbol names ``text`` uses (function names excluded).
+def names(expr: str | Tree) -> set[str]:
+    """The symbol names ``expr`` uses (function names excluded).
 
     >>> sorted(names("Max(P_peak*T, beta_hbm)"))
     ['P_peak', 'T', 'beta_hbm']
     """
     found: set[str] = set()
-    _collect(_parse(text), found)
+    _collect(parse(expr), found)
     return found
 
 
-def _collect(node: ast.expr, found: set[str]) -> None:
-    kind = type(node)
-    if kind is ast.Name:
-        found.add(node.id)
-    elif kind is ast.Constant:
-        _number(node)
-    elif kind is ast.BinOp:
-        _operator(node)
-        _collect(node.left, found)
-        _collect(node.right, found)
-    elif kind is ast.UnaryOp:
-        _operator(node)
-        _collect(node.operand, found)
-    elif kind is ast.Call:
-        _function(node, _SCALAR)
-        for arg in node.args:
-            _collect(arg, found)
+def _collect(node: Tree, found: set[str]) -> None:
+    if type(node) is list:
+        for operand in _checked(node)[1:]:
+            _collect(operand, found)
+    elif type(node) is str:
+        found.add(node)
     else:
-        raise _reject(node)
+        _number(node)
 
 
-# Compilation runs in two steps. :func:`_fold` reads the syntax tree once, with the bound names
-# folded into constants and, where there is one free name, every polynomial in it collected into
-# its coefficients: a node is ("c", value), ("p", coefficients, lowest power first), ("x", i):
-# the i-th of several free names, ("op", operator, left, right), ("neg", operand) or
-# ("call", function name, arguments). :func:`_scalar` and :func:`_stream` then build the
-# functions: of one point (closures) or of many (maps, one C loop per node). The derived
-# expressions are sums of products (expanded only in part), so collecting the
-# polynomials leaves a few nodes where the text has hundreds: the roofline's Max of the FLOP
-# and byte polynomials, the block counts and cache terms between them.
+# Compilation runs in two steps. :func:`_fold` reads the tree once, with the bound names folded
+# into constants and, where there is one free name, every polynomial in it collected into its
+# coefficients: a node is ("c", value), ("p", coefficients, lowest power first), ("x", i): the
+# i-th of several free names, ("op", operator, left, right), ("neg", operand) or ("call",
+# function name, arguments). :func:`_scalar` and :func:`_stream` then build the functions: of
+# one point (closures) or of many (maps, one C loop per node). The derived expressions are sums
+# of products (expanded only in part), so collecting the polynomials leaves a few nodes where
+# the tree has hundreds: the roofline's Max of the FLOP and byte polynomials, the block counts
+# and cache terms between them.
 _MAX_DEGREE = 8  # a product of higher degree stays a product (no crossover form comes near)
 
 
-def _fold(node: ast.expr, bound: Mapping[str, Any], free: Sequence[str]) -> tuple:
-    kind = type(node)
-    if kind is ast.Constant:
-        return "c", _number(node)
-    if kind is ast.Name:
-        if node.id not in free:
-            return "c", bound[node.id]
-        return ("p", (0, 1)) if len(free) == 1 else ("x", free.index(node.id))
-    if kind is ast.UnaryOp:
-        op, a = _operator(node), _fold(node.operand, bound, free)
+def _fold(node: Tree, bound: Mapping[str, Any], free: Sequence[str]) -> tuple:
+    if type(node) is not list:
+        if type(node) is not str:
+            return "c", _number(node)
+        if node not in free:
+            return "c", bound[node]
+        return ("p", (0, 1)) if len(free) == 1 else ("x", free.index(node))
+    op = _checked(node)[0]
+    operands = [_fold(a, bound, free) for a in node[1:]]
+    if op in _NARY:
+        return _fold_nary(_NARY[op], operands)
+    if op == "neg":
+        a, = operands
         if a[0] == "c":
-            return "c", op(a[1])
-        if op is operator.pos:
-            return a
+            return "c", -a[1]
         return ("p", tuple(-k for k in a[1])) if a[0] == "p" else ("neg", a)
-    if kind is ast.BinOp:
-        op = _operator(node)
-        a, b = _fold(node.left, bound, free), _fold(node.right, bound, free)
+    if op in _BINARY:
+        f, (a, b) = _BINARY[op], operands
         if a[0] == "c" and b[0] == "c":
-            return "c", op(a[1], b[1])
+            return "c", f(a[1], b[1])
         if a[0] in "cp" and b[0] in "cp":
-            folded = _polynomial(op, a, b)
+            folded = _polynomial(f, a, b)
             if folded is not None:
                 return folded
-        if (op is operator.add or op is operator.sub) and b[0] in "cp" and a[0] == "op" \
-                and a[1] is operator.add:  # (p + X) ± q → (p ± q) + X: a sum's polynomial
-            for i, j in ((2, 3), (3, 2)):  # terms collected across the terms that are not
-                if a[i][0] in "cp":
-                    return "op", operator.add, _polynomial(op, a[i], b), a[j]
-        return "op", op, a, b
-    if kind is not ast.Call:
-        raise _reject(node)
-    name = node.func.id if isinstance(node.func, ast.Name) else ""
-    _function(node, _SCALAR)
-    args = [_fold(a, bound, free) for a in node.args]
-    if all(a[0] == "c" for a in args):
-        return "c", _SCALAR[name](*(a[1] for a in args))
-    return "call", name, args
+        if f is operator.sub and b[0] in "cp" and a[0] == "op" and a[1] is operator.add \
+                and a[2][0] in "cp":  # (p + X) − q → (p − q) + X: a sum's polynomial
+            return "op", operator.add, _polynomial(f, a[2], b), a[3]  # collected across X
+        return "op", f, a, b
+    if all(a[0] == "c" for a in operands):
+        return "c", _SCALAR[op](*(a[1] for a in operands))
+    return "call", op, operands
+
+
+def _fold_nary(f: Callable[..., Any], operands: list[tuple]) -> tuple:
+    """A sum or product of folded operands: those that are constants or polynomials combined
+    into one (a product only up to :data:`_MAX_DEGREE`), first; the others after it, in
+    order."""
+    collected: tuple | None = None
+    rest = []
+    for a in operands:
+        if a[0] == "op" and a[1] is f and a[2][0] in "cp":  # (p + X) within a sum: p collected
+            rest.append(a[3])
+            a = a[2]
+        if a[0] in "cp":
+            combined = a if collected is None else _polynomial(f, collected, a)
+            if combined is not None:
+                collected = combined
+                continue
+        rest.append(a)
+    out = collected
+    if out is not None and out[0] == "c" and out[1] == (0 if f is operator.add else 1) and rest:
+        out = None  # 0 + X, 1·X: X
+    for a in rest:
+        out = a if out is None else ("op", f, out, a)
+    return out
 
 
 def _coefficients(node: tuple) -> tuple:
@@ -203,33 +253,27 @@ def _polynomial(op: Callable[..., Any], a: tuple, b: tuple) -> tuple | None:
     """``a op b`` for a constant or polynomial on each side, as a polynomial (a constant where
     it has no power of the free value); None where the result is none (a division by a
     polynomial, a power that is not a small whole number)."""
-    out = _polynomial_of(op, a, b)
-    return ("c", out[1][0]) if out is not None and len(out[1]) == 1 else out
-
-
-def _polynomial_of(op: Callable[..., Any], a: tuple, b: tuple) -> tuple | None:
     p, q = _coefficients(a), _coefficients(b)
     if op is operator.add or op is operator.sub:
         n = max(len(p), len(q))
-        p, q = p + (0,) * (n - len(p)), q + (0,) * (n - len(q))
-        return "p", tuple(map(op, p, q))
-    if op is operator.mul:
-        if len(p) + len(q) - 2 > _MAX_DEGREE:
-            return None
-        out = [0] * (len(p) + len(q) - 1)
+        out = tuple(map(op, p + (0,) * (n - len(p)), q + (0,) * (n - len(q))))
+    elif op is operator.mul and len(p) + len(q) - 2 <= _MAX_DEGREE:
+        product = [0] * (len(p) + len(q) - 1)
         for i, x in enumerate(p):
             for j, y in enumerate(q):
-                out[i + j] += x * y
-        return "p", tuple(out)
-    if op is operator.truediv and b[0] == "c":
-        return "p", tuple(x / b[1] for x in p)
-    if (op is operator.pow and b[0] == "c" and type(b[1]) is int
+                product[i + j] += x * y
+        out = tuple(product)
+    elif op is operator.truediv and b[0] == "c":
+        out = tuple(x / b[1] for x in p)
+    elif (op is operator.pow and b[0] == "c" and type(b[1]) is int
             and 0 < b[1] <= _MAX_DEGREE // max(1, len(p) - 1)):
-        out_node: tuple = a
+        power: tuple = a
         for _ in range(b[1] - 1):
-            out_node = _polynomial(operator.mul, out_node, a)
-        return out_node
-    return None
+            power = _polynomial(operator.mul, power, a)
+        return power
+    else:
+        return None
+    return ("c", out[0]) if len(out) == 1 else ("p", out)
 
 
 def _horner(coefficients: tuple) -> Callable[[Any], Any]:
@@ -284,15 +328,15 @@ def _scalar(node: tuple, calls: Mapping[str, Callable[..., Any]]) -> Callable[[A
     return lambda x: f(*(p(x) for p in parts))
 
 
-def compile(text: str, bound: Mapping[str, Any], free: Sequence[str] = (),
+def compile(expr: str | Tree, bound: Mapping[str, Any], free: Sequence[str] = (),
             array: bool = False) -> Callable[..., Any]:
-    """``text`` as a function of the ``free`` names (positional, in that order), every other
+    """``expr`` as a function of the ``free`` names (positional, in that order), every other
     name taken from ``bound`` and folded into constants. ``array=True`` evaluates Max, Min,
     ceiling... element-wise with numpy. A name in neither is a ``KeyError``.
 
     With one free name the function is built around that value itself (no argument tuple):
     the common case of a function of T, evaluated per prompt length."""
-    node = _fold(_parse(text), bound, tuple(free))
+    node = _fold(parse(expr), bound, tuple(free))
     if node[0] == "c":
         value = node[1]
         return lambda *xs: value
@@ -302,13 +346,27 @@ def compile(text: str, bound: Mapping[str, Any], free: Sequence[str] = (),
     return lambda *xs: body(xs)
 
 
-def compile_each(text: str, bound: Mapping[str, Any], free: str) -> Callable[[Sequence[Any]],
-                                                                                 list[Any]]:
-    """``text`` as a function from a sequence of values of ``free`` to the list of its values
+def compile_each(expr: str | Tree, bound: Mapping[str, Any],
+                 free: str) -> Callable[[Sequence[Any]], list[Any]]:
+    """``expr`` as a function from a sequence of values of ``free`` to the list of its values
     there (every other name from ``bound``, folded). An error at any point (a division by zero,
     an overflow) raises for the whole sequence: evaluate point by point with :func:`compile`
     to find which."""
-    node = _fold(_parse(text), bound, (free,))
+    return _each(_fold(parse(expr), bound, (free,)))
+
+
+def compile_both(expr: str | Tree, bound: Mapping[str, Any],
+                 free: str) -> tuple[Callable[[Any], Any], Callable[[Sequence[Any]], list[Any]]]:
+    """``expr`` folded once, as the function of one value of ``free`` (:func:`compile`) and of
+    many (:func:`compile_each`): a root finder's grid and its steps."""
+    node = _fold(parse(expr), bound, (free,))
+    if node[0] == "c":
+        value = node[1]
+        return (lambda x: value), _each(node)
+    return _scalar(node, _SCALAR), _each(node)
+
+
+def _each(node: tuple) -> Callable[[Sequence[Any]], list[Any]]:
     if node[0] == "c":
         value = node[1]
         return lambda xs: [value] * len(xs)

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import math
 import operator
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -31,8 +30,6 @@ from .solved import branch_root, choice_key
 
 __all__ = ["CrossoverValue", "crossover_values", "crossover_value", "sign_changes"]
 
-_SRAM = re.compile(r"\bM_sram\b")  # the tiled schedules' SRAM size, by name in the text
-_LINK = re.compile(r"\bbeta_link\b")  # the interconnect's bandwidth, by name in the text
 _LOW, _HIGH, _PER_DECADE = 1e-3, 1e15, 8  # the unknown's range searched, and the grid's step
 _GRID = tuple(_LOW * 10 ** (k / _PER_DECADE)
               for k in range(round(math.log10(_HIGH / _LOW)) * _PER_DECADE + 1))
@@ -84,7 +81,7 @@ def crossover_values(setting: Setting) -> dict[str, CrossoverValue]:
 def crossover_value(setting: Setting, name: str,
                     form: dict[str, Any] | None = None) -> CrossoverValue:
     """One crossover of the catalogue (``name`` without ``crossover.``) for this setting (from
-    ``form``, its text, where given: the forms being written)."""
+    ``form``, its data, where given: the forms being written)."""
     c = setting.crossover_forms[name] if form is None else form
     vals = setting.numbers(batch=c["unknown"] != "B")
     vals.update(setting.link_numbers(_GROUP.get(name.partition("_")[0], "tp")))  # its link
@@ -110,18 +107,19 @@ def _evaluate(name: str, c: dict[str, Any], vals: dict[str, Any],
         return value(value=None, exists=False, reason=reason, evaluated=evaluated,
                      branch=c["main"], closed_form=closed(c["main"]))
 
-    if "M_sram" not in vals and _SRAM.search(c["grows"] + " " + c["other"]):
+    # the tiled schedules' SRAM size M_sram, the interconnect's bandwidth beta_link: where the
+    # device gives none, a crossover that uses it is not evaluated
+    if "M_sram" not in vals and "M_sram" in _names(c):
         return absent(f"not evaluated: {setting.hardware.name} gives no on-chip SRAM per SM "
                       "(the tiled attention's M)", evaluated=False)
-    if "beta_link" not in vals and _LINK.search(c["grows"] + " " + c["other"]):
+    if "beta_link" not in vals and "beta_link" in _names(c):
         return absent(f"not evaluated: {setting.hardware.name} gives no interconnect "
                       "([interconnect] bandwidth)", evaluated=False)
     group = _GROUP.get(name.partition("_")[0])
     if c["kind"] == "hidden" and group and vals.get(f"N_{group}") == 1:
         return absent(f"one device: no {_COLLECTIVE[group]} to hide (give {group} > 1)",
                       evaluated=False)
-    each = _difference(c, vals)
-    crossings = sign_changes(lambda x: each([x])[0], each)
+    crossings = sign_changes(*_difference(c, vals))
     if not crossings:
         return absent(_never(c, vals, setting))
     first = crossings[0]
@@ -139,21 +137,31 @@ def _evaluate(name: str, c: dict[str, Any], vals: dict[str, Any],
                  closed_form=closed(key))
 
 
-def _difference(c: dict[str, Any], vals: dict[str, Any]) -> Callable[[Sequence[float]],
-                                                                    list[float]]:
-    """grows − other at many points at once (:func:`.arith.compile_each`); where one point
-    cannot be evaluated (a division by zero, an overflow), each point on its own: NaN there."""
-    grows = arith.compile_each(c["grows"], vals, c["unknown"])
-    other = arith.compile_each(c["other"], vals, c["unknown"])
+def _names(c: dict[str, Any]) -> set[str]:
+    """The symbol names of a crossover's equality."""
+    return arith.names(c["grows"]) | arith.names(c["other"])
+
+
+def _difference(c: dict[str, Any], vals: dict[str, Any]) -> tuple[
+        Callable[[float], float], Callable[[Sequence[float]], list[float]]]:
+    """grows − other at one point (NaN where it cannot be evaluated there: a division by zero,
+    an overflow) and at many at once (:func:`.arith.compile_each`; where one point fails, each
+    point on its own)."""
+    grows, grows_each = arith.compile_both(c["grows"], vals, c["unknown"])
+    other, other_each = arith.compile_both(c["other"], vals, c["unknown"])
+
+    def one(x: float) -> float:
+        try:
+            return float(grows(x)) - float(other(x))
+        except (OverflowError, ZeroDivisionError, ValueError):
+            return math.nan
 
     def each(at: Sequence[float]) -> list[float]:
         try:
-            return list(map(operator.sub, map(float, grows(at)), map(float, other(at))))
+            return list(map(operator.sub, map(float, grows_each(at)), map(float, other_each(at))))
         except (OverflowError, ZeroDivisionError, ValueError):
-            if len(at) == 1:
-                return [math.nan]
-            return [each([x])[0] for x in at]
-    return each
+            return [one(x) for x in at]
+    return one, each
 
 
 def sign_changes(f: Callable[[float], float],
@@ -327,9 +335,11 @@ def _binding_level(c: dict[str, Any], at: dict[str, Any]) -> str:
     (the Max over levels' bytes/bandwidth), by its name: "HBM" where there is no other."""
     for atom in c["atoms"]:
         args = atom["args"]
-        if atom["kind"] == "Max" and all("beta_" in a for a in args) and len(args) > 1:
+        used = [arith.names(a) for a in args]
+        if atom["kind"] == "Max" and len(args) > 1 \
+                and all(any(n.startswith("beta_") for n in u) for u in used):
             values = [arith.value(a, at) for a in args]
-            slowest = args[values.index(max(values))]
+            slowest = used[values.index(max(values))]
             return next(name for symbol, name in _LEVEL_NAMES if symbol in slowest)
     return "HBM"
 

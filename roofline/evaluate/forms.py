@@ -1,11 +1,11 @@
-"""Derived forms: every expression the numbers need, per architecture, as text.
+"""Derived forms: every expression the numbers need, per architecture, as trees.
 
 For one :class:`~roofline.derive.architecture.Architecture` the forms are the prefill's
 operations in each attention mode (name, kind, count, FLOPs, bytes), one decode step's
 operations, the weights, parameters, KV cache and naive score footprint, and every crossover
 (its defining equality, and the closed forms of the branches that hold at the shipped devices
-and models: :mod:`.solved`) as text of the exact expressions (``roofline.symbols.arithmetic``;
-the closed forms shown to users as ``sympy.sstr``), read back for numbers by
+and models: :mod:`.solved`) as expression trees of the exact expressions (nested lists:
+:func:`tree`; the closed forms shown to users as ``sympy.sstr`` text), evaluated by
 :mod:`roofline.evaluate.arith`, never ``eval``.
 
 Deriving them takes SymPy a second or more, so the architectures of the shipped models are
@@ -32,8 +32,9 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from ..derive.architecture import ATTENTION_MODES, Architecture
+from . import arith
 
-__all__ = ["arch_key", "derive_forms", "forms", "crossover_forms", "fingerprint", "generate",
+__all__ = ["tree", "arch_key", "derive_forms", "forms", "crossover_forms", "fingerprint", "generate",
            "catalogue_topics", "catalogue_entries", "shipped_architectures", "write", "SHIPPED"]
 
 SHIPPED = "derived.jsonl"
@@ -83,14 +84,21 @@ def fingerprint() -> str:
     return digest.hexdigest()
 
 
-def _ops(ops: list[Any]) -> list[dict[str, Any]]:
-    from ..symbols import arithmetic as text
+def tree(expr: Any) -> arith.Tree:
+    """A SymPy expression as the tree :mod:`.arith` evaluates: written as text in SymPy's own
+    order (``roofline.symbols.arithmetic``) and read back, so that a tree shipped and one
+    derived now are the same lists and give the same numbers."""
+    from ..symbols import arithmetic
 
+    return arith.parse(arithmetic(expr))
+
+
+def _ops(ops: list[Any]) -> list[dict[str, Any]]:
     def one(op: Any) -> dict[str, Any]:
-        out = {"name": op.name, "kind": op.kind, "count": text(op.count),
-               "flops": text(op.flops), "bytes": text(op.bytes)}
+        out = {"name": op.name, "kind": op.kind, "count": tree(op.count),
+               "flops": tree(op.flops), "bytes": tree(op.bytes)}
         if op.levels:  # the bytes each further memory level serves
-            out["levels"] = {level: text(q) for level, q in op.levels}
+            out["levels"] = {level: tree(q) for level, q in op.levels}
         return out
     return [one(op) for op in ops]
 
@@ -116,8 +124,6 @@ class Derived(Mapping[str, Any]):
 
 
 def _derivers(arch: Architecture, caches: tuple[str, ...], crossovers: bool) -> Derived:
-    from ..symbols import arithmetic as text
-
     from ..derive import window
     from ..derive.decode import decode_operations, model_kv_cache_bytes
     from ..derive.moe import active_parameter_count
@@ -136,16 +142,16 @@ def _derivers(arch: Architecture, caches: tuple[str, ...], crossovers: bool) -> 
     makers = {
         "prefill": lambda: prefill,
         "decode": lambda: _ops(decode_operations(arch)),
-        "parameters": lambda: text(parameter_count(arch)),
-        "active_parameters": lambda: text(active_parameter_count(arch)),
-        "weights": lambda: text(weight_bytes(arch)),
-        "kv_cache": lambda: text(model_kv_cache_bytes(arch)),
-        "scores": lambda: text(window.largest_scores(arch)),
+        "parameters": lambda: tree(parameter_count(arch)),
+        "active_parameters": lambda: tree(active_parameter_count(arch)),
+        "weights": lambda: tree(weight_bytes(arch)),
+        "kv_cache": lambda: tree(model_kv_cache_bytes(arch)),
+        "scores": lambda: tree(window.largest_scores(arch)),
         "prefill_parallel": lambda: prefill_parallel,
         "decode_tp": lambda: _ops(parallel.device_decode_operations(arch)),
-        "weights_parallel": lambda: text(parallel.device_weight_bytes(arch)),
-        "kv_cache_tp": lambda: text(tensor_parallel.device_kv_cache_bytes(arch)),
-        "kv_cache_parallel": lambda: text(parallel.device_kv_cache_bytes(arch)),
+        "weights_parallel": lambda: tree(parallel.device_weight_bytes(arch)),
+        "kv_cache_tp": lambda: tree(tensor_parallel.device_kv_cache_bytes(arch)),
+        "kv_cache_parallel": lambda: tree(parallel.device_kv_cache_bytes(arch)),
     }
     if crossovers:
         makers["crossovers"] = lambda: solve_crossovers(arch, caches)
@@ -310,7 +316,8 @@ def _line(arch: Architecture, caches: tuple[str, ...], models: list[str],
     key = arch_key(arch, caches)
     derived = derive_forms(arch, caches)
     _add_shipped_branches(arch, caches, derived["crossovers"], models, hardware)
-    return key, json.dumps({"key": key, "forms": derived}, ensure_ascii=False)
+    return key, json.dumps({"key": key, "forms": derived}, ensure_ascii=False,
+                           separators=(",", ":"))
 
 
 def _add_shipped_branches(arch: Architecture, caches: tuple[str, ...],

@@ -1,6 +1,6 @@
-"""Every crossover of an architecture as text: what :mod:`roofline.evaluate.crossover` evaluates
-without SymPy (``roofline.symbols.arithmetic`` text, read back by :mod:`roofline.evaluate.arith`;
-the closed forms, which users read, as ``sympy.sstr``).
+"""Every crossover of an architecture as data: what :mod:`roofline.evaluate.crossover` evaluates
+without SymPy (expression trees, :func:`roofline.evaluate.forms.tree`, evaluated by
+:mod:`roofline.evaluate.arith`; the closed forms, which users read, as ``sympy.sstr`` text).
 
 A crossover is kept as its defining equality (``grows``, ``other``), the Max/Min atoms of it with
 their arguments (so that the branch holding at a root can be named), and the closed forms of the
@@ -52,27 +52,27 @@ def branch_root(arch: Architecture, caches: tuple[str, ...], name: str,
 
 def solve_crossovers(arch: Architecture,
                      caches: tuple[str, ...] = ()) -> dict[str, Mapping[str, Any]]:
-    """Every crossover of ``arch`` behind ``caches``, as text; each part made on first use
+    """Every crossover of ``arch`` behind ``caches``, as data; each part made on first use
     (``Derived``)."""
     from sympy import sstr
 
     from ..derive.crossovers import crossovers
-    from ..symbols import arithmetic as text
     from ..symbols import latex
+    from .forms import tree
 
     def simplified(c: Crossover) -> dict[str, str] | None:
         approx = c.simplified()
         return None if approx is None else {"expr": sstr(approx), "latex": latex(approx)}
 
     def atoms(c: Crossover) -> list[dict[str, Any]]:
-        return [{"kind": type(a).__name__, "args": [text(arg) for arg in a.args]}
+        return [{"kind": type(a).__name__, "args": [tree(arg) for arg in a.args]}
                 for a in c.atoms]
 
 
     return {name: Derived({
         "meaning": lambda c=c: c.meaning, "unit": lambda c=c: c.unit,
         "unknown": lambda c=c: c.unknown.name, "kind": lambda c=c: c.kind,
-        "grows": lambda c=c: text(c.grows), "other": lambda c=c: text(c.other),
+        "grows": lambda c=c: tree(c.grows), "other": lambda c=c: tree(c.other),
         "atoms": lambda c=c: atoms(c), "main": lambda c=c: choice_key(c.main_choice),
         "roots": lambda: {},  # solved on first use (:func:`branch_root`), or shipped
         "simplified": lambda c=c: simplified(c),
