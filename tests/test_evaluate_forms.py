@@ -1,6 +1,7 @@
 """The derived forms: shipped fresh (by fingerprint), the same as deriving now, never served
 stale; and the safe arithmetic reader they are evaluated with."""
 
+import gc
 import json
 import warnings
 from importlib import resources
@@ -8,32 +9,47 @@ from importlib import resources
 import pytest
 
 from roofline.derive.architecture import Architecture
-from roofline.evaluate import arith, forms
+from roofline.evaluate import arith, compiler, forms
 
 
-def _shipped() -> dict:
-    """The shipped JSON Lines: a header, the catalogue's entries, then one architecture a
-    line."""
-    head, entries, *lines = (resources.files("roofline") / forms.SHIPPED).read_text(
-        encoding="utf-8").splitlines()
-    archs = {a["key"]: a["forms"] for a in map(json.loads, lines)}
-    return {**json.loads(head), "entries": json.loads(entries)["entries"], "architectures": archs}
+def _lines() -> list[bytes]:
+    """The shipped JSON Lines as bytes: a header, the catalogue's entries, then one
+    architecture a line."""
+    return (resources.files("roofline") / forms.SHIPPED).read_bytes().split(b"\n")[:-1]
+
+
+def _header() -> dict:
+    with (resources.files("roofline") / forms.SHIPPED).open("rb") as f:
+        return json.loads(f.readline())
+
+
+def _architecture(key: str) -> dict:
+    """The shipped forms of one architecture, read afresh (a test may change them), found by
+    its key in the lines as the file splits them (not by the index that another test checks)."""
+    prefix = b'{"key":' + json.dumps(key).encode()
+    line, = (ln for ln in _lines()[2:] if ln.startswith(prefix))
+    return json.loads(line)["forms"]
 
 
 def test_shipped_forms_carry_the_fingerprint_of_todays_sources():
-    assert _shipped()["fingerprint"] == forms.fingerprint(), "run: python -m roofline.evaluate"
+    assert _header()["fingerprint"] == forms.fingerprint(), "run: python -m roofline.evaluate"
 
 
 def test_the_index_points_at_each_line():
     """The header's index gives each line's byte offset after the header and its length: a
-    second count, over the lines as the file splits them."""
-    data = (resources.files("roofline") / forms.SHIPPED).read_bytes()
-    head, entries, *lines = data.split(b"\n")[:-1]
+    second count, over the lines as the file splits them; each line is JSON and names its
+    key first."""
+    head, entries, *lines = _lines()
     assert json.loads(head)["entries"] == [0, len(entries)]
     index = json.loads(head)["index"]
     offset = len(entries) + 1
-    for line in lines:
-        key = json.loads(line)["key"]
+    gc.disable()  # tens of thousands of small lists a line: no collection while they are read
+    try:
+        keys = [json.loads(line)["key"] for line in lines]
+    finally:
+        gc.enable()
+    for line, key in zip(lines, keys):
+        assert line.startswith(b'{"key":' + json.dumps(key).encode())
         assert index[key] == [offset, len(line)]
         offset += len(line) + 1
     assert len(index) == len(lines)
@@ -48,7 +64,7 @@ def test_shipped_entries_equal_building_them_now():
     from roofline.catalog import TOPICS, get, index
     from roofline.report import DERIVATIONS
 
-    shipped = _shipped()["entries"]
+    shipped = json.loads(_lines()[1])["entries"]
     assert list(shipped) == list(index())
     first = [next(n for n, e in index().items() if e["topic"] == t) for t in TOPICS]
     for name in {*DERIVATIONS, *first}:
@@ -63,7 +79,7 @@ def test_shipped_forms_equal_deriving_now(caches):
 
     arch = load_model("Llama-3-8B").architecture
     key = forms.arch_key(arch, caches)
-    shipped, now = _shipped()["architectures"][key], forms.derive_forms(arch, caches)
+    shipped, now = _architecture(key), forms.derive_forms(arch, caches)
     # deriving now solves no closed form (each is solved when first asked for); the shipped
     # crossovers carry the main branch's and those of the branches that hold at shipped
     # devices: each as SymPy solves it now
@@ -82,7 +98,7 @@ def test_shipped_forms_equal_deriving_now(caches):
 
 def test_an_architecture_not_shipped_is_derived_on_first_use():
     arch = Architecture(gated_mlp=False, activation="relu", norm="rms")  # no shipped model
-    assert forms.arch_key(arch) not in _shipped()["architectures"]
+    assert forms.arch_key(arch) not in _header()["index"]
     derived = forms.derive_forms(arch)
     assert forms.forms(arch) == {k: v for k, v in derived.items() if k != "crossovers"}
     assert forms.crossover_forms(arch) == derived["crossovers"]
@@ -152,6 +168,32 @@ def test_arithmetic_rejects_anything_but_arithmetic(text):
         arith.value(text, {"x": 1.0})
 
 
+@pytest.mark.parametrize("tree", [["__import__", "os"], ["eval", "x"], [], [True], True, None,
+                                  {"x": 1}, "", ["+", 1], ["-", 1, 2, 3], ["neg"], ["Max"],
+                                  ["sqrt", 1, 2], ["+", 1, None], ["*", "x", [1]], 1j])
+@pytest.mark.parametrize("use", [lambda t: arith.value(t, {"x": 1.0}), arith.names,
+                                 lambda t: compiler.compile(t, {}, ("x",)),
+                                 lambda t: compiler.compile_each(t, {}, "x")])
+def test_trees_reject_anything_but_arithmetic(tree, use):
+    """A shipped tree is data: an operator outside the whitelist, a wrong number of operands
+    or a leaf that is neither a number nor a name is refused wherever it is read."""
+    with pytest.raises(ValueError, match="^not a"):
+        use(tree)
+
+
+def test_a_tree_is_the_text_read():
+    """A text and its tree (written by hand) give the same numbers; sums and products are
+    n-ary, still evaluated left to right."""
+    text = "2*T*d - Max(x, 1)/(3 + T + x) + -(x**2)"
+    assert arith.parse(text) == ["+", ["-", ["*", 2, "T", "d"],
+                                      ["/", ["Max", "x", 1], ["+", 3, "T", "x"]]],
+                                 ["neg", ["**", "x", 2]]]
+    env = {"T": 5.0, "d": 7.0, "x": 4.0}
+    want = 2 * 5 * 7 - 4 / (3 + 5 + 4) - 16
+    assert arith.value(text, env) == arith.value(arith.parse(text), env) == want
+    assert compiler.compile(arith.parse(text), {"d": 7.0, "x": 4.0}, ("T",))(5.0) == want
+
+
 def test_arithmetic_matches_sympy():
     from sympy import Max, ceiling, sqrt, sstr, symbols
 
@@ -161,8 +203,8 @@ def test_arithmetic_matches_sympy():
     want = float(expr.subs({a: 2.5, b: 0.5, t: 7}))
     assert arith.value(sstr(expr), env) == pytest.approx(want)
     # compiled, with P_peak and beta_hbm folded and T free: scalar and array forms agree
-    f = arith.compile(sstr(expr), {"P_peak": 2.5, "beta_hbm": 0.5}, ("T",))
-    g = arith.compile(sstr(expr), {"P_peak": 2.5, "beta_hbm": 0.5}, ("T",), array=True)
+    f = compiler.compile(sstr(expr), {"P_peak": 2.5, "beta_hbm": 0.5}, ("T",))
+    g = compiler.compile(sstr(expr), {"P_peak": 2.5, "beta_hbm": 0.5}, ("T",), array=True)
     assert f(7.0) == pytest.approx(want)
     import numpy as np
 
@@ -173,10 +215,10 @@ def test_arithmetic_matches_sympy():
 def test_compiling_folds_the_bound_names():
     """Everything bound is folded at compile time: a text with no free name is a constant,
     and a missing name is an error then, not at evaluation."""
-    f = arith.compile("2*d_in*d_out + Max(3, d_in)", {"d_in": 5, "d_out": 7})
+    f = compiler.compile("2*d_in*d_out + Max(3, d_in)", {"d_in": 5, "d_out": 7})
     assert f() == 75
     with pytest.raises(KeyError):
-        arith.compile("x + y", {"x": 1}, ())
+        compiler.compile("x + y", {"x": 1}, ())
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert arith.value("Min(1, 2, 3)", {}) == 1.0
@@ -198,9 +240,9 @@ def test_compiled_and_mapped_forms_equal_reading_the_text_point_by_point():
                   for t in (op["flops"], op["bytes"], *op.get("levels", {}).values())]
     for text in texts:
         by_node = [arith.value(text, {**numbers, "T": t}) for t in prompts]
-        mapped = arith.compile_each(text, numbers, "T")(prompts)
+        mapped = compiler.compile_each(text, numbers, "T")(prompts)
         assert mapped == pytest.approx(by_node, rel=1e-12)
-        one = arith.compile(text, numbers, ("T",))
+        one = compiler.compile(text, numbers, ("T",))
         assert [one(t) for t in prompts] == pytest.approx(by_node, rel=1e-12)
 
 
@@ -209,5 +251,5 @@ def test_compiled_and_mapped_forms_equal_reading_the_text_point_by_point():
     ("(2*T + Max(T, 3)) + 1 - 2*T", 5.0, 6.0),  # collected across a term that is not one
     ("(T + 1)**3 / 2", 1.0, 4.0), ("-(T**2) + T", 3.0, -6.0)])
 def test_collected_polynomials_by_hand(text, at, expected):
-    assert arith.compile(text, {}, ("T",))(at) == expected
-    assert arith.compile_each(text, {}, "T")([at, at]) == [expected, expected]
+    assert compiler.compile(text, {}, ("T",))(at) == expected
+    assert compiler.compile_each(text, {}, "T")([at, at]) == [expected, expected]

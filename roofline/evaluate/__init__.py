@@ -1,9 +1,10 @@
 """The evaluation core: the one place where numbers are made.
 
 A :class:`Setting` (device, model, data types, attention mode, batch) specialises the derived
-forms of its model's architecture (:mod:`.forms`: text written once by SymPy, shipped for the
-shipped architectures and checked by fingerprint). The fast path compiles those texts with the
-setting's numbers folded in (:mod:`.arith`, no SymPy, no ``eval``) and evaluates prefill,
+forms of its model's architecture (:mod:`.forms`: expression trees written once by SymPy,
+shipped for the shipped architectures and checked by fingerprint; :mod:`.arith`, their safe
+reader). The fast path compiles those trees with the setting's numbers folded in
+(:mod:`.compiler`, no SymPy, no ``eval``) and evaluates prefill,
 decode (:mod:`.phases`) and crossovers (:mod:`.crossover`); the symbolic path
 (:mod:`.symbolic`) evaluates any other SymPy expression for a setting, exactly or over arrays.
 An operation's roofline time is :func:`roofline_time`, written once.

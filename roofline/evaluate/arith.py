@@ -9,12 +9,8 @@ or ``**`` (two), ``neg`` (one), or a function ``Max``, ``Min`` (one or more), ``
 through a whitelist of that syntax. Anything else, in text or tree, is rejected where it is met,
 so a tampered file can never run code.
 
-:func:`compile` turns an expression into a function of its free symbols once: the bound symbols
-are folded into constants, so what is left to evaluate per point is small. The same function
-takes Python numbers (``array=False``) or numpy arrays (``array=True``, numpy imported only then).
-:func:`compile_each` evaluates an expression of one free name at many points at once without
-numpy: each node maps its operation over the points (a C loop per node, not a Python call per
-node and point), the crossovers' grid of 145 points in a fraction of the point-by-point time.
+:func:`value` evaluates a tree node by node; :mod:`.compiler` turns one into a function of its
+free symbols, with the setting's numbers folded in.
 
 >>> parse("2*T*d_in - Max(x, 1)")
 ['-', ['*', 2, 'T', 'd_in'], ['Max', 'x', 1]]
@@ -22,42 +18,26 @@ node and point), the crossovers' grid of 145 points in a fraction of the point-b
 210.0
 >>> value(["+", ["Max", "x", 2], ["sqrt", 4]], {"x": 1})
 4.0
->>> f = compile("Max(a*T, b) + 1", {"a": 2, "b": 5}, ("T",))
->>> f(1), f(4)
-(6, 9)
->>> compile_each("Max(a*T, b) + 1", {"a": 2, "b": 5}, "T")([1, 4])
-[6, 9]
 """
 
 from __future__ import annotations
 
 import math
 import operator
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from functools import lru_cache
-from itertools import repeat
 from typing import Any
 
-__all__ = ["Tree", "parse", "value", "names", "compile", "compile_each", "compile_both"]
+__all__ = ["Tree", "parse", "value", "names", "check", "number", "NARY", "BINARY", "SCALAR"]
 
 Tree = int | float | str | list  # a number, a name, or [operator, *operands]
 
-_NARY = {"+": operator.add, "*": operator.mul}  # two operands or more, left to right
-_BINARY = {"-": operator.sub, "/": operator.truediv, "**": operator.pow}
-_SCALAR = {"Max": max, "Min": min, "sqrt": math.sqrt, "ceiling": math.ceil, "floor": math.floor,
-           "Abs": abs}
+NARY = {"+": operator.add, "*": operator.mul}  # two operands or more, left to right
+BINARY = {"-": operator.sub, "/": operator.truediv, "**": operator.pow}
+SCALAR = {"Max": max, "Min": min, "sqrt": math.sqrt, "ceiling": math.ceil, "floor": math.floor,
+          "Abs": abs}
 _VARIADIC = frozenset({"Max", "Min"})  # the functions of one argument or more; others take one
 _MAX_TEXT = 1_000_000  # characters of one expression text
-
-
-def _array_calls() -> dict[str, Callable[..., Any]]:
-    import numpy as np
-
-    def fold(f: Callable[..., Any]) -> Callable[..., Any]:
-        return lambda *xs: f.reduce(xs) if len(xs) > 2 else f(*xs)
-
-    return {"Max": fold(np.maximum), "Min": fold(np.minimum), "sqrt": np.sqrt,
-            "ceiling": np.ceil, "floor": np.floor, "Abs": np.abs}
 
 
 def parse(expr: str | Tree) -> Tree:
@@ -82,13 +62,13 @@ def _parse_text(text: str) -> Tree:
             if op is None:
                 raise ValueError(f"not an arithmetic operator: {type(node.op).__name__}")
             left, right = tree(node.left), tree(node.right)
-            if op in _NARY and type(left) is list and left[0] == op and len(left) > 2:
+            if op in NARY and type(left) is list and left[0] == op and len(left) > 2:
                 return [*left, right]  # a + b + c: one sum, still added left to right
             return [op, left, right]
         if kind is ast.Name:
             return node.id
         if kind is ast.Constant:
-            return _number(node.value)
+            return number(node.value)
         if kind is ast.UnaryOp:
             if type(node.op) not in (ast.USub, ast.UAdd):
                 raise ValueError(f"not an arithmetic operator: {type(node.op).__name__}")
@@ -98,30 +78,35 @@ def _parse_text(text: str) -> Tree:
             return -operand if type(operand) is not list and type(operand) is not str \
                 else ["neg", operand]
         if kind is ast.Call:
-            if not (type(node.func) is ast.Name and node.func.id in _SCALAR) or node.keywords:
+            if not (type(node.func) is ast.Name and node.func.id in SCALAR) or node.keywords:
                 raise ValueError(f"not an allowed function: {ast.unparse(node.func)}")
-            return _checked([node.func.id, *map(tree, node.args)])
+            return check([node.func.id, *map(tree, node.args)])
         raise ValueError(f"not an arithmetic expression: {kind.__name__} in {text!r}")
 
-    return tree(ast.parse(text, mode="eval").body)
+    try:
+        body = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        raise ValueError(f"not an arithmetic expression: {text[:80]!r}") from None
+    return tree(body)
 
 
-def _number(v: Any) -> int | float:
-    if type(v) is not int and type(v) is not float:  # bool, str, None...: not a number
+def number(v: Any) -> int | float:
+    """``v`` where it is a number (``int``, ``float``; not ``bool``), else ValueError."""
+    if type(v) is not int and type(v) is not float:  # bool, str, None...
         raise ValueError(f"not a number: {v!r}")
     return v
 
 
-def _checked(node: list) -> list:
+def check(node: list) -> list:
     """``node`` where its operator is known and takes that many operands, else ValueError."""
     op, n = node[0] if node else None, len(node) - 1
-    if op in _NARY:
+    if op in NARY:
         ok = n >= 2
-    elif op in _BINARY:
+    elif op in BINARY:
         ok = n == 2
     elif op == "neg":
         ok = n == 1
-    elif op in _SCALAR:
+    elif op in SCALAR:
         ok = n >= 1 if op in _VARIADIC else n == 1
     else:
         raise ValueError(f"not an arithmetic operator: {op!r}")
@@ -132,20 +117,20 @@ def _checked(node: list) -> list:
 
 def _eval(node: Tree, env: Mapping[str, Any]) -> Any:
     if type(node) is not list:
-        return env[node] if type(node) is str else _number(node)
-    op = _checked(node)[0]
-    f = _NARY.get(op)
+        return env[node] if type(node) is str else number(node)
+    op = check(node)[0]
+    f = NARY.get(op)
     if f is not None:
         out = _eval(node[1], env)
         for operand in node[2:]:
             out = f(out, _eval(operand, env))
         return out
-    f = _BINARY.get(op)
+    f = BINARY.get(op)
     if f is not None:
         return f(_eval(node[1], env), _eval(node[2], env))
     if op == "neg":
         return -_eval(node[1], env)
-    return _SCALAR[op](*[_eval(a, env) for a in node[1:]])
+    return SCALAR[op](*[_eval(a, env) for a in node[1:]])
 
 
 def value(expr: str | Tree, env: Mapping[str, float], exact: bool = False) -> Any:
@@ -168,243 +153,9 @@ def names(expr: str | Tree) -> set[str]:
 
 def _collect(node: Tree, found: set[str]) -> None:
     if type(node) is list:
-        for operand in _checked(node)[1:]:
+        for operand in check(node)[1:]:
             _collect(operand, found)
     elif type(node) is str:
         found.add(node)
     else:
-        _number(node)
-
-
-# Compilation runs in two steps. :func:`_fold` reads the tree once, with the bound names folded
-# into constants and, where there is one free name, every polynomial in it collected into its
-# coefficients: a node is ("c", value), ("p", coefficients, lowest power first), ("x", i): the
-# i-th of several free names, ("op", operator, left, right), ("neg", operand) or ("call",
-# function name, arguments). :func:`_scalar` and :func:`_stream` then build the functions: of
-# one point (closures) or of many (maps, one C loop per node). The derived expressions are sums
-# of products (expanded only in part), so collecting the polynomials leaves a few nodes where
-# the tree has hundreds: the roofline's Max of the FLOP and byte polynomials, the block counts
-# and cache terms between them.
-_MAX_DEGREE = 8  # a product of higher degree stays a product (no crossover form comes near)
-
-
-def _fold(node: Tree, bound: Mapping[str, Any], free: Sequence[str]) -> tuple:
-    if type(node) is not list:
-        if type(node) is not str:
-            return "c", _number(node)
-        if node not in free:
-            return "c", bound[node]
-        return ("p", (0, 1)) if len(free) == 1 else ("x", free.index(node))
-    op = _checked(node)[0]
-    operands = [_fold(a, bound, free) for a in node[1:]]
-    if op in _NARY:
-        return _fold_nary(_NARY[op], operands)
-    if op == "neg":
-        a, = operands
-        if a[0] == "c":
-            return "c", -a[1]
-        return ("p", tuple(-k for k in a[1])) if a[0] == "p" else ("neg", a)
-    if op in _BINARY:
-        f, (a, b) = _BINARY[op], operands
-        if a[0] == "c" and b[0] == "c":
-            return "c", f(a[1], b[1])
-        if a[0] in "cp" and b[0] in "cp":
-            folded = _polynomial(f, a, b)
-            if folded is not None:
-                return folded
-        if f is operator.sub and b[0] in "cp" and a[0] == "op" and a[1] is operator.add \
-                and a[2][0] in "cp":  # (p + X) − q → (p − q) + X: a sum's polynomial
-            return "op", operator.add, _polynomial(f, a[2], b), a[3]  # collected across X
-        return "op", f, a, b
-    if all(a[0] == "c" for a in operands):
-        return "c", _SCALAR[op](*(a[1] for a in operands))
-    return "call", op, operands
-
-
-def _fold_nary(f: Callable[..., Any], operands: list[tuple]) -> tuple:
-    """A sum or product of folded operands: those that are constants or polynomials combined
-    into one (a product only up to :data:`_MAX_DEGREE`), first; the others after it, in
-    order."""
-    collected: tuple | None = None
-    rest = []
-    for a in operands:
-        if a[0] == "op" and a[1] is f and a[2][0] in "cp":  # (p + X) within a sum: p collected
-            rest.append(a[3])
-            a = a[2]
-        if a[0] in "cp":
-            combined = a if collected is None else _polynomial(f, collected, a)
-            if combined is not None:
-                collected = combined
-                continue
-        rest.append(a)
-    out = collected
-    if out is not None and out[0] == "c" and out[1] == (0 if f is operator.add else 1) and rest:
-        out = None  # 0 + X, 1·X: X
-    for a in rest:
-        out = a if out is None else ("op", f, out, a)
-    return out
-
-
-def _coefficients(node: tuple) -> tuple:
-    return (node[1],) if node[0] == "c" else node[1]
-
-
-def _polynomial(op: Callable[..., Any], a: tuple, b: tuple) -> tuple | None:
-    """``a op b`` for a constant or polynomial on each side, as a polynomial (a constant where
-    it has no power of the free value); None where the result is none (a division by a
-    polynomial, a power that is not a small whole number)."""
-    p, q = _coefficients(a), _coefficients(b)
-    if op is operator.add or op is operator.sub:
-        n = max(len(p), len(q))
-        out = tuple(map(op, p + (0,) * (n - len(p)), q + (0,) * (n - len(q))))
-    elif op is operator.mul and len(p) + len(q) - 2 <= _MAX_DEGREE:
-        product = [0] * (len(p) + len(q) - 1)
-        for i, x in enumerate(p):
-            for j, y in enumerate(q):
-                product[i + j] += x * y
-        out = tuple(product)
-    elif op is operator.truediv and b[0] == "c":
-        out = tuple(x / b[1] for x in p)
-    elif (op is operator.pow and b[0] == "c" and type(b[1]) is int
-            and 0 < b[1] <= _MAX_DEGREE // max(1, len(p) - 1)):
-        power: tuple = a
-        for _ in range(b[1] - 1):
-            power = _polynomial(operator.mul, power, a)
-        return power
-    else:
-        return None
-    return ("c", out[0]) if len(out) == 1 else ("p", out)
-
-
-def _horner(coefficients: tuple) -> Callable[[Any], Any]:
-    """The polynomial of these coefficients as a function of one point (Horner's rule)."""
-    c = coefficients
-    if len(c) == 2:
-        c0, c1 = c
-        return lambda x: c0 + c1 * x
-    if len(c) == 3:
-        c0, c1, c2 = c
-        return lambda x: c0 + x * (c1 + c2 * x)
-    top, rest = c[-1], c[-2::-1]
-
-    def f(x: Any) -> Any:
-        out = top
-        for k in rest:
-            out = out * x + k
-        return out
-    return f
-
-
-def _scalar(node: tuple, calls: Mapping[str, Callable[..., Any]]) -> Callable[[Any], Any]:
-    """A non-constant node as a function of the free value (one free name) or of the tuple of
-    free values (several)."""
-    kind = node[0]
-    if kind == "p":
-        return _horner(node[1])
-    if kind == "x":
-        return operator.itemgetter(node[1])
-    if kind == "neg":
-        a = _scalar(node[1], calls)
-        return lambda x: -a(x)
-    if kind == "op":
-        op, left, right = node[1:]
-        if left[0] == "c":
-            a, fb = left[1], _scalar(right, calls)
-            return lambda x: op(a, fb(x))
-        fa = _scalar(left, calls)
-        if right[0] == "c":
-            b = right[1]
-            return lambda x: op(fa(x), b)
-        fb = _scalar(right, calls)
-        return lambda x: op(fa(x), fb(x))
-    f = calls[node[1]]
-    parts = [(lambda x, v=a[1]: v) if a[0] == "c" else _scalar(a, calls) for a in node[2]]
-    if len(parts) == 1:
-        p, = parts
-        return lambda x: f(p(x))
-    if len(parts) == 2:
-        p, q = parts
-        return lambda x: f(p(x), q(x))
-    return lambda x: f(*(p(x) for p in parts))
-
-
-def compile(expr: str | Tree, bound: Mapping[str, Any], free: Sequence[str] = (),
-            array: bool = False) -> Callable[..., Any]:
-    """``expr`` as a function of the ``free`` names (positional, in that order), every other
-    name taken from ``bound`` and folded into constants. ``array=True`` evaluates Max, Min,
-    ceiling... element-wise with numpy. A name in neither is a ``KeyError``.
-
-    With one free name the function is built around that value itself (no argument tuple):
-    the common case of a function of T, evaluated per prompt length."""
-    node = _fold(parse(expr), bound, tuple(free))
-    if node[0] == "c":
-        value = node[1]
-        return lambda *xs: value
-    body = _scalar(node, _array_calls() if array else _SCALAR)
-    if len(free) == 1:
-        return body
-    return lambda *xs: body(xs)
-
-
-def compile_each(expr: str | Tree, bound: Mapping[str, Any],
-                 free: str) -> Callable[[Sequence[Any]], list[Any]]:
-    """``expr`` as a function from a sequence of values of ``free`` to the list of its values
-    there (every other name from ``bound``, folded). An error at any point (a division by zero,
-    an overflow) raises for the whole sequence: evaluate point by point with :func:`compile`
-    to find which."""
-    return _each(_fold(parse(expr), bound, (free,)))
-
-
-def compile_both(expr: str | Tree, bound: Mapping[str, Any],
-                 free: str) -> tuple[Callable[[Any], Any], Callable[[Sequence[Any]], list[Any]]]:
-    """``expr`` folded once, as the function of one value of ``free`` (:func:`compile`) and of
-    many (:func:`compile_each`): a root finder's grid and its steps."""
-    node = _fold(parse(expr), bound, (free,))
-    if node[0] == "c":
-        value = node[1]
-        return (lambda x: value), _each(node)
-    return _scalar(node, _SCALAR), _each(node)
-
-
-def _each(node: tuple) -> Callable[[Sequence[Any]], list[Any]]:
-    if node[0] == "c":
-        value = node[1]
-        return lambda xs: [value] * len(xs)
-    body = _stream(node)
-    return lambda xs: list(body(xs))
-
-
-def _stream(node: tuple) -> Callable[[Sequence[Any]], Any]:
-    """A node as a function from the points to an iterator of its values there."""
-    kind = node[0]
-    if kind == "c":
-        value = node[1]
-        return lambda xs: repeat(value)
-    if kind == "p":
-        return _horner_stream(node[1])
-    if kind == "neg":
-        a = _stream(node[1])
-        return lambda xs: map(operator.neg, a(xs))
-    if kind == "op":
-        op, a, b = node[1], _stream(node[2]), _stream(node[3])
-        return lambda xs: map(op, a(xs), b(xs))
-    f, parts = _SCALAR[node[1]], [_stream(a) for a in node[2]]
-    if len(parts) == 1:
-        p, = parts
-        return lambda xs: map(f, p(xs))
-    return lambda xs: map(f, *(p(xs) for p in parts))
-
-
-def _horner_stream(coefficients: tuple) -> Callable[[Sequence[Any]], Any]:
-    mul, add = operator.mul, operator.add
-    top, rest = coefficients[-1], coefficients[-2::-1]
-
-    def f(xs: Sequence[Any]) -> Any:
-        out = map(mul, repeat(top), xs)
-        for i, k in enumerate(rest):
-            if k != 0:
-                out = map(add, out, repeat(k))
-            if i < len(rest) - 1:
-                out = map(mul, out, xs)
-        return out
-    return f
+        number(node)

@@ -1,5 +1,5 @@
 """An operation's derived forms with a setting's numbers folded in, compiled when first used:
-as functions of one point or of many (:mod:`.arith`)."""
+as functions of one point or of many (:mod:`.compiler`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from . import arith
+from . import arith, compiler
 
 __all__ = ["CompiledOp", "compile_ops"]
 
@@ -19,7 +19,7 @@ class CompiledOp:
     free variable (the prompt length, or the decode context), ``count`` times; ``levels``:
     (name, bandwidth, bytes(x)) of each further memory level whose traffic is derived and whose
     bandwidth the device gives; ``flops_each(xs)``, ``bytes_each(xs)``, ``levels_each``: the
-    same at many points at once (:func:`.arith.compile_each`, one free variable). Each is
+    same at many points at once (:func:`.compiler.compile_each`, one free variable). Each is
     compiled when first used: a caller that evaluates one way does not pay for the other."""
 
     name: str
@@ -32,10 +32,10 @@ class CompiledOp:
     bandwidths: Mapping[str, float] = field(default_factory=dict, repr=False)
 
     def _one(self, text: str) -> Callable[..., Any]:
-        return arith.compile(text, self.numbers, self.free, self.array)
+        return compiler.compile(text, self.numbers, self.free, self.array)
 
     def _each(self, text: str) -> Callable[[Sequence[Any]], list[Any]]:
-        return arith.compile_each(text, self.numbers, self.free[0])
+        return compiler.compile_each(text, self.numbers, self.free[0])
 
     def _level_texts(self) -> list[tuple[str, str]]:
         return [(level, q) for level, q in self.form.get("levels", {}).items()

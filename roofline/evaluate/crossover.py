@@ -2,7 +2,7 @@
 equality ``grows − other`` for a setting, found numerically, and the closed form of the branch
 that holds there.
 
-The equality is compiled with the setting's numbers folded in (:mod:`.arith`) and evaluated on a
+The equality is compiled with the setting's numbers folded in (:mod:`.compiler`) and evaluated on a
 logarithmic grid of the unknown from 10⁻³ to 10¹⁵ (8 points a decade). Where its sign changes
 between two points, bisection narrows the root to 13 digits; where three points of one sign bend
 towards zero, the vertex of the parabola through them is evaluated too, so that a regime that
@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from . import arith
+from . import arith, compiler
 from .setting import Setting
 from .solved import branch_root, choice_key
 
@@ -145,10 +145,10 @@ def _names(c: dict[str, Any]) -> set[str]:
 def _difference(c: dict[str, Any], vals: dict[str, Any]) -> tuple[
         Callable[[float], float], Callable[[Sequence[float]], list[float]]]:
     """grows − other at one point (NaN where it cannot be evaluated there: a division by zero,
-    an overflow) and at many at once (:func:`.arith.compile_each`; where one point fails, each
+    an overflow) and at many at once (:func:`.compiler.compile_each`; where one point fails, each
     point on its own)."""
-    grows, grows_each = arith.compile_both(c["grows"], vals, c["unknown"])
-    other, other_each = arith.compile_both(c["other"], vals, c["unknown"])
+    grows, grows_each = compiler.compile_both(c["grows"], vals, c["unknown"])
+    other, other_each = compiler.compile_both(c["other"], vals, c["unknown"])
 
     def one(x: float) -> float:
         try:
@@ -293,8 +293,8 @@ def _ends_note(c: dict[str, Any], ends: float) -> str:
 
 def _never(c: dict[str, Any], vals: dict[str, Any], setting: Setting) -> str:
     x = c["unknown"]
-    grows = arith.compile(c["grows"], vals, (x,))
-    other = arith.compile(c["other"], vals, (x,))
+    grows = compiler.compile(c["grows"], vals, (x,))
+    other = compiler.compile(c["other"], vals, (x,))
     window = _window_reason(c, vals)
     if c["kind"] == "memory":
         if grows(0) >= other(0):

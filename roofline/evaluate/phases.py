@@ -10,9 +10,11 @@ and validation, calls them.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
+from itertools import repeat
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..errors import InputError
@@ -30,6 +32,7 @@ __all__ = ["roofline_time", "level_time", "OpResult", "PrefillPoint", "DecodeRes
 
 
 _INF = float("inf")
+_COMPUTE, _MEMORY = "compute", "memory"
 _LINKS = ("link", "network")  # the levels that time communication (roofline.evaluate.links)
 
 
@@ -82,6 +85,9 @@ class OpResult(NamedTuple):
     bound: str  # "compute" | "memory"
     level: str = "hbm"  # what binds: "compute", "hbm", or a memory level ("l2", "l3", "sram")
     levels: tuple[tuple[str, float], ...] = ()  # bytes at each further level, where derived
+
+
+_new_result = partial(tuple.__new__, OpResult)  # an OpResult from a tuple of all its fields
 
 
 class PrefillPoint(NamedTuple):
@@ -237,17 +243,18 @@ def _scaled(values: list[Any], count: int) -> list[float]:
 def _roofline_column(op: CompiledOp, f_col: list[float], q_col: list[float], peak: float,
                      bw: float) -> tuple[list[OpResult], list[float]]:
     """One operation's results and roofline times at each prompt length (``roofline_time``
-    and ``bound`` written out: the API's hot path)."""
-    name, kind, n = op.name, op.kind, op.count
-    column, t_col = [], []
-    for f, q in zip(f_col, q_col):
-        t_compute, t_memory = f / peak, q / bw
-        compute = t_compute >= t_memory
-        time_s = t_compute if compute else t_memory
-        column.append(OpResult(name, kind, n, f, q, f / q if q else _INF, time_s,
-                               "compute" if compute else "memory",
-                               "compute" if compute else "hbm"))
-        t_col.append(time_s)
+    and ``bound`` written out column by column, the results made by ``tuple.__new__``
+    without a Python call per point: the API's hot path)."""
+    t_compute = [f / peak for f in f_col]
+    t_memory = [q / bw for q in q_col]
+    compute = list(map(operator.ge, t_compute, t_memory))
+    t_col = [c if ahead else m for c, m, ahead in zip(t_compute, t_memory, compute)]
+    bounds = [_COMPUTE if ahead else _MEMORY for ahead in compute]
+    levels = [_COMPUTE if ahead else "hbm" for ahead in compute]
+    intensity = [f / q if q else _INF for f, q in zip(f_col, q_col)]
+    column = list(map(_new_result, zip(repeat(op.name), repeat(op.kind), repeat(op.count),
+                                       f_col, q_col, intensity, t_col, bounds, levels,
+                                       repeat(()))))
     return column, t_col
 
 

@@ -1,7 +1,7 @@
 """Any SymPy expression evaluated for a setting: the symbolic path, for the expressions that
 are not among the derived forms (the figures' sweeps, TTFT's chunks, the documents' worked
 examples, validation's shapes). Exact substitution for single values; for arrays the expression
-is written as text once and compiled by :mod:`roofline.evaluate.arith`, the same reader the
+is written as text once and compiled by :mod:`roofline.evaluate.compiler`, the same reader the
 derived forms go through, so there is one way from an expression to a number.
 """
 
@@ -58,14 +58,14 @@ def numeric(expr: Expr, where: Values, *free: Symbol, **extra: Any) -> Callable[
     import numpy as np
 
     from ..symbols import arithmetic
-    from . import arith
+    from . import arith, compiler
 
     text = arithmetic(exact(expr, where, **extra))
     names = tuple(s.name for s in free)
     left = arith.names(text) - set(names)
     if left:
         raise ValueError(f"symbols without a value: {', '.join(sorted(left))}")
-    f = arith.compile(text, {}, names, array=True)
+    f = compiler.compile(text, {}, names, array=True)
 
     def call(*xs: Any) -> Any:
         arrays = [np.asarray(x, dtype=float) for x in xs]

@@ -1,0 +1,271 @@
+"""Expressions compiled for a setting: an expression tree (:mod:`.arith`) turned once into a
+function of its free symbols, every other symbol's number folded in, so that what is left to
+evaluate per point is small.
+
+:func:`compile` gives a function of Python numbers (``array=False``) or of numpy arrays
+(``array=True``, numpy imported only then). :func:`compile_each` evaluates an expression of one
+free name at many points at once without numpy: each node maps its operation over the points (a
+C loop per node, not a Python call per node and point), the crossovers' grid of 145 points in a
+fraction of the point-by-point time; :func:`compile_both` gives both from one folding.
+
+>>> f = compile("Max(a*T, b) + 1", {"a": 2, "b": 5}, ("T",))
+>>> f(1), f(4)
+(6, 9)
+>>> compile_each("Max(a*T, b) + 1", {"a": 2, "b": 5}, "T")([1, 4])
+[6, 9]
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable, Mapping, Sequence
+from itertools import repeat
+from typing import Any
+
+from .arith import BINARY, NARY, SCALAR, Tree, check, number, parse
+
+__all__ = ["compile", "compile_each", "compile_both"]
+
+
+def _array_calls() -> dict[str, Callable[..., Any]]:
+    import numpy as np
+
+    def fold(f: Callable[..., Any]) -> Callable[..., Any]:
+        return lambda *xs: f.reduce(xs) if len(xs) > 2 else f(*xs)
+
+    return {"Max": fold(np.maximum), "Min": fold(np.minimum), "sqrt": np.sqrt,
+            "ceiling": np.ceil, "floor": np.floor, "Abs": np.abs}
+
+
+# Compilation runs in two steps. :func:`_fold` reads the tree once, with the bound names folded
+# into constants and, where there is one free name, every polynomial in it collected into its
+# coefficients: a node is ("c", value), ("p", coefficients, lowest power first), ("x", i): the
+# i-th of several free names, ("op", operator, left, right), ("neg", operand) or ("call",
+# function name, arguments). :func:`_scalar` and :func:`_stream` then build the functions: of
+# one point (closures) or of many (maps, one C loop per node). The derived expressions are sums
+# of products (expanded only in part), so collecting the polynomials leaves a few nodes where
+# the tree has hundreds: the roofline's Max of the FLOP and byte polynomials, the block counts
+# and cache terms between them.
+_MAX_DEGREE = 8  # a product of higher degree stays a product (no crossover form comes near)
+
+
+def _fold(node: Tree, bound: Mapping[str, Any], free: Sequence[str]) -> tuple:
+    if type(node) is not list:
+        if type(node) is not str:
+            return "c", number(node)
+        if node not in free:
+            return "c", bound[node]
+        return ("p", (0, 1)) if len(free) == 1 else ("x", free.index(node))
+    op = check(node)[0]
+    operands = [_fold(a, bound, free) for a in node[1:]]
+    if op in NARY:
+        return _fold_nary(NARY[op], operands)
+    if op == "neg":
+        a, = operands
+        if a[0] == "c":
+            return "c", -a[1]
+        return ("p", tuple(-k for k in a[1])) if a[0] == "p" else ("neg", a)
+    if op in BINARY:
+        f, (a, b) = BINARY[op], operands
+        if a[0] == "c" and b[0] == "c":
+            return "c", f(a[1], b[1])
+        if a[0] in "cp" and b[0] in "cp":
+            folded = _polynomial(f, a, b)
+            if folded is not None:
+                return folded
+        if f is operator.sub and b[0] in "cp" and a[0] == "op" and a[1] is operator.add \
+                and a[2][0] in "cp":  # (p + X) − q → (p − q) + X: a sum's polynomial
+            return "op", operator.add, _polynomial(f, a[2], b), a[3]  # collected across X
+        return "op", f, a, b
+    if all(a[0] == "c" for a in operands):
+        return "c", SCALAR[op](*(a[1] for a in operands))
+    return "call", op, operands
+
+
+def _fold_nary(f: Callable[..., Any], operands: list[tuple]) -> tuple:
+    """A sum or product of folded operands: those that are constants or polynomials combined
+    into one (a product only up to :data:`_MAX_DEGREE`), first; the others after it, in
+    order."""
+    collected: tuple | None = None
+    rest = []
+    for a in operands:
+        if a[0] == "op" and a[1] is f and a[2][0] in "cp":  # (p + X) within a sum: p collected
+            rest.append(a[3])
+            a = a[2]
+        if a[0] in "cp":
+            combined = a if collected is None else _polynomial(f, collected, a)
+            if combined is not None:
+                collected = combined
+                continue
+        rest.append(a)
+    out = collected
+    if out is not None and out[0] == "c" and out[1] == (0 if f is operator.add else 1) and rest:
+        out = None  # 0 + X, 1·X: X
+    for a in rest:
+        out = a if out is None else ("op", f, out, a)
+    return out
+
+
+def _coefficients(node: tuple) -> tuple:
+    return (node[1],) if node[0] == "c" else node[1]
+
+
+def _polynomial(op: Callable[..., Any], a: tuple, b: tuple) -> tuple | None:
+    """``a op b`` for a constant or polynomial on each side, as a polynomial (a constant where
+    it has no power of the free value); None where the result is none (a division by a
+    polynomial, a power that is not a small whole number)."""
+    p, q = _coefficients(a), _coefficients(b)
+    if op is operator.add or op is operator.sub:
+        n = max(len(p), len(q))
+        out = tuple(map(op, p + (0,) * (n - len(p)), q + (0,) * (n - len(q))))
+    elif op is operator.mul and len(p) + len(q) - 2 <= _MAX_DEGREE:
+        product = [0] * (len(p) + len(q) - 1)
+        for i, x in enumerate(p):
+            for j, y in enumerate(q):
+                product[i + j] += x * y
+        out = tuple(product)
+    elif op is operator.truediv and b[0] == "c":
+        out = tuple(x / b[1] for x in p)
+    elif (op is operator.pow and b[0] == "c" and type(b[1]) is int
+            and 0 < b[1] <= _MAX_DEGREE // max(1, len(p) - 1)):
+        power: tuple = a
+        for _ in range(b[1] - 1):
+            power = _polynomial(operator.mul, power, a)
+        return power
+    else:
+        return None
+    return ("c", out[0]) if len(out) == 1 else ("p", out)
+
+
+def _horner(coefficients: tuple) -> Callable[[Any], Any]:
+    """The polynomial of these coefficients as a function of one point (Horner's rule)."""
+    c = coefficients
+    if len(c) == 2:
+        c0, c1 = c
+        return lambda x: c0 + c1 * x
+    if len(c) == 3:
+        c0, c1, c2 = c
+        return lambda x: c0 + x * (c1 + c2 * x)
+    top, rest = c[-1], c[-2::-1]
+
+    def f(x: Any) -> Any:
+        out = top
+        for k in rest:
+            out = out * x + k
+        return out
+    return f
+
+
+def _scalar(node: tuple, calls: Mapping[str, Callable[..., Any]]) -> Callable[[Any], Any]:
+    """A non-constant node as a function of the free value (one free name) or of the tuple of
+    free values (several)."""
+    kind = node[0]
+    if kind == "p":
+        return _horner(node[1])
+    if kind == "x":
+        return operator.itemgetter(node[1])
+    if kind == "neg":
+        a = _scalar(node[1], calls)
+        return lambda x: -a(x)
+    if kind == "op":
+        op, left, right = node[1:]
+        if left[0] == "c":
+            a, fb = left[1], _scalar(right, calls)
+            return lambda x: op(a, fb(x))
+        fa = _scalar(left, calls)
+        if right[0] == "c":
+            b = right[1]
+            return lambda x: op(fa(x), b)
+        fb = _scalar(right, calls)
+        return lambda x: op(fa(x), fb(x))
+    f = calls[node[1]]
+    parts = [(lambda x, v=a[1]: v) if a[0] == "c" else _scalar(a, calls) for a in node[2]]
+    if len(parts) == 1:
+        p, = parts
+        return lambda x: f(p(x))
+    if len(parts) == 2:
+        p, q = parts
+        return lambda x: f(p(x), q(x))
+    return lambda x: f(*(p(x) for p in parts))
+
+
+def compile(expr: str | Tree, bound: Mapping[str, Any], free: Sequence[str] = (),
+            array: bool = False) -> Callable[..., Any]:
+    """``expr`` as a function of the ``free`` names (positional, in that order), every other
+    name taken from ``bound`` and folded into constants. ``array=True`` evaluates Max, Min,
+    ceiling... element-wise with numpy. A name in neither is a ``KeyError``.
+
+    With one free name the function is built around that value itself (no argument tuple):
+    the common case of a function of T, evaluated per prompt length."""
+    node = _fold(parse(expr), bound, tuple(free))
+    if node[0] == "c":
+        value = node[1]
+        return lambda *xs: value
+    body = _scalar(node, _array_calls() if array else SCALAR)
+    if len(free) == 1:
+        return body
+    return lambda *xs: body(xs)
+
+
+def compile_each(expr: str | Tree, bound: Mapping[str, Any],
+                 free: str) -> Callable[[Sequence[Any]], list[Any]]:
+    """``expr`` as a function from a sequence of values of ``free`` to the list of its values
+    there (every other name from ``bound``, folded). An error at any point (a division by zero,
+    an overflow) raises for the whole sequence: evaluate point by point with :func:`compile`
+    to find which."""
+    return _each(_fold(parse(expr), bound, (free,)))
+
+
+def compile_both(expr: str | Tree, bound: Mapping[str, Any],
+                 free: str) -> tuple[Callable[[Any], Any], Callable[[Sequence[Any]], list[Any]]]:
+    """``expr`` folded once, as the function of one value of ``free`` (:func:`compile`) and of
+    many (:func:`compile_each`): a root finder's grid and its steps."""
+    node = _fold(parse(expr), bound, (free,))
+    if node[0] == "c":
+        value = node[1]
+        return (lambda x: value), _each(node)
+    return _scalar(node, SCALAR), _each(node)
+
+
+def _each(node: tuple) -> Callable[[Sequence[Any]], list[Any]]:
+    if node[0] == "c":
+        value = node[1]
+        return lambda xs: [value] * len(xs)
+    body = _stream(node)
+    return lambda xs: list(body(xs))
+
+
+def _stream(node: tuple) -> Callable[[Sequence[Any]], Any]:
+    """A node as a function from the points to an iterator of its values there."""
+    kind = node[0]
+    if kind == "c":
+        value = node[1]
+        return lambda xs: repeat(value)
+    if kind == "p":
+        return _horner_stream(node[1])
+    if kind == "neg":
+        a = _stream(node[1])
+        return lambda xs: map(operator.neg, a(xs))
+    if kind == "op":
+        op, a, b = node[1], _stream(node[2]), _stream(node[3])
+        return lambda xs: map(op, a(xs), b(xs))
+    f, parts = SCALAR[node[1]], [_stream(a) for a in node[2]]
+    if len(parts) == 1:
+        p, = parts
+        return lambda xs: map(f, p(xs))
+    return lambda xs: map(f, *(p(xs) for p in parts))
+
+
+def _horner_stream(coefficients: tuple) -> Callable[[Sequence[Any]], Any]:
+    mul, add = operator.mul, operator.add
+    top, rest = coefficients[-1], coefficients[-2::-1]
+
+    def f(xs: Sequence[Any]) -> Any:
+        out = map(mul, repeat(top), xs)
+        for i, k in enumerate(rest):
+            if k != 0:
+                out = map(add, out, repeat(k))
+            if i < len(rest) - 1:
+                out = map(mul, out, xs)
+        return out
+    return f
