@@ -8,7 +8,7 @@ import pytest
 @pytest.fixture(scope="session")
 def crossovers_hold():
     """A check: at each crossover of a setting that exists, grows = other (its defining
-    equality), evaluated from the equality's own text at the root, independently of the solved
+    equality), evaluated from the equality's own tree at the root, independently of the solved
     closed form."""
     from roofline.evaluate import arith, crossover_values
 

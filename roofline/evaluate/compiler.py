@@ -83,24 +83,28 @@ def _fold(node: Tree, bound: Mapping[str, Any], free: Sequence[str]) -> tuple:
 
 
 def _fold_nary(f: Callable[..., Any], operands: list[tuple]) -> tuple:
-    """A sum or product of folded operands: those that are constants or polynomials combined
-    into one (a product only up to :data:`_MAX_DEGREE`), first; the others after it, in
-    order."""
-    collected: tuple | None = None
-    rest = []
+    """A sum or product of folded operands: the constants combined as numbers, the polynomials
+    into one (a product only up to :data:`_MAX_DEGREE`), then the two, first; the others after
+    them, in order."""
+    const, collected, rest = None, None, []
     for a in operands:
         if a[0] == "op" and a[1] is f and a[2][0] in "cp":  # (p + X) within a sum: p collected
             rest.append(a[3])
             a = a[2]
-        if a[0] in "cp":
-            combined = a if collected is None else _polynomial(f, collected, a)
-            if combined is not None:
-                collected = combined
-                continue
-        rest.append(a)
+        kind = a[0]
+        if kind == "c":
+            const = a[1] if const is None else f(const, a[1])
+        elif kind == "p" and (combined := a if collected is None
+                              else _polynomial(f, collected, a)) is not None:
+            collected = combined
+        else:
+            rest.append(a)
+    if const is not None:
+        if collected is not None:
+            collected = _polynomial(f, collected, ("c", const))
+        elif not rest or const != (0 if f is operator.add else 1):  # 0 + X, 1·X: X
+            collected = ("c", const)
     out = collected
-    if out is not None and out[0] == "c" and out[1] == (0 if f is operator.add else 1) and rest:
-        out = None  # 0 + X, 1·X: X
     for a in rest:
         out = a if out is None else ("op", f, out, a)
     return out
