@@ -189,6 +189,7 @@ class CrossoverTable:
 
     def as_dict(self) -> dict[str, Any]:
         s = self.setting
+        evaluate.solve_closed_forms(s, self.values.values())  # every closed form is read here
         return {
             "hardware": s.hardware.name, "model": s.model.name, "dtype": s.dtype,
             "precision": s.precision, "batch": s.batch, "ridge_intensity": s.ridge,

@@ -84,6 +84,28 @@ def test_a_branch_the_shipped_file_lacks_is_solved_when_needed():
     assert _atoms_hold(c, choice, s.values(), v.value)
 
 
+def test_closed_forms_solved_together_are_those_solved_one_by_one():
+    """An architecture that is not shipped: the closed forms its crossover table reads, solved
+    together (half of them in a forked process where the machine has several cores), are
+    those SymPy gives for each branch alone, and the table's JSON carries them."""
+    from roofline.api import crossovers as table
+    from roofline.evaluate import forms, solved
+
+    model = dataclasses.replace(setting("H100-SXM", "Llama-3-8B").model, gated_mlp=False,
+                                activation="relu")
+    t = table("H100-SXM", model)
+    s = t.setting
+    assert forms.arch_key(s.architecture, s.caches) not in forms.shipped_architectures()
+    wanted = [(v.name, v.branch) for v in t.values.values()]
+    assert len(wanted) >= 8  # enough to share
+    out = t.as_dict()["crossovers"]
+    for name, key in wanted:
+        alone = solved._solve((s.architecture, s.caches, name, key))
+        assert solved.branch_root(s.architecture, s.caches, name, key) == alone, name
+        assert out[name]["expr"] == alone["root"] and out[name]["latex"] == alone["latex"]
+    assert any(out[name]["expr"] for name, _ in wanted)
+
+
 def test_a_tie_inside_a_min_is_no_second_root():
     # MI300X fp8: 64 KiB / (4·128·1 byte) = 128 = H, a tie inside Min(B_c, H) at every T
     s = setting("MI300X", "Mixtral-8x7B", dtype="fp8", attention="tiled_fa2")

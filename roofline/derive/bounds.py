@@ -39,10 +39,13 @@ def _times(nbytes: Expr, levels: Iterable[tuple[str, Expr]]) -> list[Expr]:
 
 
 def _max(args: list[Expr]) -> Expr:
-    """max of the times; with more than two, kept as written (SymPy would compare every pair of
-    long expressions to drop dominated ones, seconds for a layer behind a cache, and none is
-    dominated for every setting)."""
-    return Max(*args) if len(args) <= 2 else Max(*args, evaluate=False)
+    """max of the times, kept as written where none is a number (SymPy would compare every pair
+    of long expressions to drop dominated ones: seconds for a layer behind a cache or a latent
+    attention, and no time of a device's compute or memory dominates another for every
+    device); a number among them (an operation without FLOPs or bytes) is dropped as usual."""
+    if any(a.is_Number for a in args):
+        return Max(*args)
+    return Max(*args, evaluate=False)
 
 
 def memory_time(nbytes: Expr = Q_op, levels: Iterable[tuple[str, Expr]] = ()) -> Expr:

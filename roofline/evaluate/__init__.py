@@ -19,7 +19,8 @@ from .._lazy import lazy
 # public name → the module of this package that defines it; imported on first use (PEP 562), so
 # that a caller of one part (the catalogue's index in ``forms``) loads no other
 _WHERE = {
-    **dict.fromkeys(("CrossoverValue", "crossover_value", "crossover_values"), "crossover"),
+    **dict.fromkeys(("CrossoverValue", "crossover_value", "crossover_values",
+                     "solve_closed_forms"), "crossover"),
     "CompiledOp": "compiled",
     **dict.fromkeys(("DecodeResult", "OpResult", "PrefillPoint", "bound",
                      "check_count", "check_memory", "check_prompts", "memory_bytes", "decode",

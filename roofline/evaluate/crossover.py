@@ -19,16 +19,17 @@ from __future__ import annotations
 
 import math
 import operator
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
 from . import arith, compiler
 from .setting import Setting
-from .solved import branch_root, choice_key
+from .solved import branch_root, choice_key, solve_branches
 
-__all__ = ["CrossoverValue", "crossover_values", "crossover_value", "sign_changes"]
+__all__ = ["CrossoverValue", "crossover_values", "crossover_value", "solve_closed_forms",
+           "sign_changes"]
 
 _LOW, _HIGH, _PER_DECADE = 1e-3, 1e15, 8  # the unknown's range searched, and the grid's step
 _GRID = tuple(_LOW * 10 ** (k / _PER_DECADE)
@@ -76,6 +77,14 @@ class CrossoverValue:
 def crossover_values(setting: Setting) -> dict[str, CrossoverValue]:
     """Every crossover of the catalogue for this setting (architecture of its model)."""
     return {name: crossover_value(setting, name) for name in setting.crossover_forms}
+
+
+def solve_closed_forms(setting: Setting, values: Iterable[CrossoverValue]) -> None:
+    """Solve now, together (:func:`.solved.solve_branches`), the closed forms of ``values``
+    that the shipped forms do not carry: a caller about to read them all (a table's JSON)."""
+    forms = setting.crossover_forms
+    solve_branches(setting.architecture, setting.caches,
+                   [(v.name, v.branch) for v in values if v.branch not in forms[v.name]["roots"]])
 
 
 def crossover_value(setting: Setting, name: str,

@@ -12,8 +12,9 @@ their number doubles with every atom.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from functools import cache
+import os
+import sys
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..derive.architecture import Architecture
@@ -22,7 +23,7 @@ from .forms import Derived
 if TYPE_CHECKING:
     from ..derive.branches import Crossover
 
-__all__ = ["solve_crossovers", "branch_root", "choice_key"]
+__all__ = ["solve_crossovers", "branch_root", "solve_branches", "choice_key"]
 
 
 def choice_key(choice: Sequence[int]) -> str:
@@ -30,18 +31,59 @@ def choice_key(choice: Sequence[int]) -> str:
     return ",".join(map(str, choice))
 
 
-@cache
+# (architecture, cache levels, crossover name, branch key) → the branch's closed form
+_ROOTS: dict[tuple[Architecture, tuple[str, ...], str, str], dict[str, str]] = {}
+
+
 def branch_root(arch: Architecture, caches: tuple[str, ...], name: str,
                 key: str) -> dict[str, str]:
     """The closed form (``root`` as ``sstr``, and ``latex``) of one branch of a crossover of
-    ``arch`` behind ``caches``, solved now by SymPy."""
-    from sympy import sstr
+    ``arch`` behind ``caches``, solved by SymPy the first time it is asked for."""
+    where = (arch, caches, name, key)
+    if where not in _ROOTS:
+        _ROOTS[where] = _solve(where)
+    return _ROOTS[where]
+
+
+def solve_branches(arch: Architecture, caches: tuple[str, ...],
+                   branches: Iterable[tuple[str, str]]) -> None:
+    """Solve the closed forms of several branches (crossover name, branch key) at once, for
+    :func:`branch_root` to return: SymPy takes a second or more for the thirty of a crossover
+    table of an architecture that is not shipped, so on Linux with several cores a forked
+    process (which inherits the crossovers derived here) solves half of them meanwhile."""
+    todo = [(arch, caches, name, key) for name, key in dict.fromkeys(branches)
+            if (arch, caches, name, key) not in _ROOTS]
+    if len(todo) < 8 or sys.platform != "linux" or (os.cpu_count() or 1) < 2:
+        for where in todo:
+            branch_root(*where)
+        return
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    from ..derive.crossovers import crossovers
+
+    crossovers(arch, caches)  # derived once, here: the forked process inherits them
+    mine, theirs = todo[: len(todo) // 2], todo[len(todo) // 2:]
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as pool:
+        solved = pool.map(_solve, theirs, chunksize=len(theirs))
+        for where in mine:
+            branch_root(*where)
+        try:
+            _ROOTS.update(zip(theirs, solved))
+        except BrokenProcessPool:  # the process was killed: solved here instead
+            pass
+    for where in theirs:
+        branch_root(*where)
+
+
+def _solve(where: tuple[Architecture, tuple[str, ...], str, str]) -> dict[str, str]:
+    from sympy import PolynomialError, sstr
 
     from ..derive.crossovers import crossovers
     from ..symbols import latex
 
-    from sympy import PolynomialError
-
+    arch, caches, name, key = where
     c = crossovers(arch, caches)[name]
     try:
         root = c.branch(tuple(int(i) for i in key.split(",")) if key else ()).root
