@@ -19,6 +19,7 @@ import os
 import sys
 import warnings
 from collections.abc import Sequence
+from functools import cache
 from typing import NoReturn
 
 from ..errors import InputError, RooflineError
@@ -35,9 +36,38 @@ _MODULES = {"hardware": "specs", "model": "specs", "prefill": "analyze", "crosso
             "validate": "measure"}
 
 
+class _Formatter(argparse.HelpFormatter):
+    """argparse's help layout at the terminal's width read once (:func:`_columns`): argparse
+    asks ``shutil`` for it again for every argument added, and importing ``shutil`` alone
+    costs a few milliseconds of every start."""
+
+    def __init__(self, prog: str, **kwargs) -> None:
+        kwargs.setdefault("width", _columns() - 2)  # argparse's own margin
+        super().__init__(prog, **kwargs)
+
+
+@cache
+def _columns() -> int:
+    """The terminal's width as ``shutil.get_terminal_size`` reads it: ``COLUMNS``, else the
+    standard output's terminal, else 80."""
+    try:
+        return int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        pass
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns
+    except (AttributeError, ValueError, OSError):
+        return 80
+
+
 class _Parser(argparse.ArgumentParser):
-    """argparse, with a usage error as one line on stderr and exit status 2 (no usage block);
-    sub-command parsers are of the same class."""
+    """argparse, with a usage error as one line on stderr and exit status 2 (no usage block),
+    and help at the terminal's width (:class:`_Formatter`); sub-command parsers are of the same
+    class."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         command = self.prog.partition(" ")[2]  # "plot time" of "roofline plot time"

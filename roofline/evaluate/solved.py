@@ -65,7 +65,8 @@ def solve_branches(arch: Architecture, caches: tuple[str, ...],
 
     crossovers(arch, caches)  # derived once, here: the forked process inherits them
     mine, theirs = todo[: len(todo) // 2], todo[len(todo) // 2:]
-    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as pool:
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"),
+                             initializer=_ignore_interrupts) as pool:
         solved = pool.map(_solve, theirs, chunksize=len(theirs))
         for where in mine:
             branch_root(*where)
@@ -75,6 +76,13 @@ def solve_branches(arch: Architecture, caches: tuple[str, ...],
             pass
     for where in theirs:
         branch_root(*where)
+
+
+def _ignore_interrupts() -> None:
+    """In the forked process: Ctrl-C is the parent's to report (one line), not this one's."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _solve(where: tuple[Architecture, tuple[str, ...], str, str]) -> dict[str, str]:
