@@ -2,12 +2,13 @@
 equality ``grows − other`` for a setting, found numerically, and the closed form of the branch
 that holds there.
 
-The equality is compiled with the setting's numbers folded in (:mod:`.compiler`) and evaluated on a
-logarithmic grid of the unknown from 10⁻³ to 10¹⁵ (8 points a decade). Where its sign changes
-between two points, bisection narrows the root to 13 digits; where three points of one sign bend
-towards zero, the vertex of the parabola through them is evaluated too, so that a regime that
-opens and closes within one step of the grid is not missed (on one branch the equality is a
-polynomial of degree ≤ 2: the parabola is exact there). A root where the two sides touch without
+The equality is compiled with the setting's numbers folded in (:mod:`.compiler`) and evaluated
+on a logarithmic grid of the unknown from 10⁻³ to 10¹⁵ (8 points a decade). Where its sign
+changes between two points, bisection narrows the root to 13 digits (where the closed form of
+its branch is shipped, the value reported is the closed form's own); where three points of one
+sign bend towards zero, the vertex of the parabola through them is evaluated too, so that a
+regime that opens and closes within one step of the grid is not missed (on one branch the
+equality is a polynomial of degree ≤ 2: the parabola is exact there). A root where the two sides touch without
 crossing (a tie inside a Min, a double root) changes no sign and is no crossover. The first sign
 change from below opens the regime; the next one, if any, closes it.
 
@@ -60,7 +61,7 @@ class CrossoverValue:
     simplified: float | None = None  # the wide-layer form (activation traffic neglected)
     simplified_expr: str | None = None
     branch: str = ""  # the branch reported: each Max/Min atom's argument index (solved.choice_key)
-    closed_form: Callable[[], dict[str, str]] = field(default=lambda: {"root": "", "latex": ""},
+    closed_form: Callable[[], dict[str, Any]] = field(default=lambda: {"root": "", "latex": ""},
                                                       repr=False, compare=False)
 
     @property
@@ -136,12 +137,12 @@ def _evaluate(name: str, c: dict[str, Any], vals: dict[str, Any],
     note = "" if ends is None else _ends_note(c, ends)
     key = _choice(c, {**vals, x: first})
     shipped = c["roots"].get(key)
-    exact = _real(shipped["root"], vals) if shipped and shipped["root"] else None
+    exact = _real(shipped["tree"], vals) if shipped else None
     if exact is not None and abs(exact - first) <= 1e-9 * first:
         first = exact  # the closed form's own value, where it is this root
     approx = c["simplified"] if key == c["main"] else None
     return value(value=first, exists=True, reason=note, ends_at=ends,
-                 simplified=_real(approx["expr"], vals) if approx else None,
+                 simplified=_real(approx["tree"], vals) if approx else None,
                  simplified_expr=approx["expr"] if approx else None, branch=key,
                  closed_form=closed(key))
 
@@ -285,9 +286,12 @@ def _choice(c: dict[str, Any], at: dict[str, Any]) -> str:
     return choice_key(choice)
 
 
-def _real(text: str, vals: dict[str, Any]) -> float | None:
+def _real(expr: arith.Tree | None, vals: dict[str, Any]) -> float | None:
+    """A closed form's value, where it has a real positive one (None: no tree, no value)."""
+    if expr is None:
+        return None
     try:
-        v = arith.value(text, vals)
+        v = arith.value(expr, vals)
     except (ValueError, ZeroDivisionError, OverflowError):  # no real value
         return None
     return v if v > 0 and math.isfinite(v) else None

@@ -40,7 +40,7 @@ __all__ = ["tree", "arch_key", "derive_forms", "forms", "crossover_forms", "fing
 
 SHIPPED = "derived.jsonl"
 # What the forms are made from: a change to any of these makes the shipped file stale.
-_SOURCES = ("symbols.py", "catalog.py", "derive", "evaluate/forms.py")
+_SOURCES = ("symbols.py", "catalog.py", "derive", "evaluate/forms.py", "evaluate/solved.py")
 # Forms added with parallelism across devices (issue 13): derived on first use where a shipped
 # file written before them lacks them.
 _PARALLEL_FORMS = ("prefill_parallel", "decode_tp", "weights_parallel", "kv_cache_tp",

@@ -37,8 +37,9 @@ _ROOTS: dict[tuple[Architecture, tuple[str, ...], str, str], dict[str, str]] = {
 
 def branch_root(arch: Architecture, caches: tuple[str, ...], name: str,
                 key: str) -> dict[str, str]:
-    """The closed form (``root`` as ``sstr``, and ``latex``) of one branch of a crossover of
-    ``arch`` behind ``caches``, solved by SymPy the first time it is asked for."""
+    """The closed form of one branch of a crossover of ``arch`` behind ``caches`` (``root`` as
+    ``sstr`` and ``latex``, for users; ``tree``, for its value), solved by SymPy the first
+    time it is asked for."""
     where = (arch, caches, name, key)
     if where not in _ROOTS:
         _ROOTS[where] = _solve(where)
@@ -78,6 +79,17 @@ def solve_branches(arch: Architecture, caches: tuple[str, ...],
         branch_root(*where)
 
 
+def _value_tree(expr: Any) -> Any:
+    """A closed form's tree (:func:`.forms.tree`), for its value; None where it has no
+    arithmetic (a NaN of a degenerate branch)."""
+    from .forms import tree
+
+    try:
+        return tree(expr)
+    except ValueError:
+        return None
+
+
 def _ignore_interrupts() -> None:
     """In the forked process: Ctrl-C is the parent's to report (one line), not this one's."""
     import signal
@@ -96,8 +108,8 @@ def _solve(where: tuple[Architecture, tuple[str, ...], str, str]) -> dict[str, s
     try:
         root = c.branch(tuple(int(i) for i in key.split(",")) if key else ()).root
     except (PolynomialError, ValueError):  # not of degree ≤ 2 on this branch: the value stands
-        return {"root": "", "latex": ""}  # alone, found numerically
-    return {"root": sstr(root), "latex": latex(root)}
+        return {"root": "", "latex": "", "tree": None}  # alone, found numerically
+    return {"root": sstr(root), "latex": latex(root), "tree": _value_tree(root)}
 
 
 def solve_crossovers(arch: Architecture,
@@ -112,7 +124,8 @@ def solve_crossovers(arch: Architecture,
 
     def simplified(c: Crossover) -> dict[str, str] | None:
         approx = c.simplified()
-        return None if approx is None else {"expr": sstr(approx), "latex": latex(approx)}
+        return None if approx is None else {"expr": sstr(approx), "latex": latex(approx),
+                                            "tree": _value_tree(approx)}
 
     def atoms(c: Crossover) -> list[dict[str, Any]]:
         return [{"kind": type(a).__name__, "args": [tree(arg) for arg in a.args]}
