@@ -13,8 +13,8 @@ from roofline.evaluate import arith, compiler, forms
 
 
 def _lines() -> list[bytes]:
-    """The shipped JSON Lines as bytes: a header, the catalogue's entries, then one
-    architecture a line."""
+    """The shipped JSON Lines as bytes: a header, the catalogue's entries, then two lines an
+    architecture (its forms, its crossovers)."""
     return (resources.files("roofline") / forms.SHIPPED).read_bytes().split(b"\n")[:-1]
 
 
@@ -24,11 +24,17 @@ def _header() -> dict:
 
 
 def _architecture(key: str) -> dict:
-    """The shipped forms of one architecture, read afresh (a test may change them), found by
-    its key in the lines as the file splits them (not by the index that another test checks)."""
+    """The shipped forms of one architecture, its crossovers among them, read afresh (a test
+    may change them), found by its key in the lines as the file splits them (not by the index
+    that another test checks)."""
     prefix = b'{"key":' + json.dumps(key).encode()
-    line, = (ln for ln in _lines()[2:] if ln.startswith(prefix))
-    return json.loads(line)["forms"]
+    parts = [json.loads(ln) for ln in _lines()[2:] if ln.startswith(prefix)]
+    assert len(parts) == 2
+    out = {}
+    for part in parts:
+        out.update(part.get("forms", {}))
+        out.update({"crossovers": part["crossovers"]} if "crossovers" in part else {})
+    return out
 
 
 def test_shipped_forms_carry_the_fingerprint_of_todays_sources():
@@ -36,25 +42,28 @@ def test_shipped_forms_carry_the_fingerprint_of_todays_sources():
 
 
 def test_the_index_points_at_each_line():
-    """The header's index gives each line's byte offset after the header and its length: a
-    second count, over the lines as the file splits them; each line is JSON and names its
-    key first."""
+    """The header's index gives each line's byte offset after the header and its length, per
+    architecture and part (its forms, its crossovers): a second count, over the lines as the
+    file splits them; each line is JSON, names its key first and holds that part alone."""
     head, entries, *lines = _lines()
     assert json.loads(head)["entries"] == [0, len(entries)]
     index = json.loads(head)["index"]
     offset = len(entries) + 1
     gc.disable()  # tens of thousands of small lists a line: no collection while they are read
     try:
-        keys = [json.loads(line)["key"] for line in lines]
+        parsed = [json.loads(line) for line in lines]
     finally:
         gc.enable()
-    for line, key in zip(lines, keys):
+    for line, data in zip(lines, parsed):
+        key = data.pop("key")
+        (part,) = data  # the one part the line holds
         assert line.startswith(b'{"key":' + json.dumps(key).encode())
-        assert index[key] == [offset, len(line)]
+        assert index[key][part] == [offset, len(line)]
         offset += len(line) + 1
-    assert len(index) == len(lines)
+    assert sum(map(len, index.values())) == len(lines) == 2 * len(index)
     arch = Architecture()
-    assert forms._shipped_forms(arch, ("l2",)) is None or forms.arch_key(arch, ("l2",)) in index
+    assert forms._shipped_part(arch, ("l2",), "forms") is None \
+        or forms.arch_key(arch, ("l2",)) in index
 
 
 def test_shipped_entries_equal_building_them_now():

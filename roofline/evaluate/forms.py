@@ -12,9 +12,10 @@ Deriving them takes SymPy a second or more, so the architectures of the shipped 
 derived ahead of time into ``roofline/derived.jsonl`` (``python -m roofline.evaluate``
 rewrites it): a header line (the fingerprint, the catalogue's names, and the byte offset and
 length of every line after it), a line with every catalogue entry in its JSON form (LaTeX
-included: ``roofline derive NAME`` and the report's derivations need no SymPy), then one line
-per architecture and set of cache levels, of which a command reads only its own. The fingerprint covers the derivation sources and the
-SymPy version that wrote the file; it is checked when loaded, and a stale file is never
+included: ``roofline derive NAME`` and the report's derivations need no SymPy), then two lines
+per architecture and set of cache levels, its forms and its crossovers, of which a command
+reads only those it needs. The fingerprint covers the derivation sources and the SymPy
+version that wrote the file; it is checked when loaded, and a stale file is never
 served: its architectures are derived afresh, with a warning. Any other architecture is
 derived on first use.
 """
@@ -178,8 +179,8 @@ def _plain(value: Any) -> Any:
 @cache
 def _shipped() -> dict[str, Any]:
     """The shipped file's header: fingerprint, catalogue index, and the index of its lines (key
-    → byte offset and length after the header), so that a command reads and parses only the
-    line of the architecture it asks for, not the whole file."""
+    → part → byte offset and length after the header), so that a command reads and parses
+    only the lines of the architecture it asks for, not the whole file."""
     try:
         with open(Path(__file__).parents[1] / SHIPPED, "rb") as f:
             header = json.loads(f.readline())
@@ -213,15 +214,18 @@ def _shipped_line(where: list[int]) -> dict[str, Any]:
 
 
 @cache
-def _shipped_forms(arch: Architecture, caches: tuple[str, ...]) -> dict[str, Any] | None:
+def _shipped_part(arch: Architecture, caches: tuple[str, ...],
+                  part: str) -> dict[str, Any] | None:
+    """The shipped ``part`` of ``arch`` behind ``caches``: "forms" (all but the crossovers) or
+    "crossovers", each a line of its own, so that a command reads only the part it needs."""
     key = arch_key(arch, caches)
     where = _shipped().get("index", {}).get(key)
     if where is None:
         return None
-    line = _shipped_line(where)
+    line = _shipped_line(where[part])
     if line["key"] != key:  # pragma: no cover - a file edited by hand
         raise ValueError(f"roofline/{SHIPPED}: its index points {key!r} at {line['key']!r}")
-    return line["forms"]
+    return line[part]
 
 
 @cache
@@ -237,11 +241,11 @@ def catalogue_entries() -> dict[str, dict[str, Any]] | None:
 def forms(arch: Architecture, caches: tuple[str, ...] = ()) -> Mapping[str, Any]:
     """The forms of ``arch`` behind the cache levels ``caches`` but its crossovers: the shipped
     ones when fresh, else each derived on first use (a fraction of a second each)."""
-    shipped = _shipped_forms(arch, caches)
+    shipped = _shipped_part(arch, caches, "forms")
     if shipped is not None:  # a form the shipped file lacks is derived on first use
         def later(key: str) -> Callable[[], Any]:
             return lambda: _derivers(arch, caches, crossovers=False)[key]
-        made = {k: (lambda v=v: v) for k, v in shipped.items() if k != "crossovers"}
+        made = {k: (lambda v=v: v) for k, v in shipped.items()}
         return Derived({**{k: later(k) for k in _PARALLEL_FORMS if k not in made}, **made})
     return _derivers(arch, caches, crossovers=False)
 
@@ -253,8 +257,8 @@ def crossover_forms(arch: Architecture, caches: tuple[str, ...] = ()) -> dict[st
     needs it)."""
     from .solved import solve_crossovers
 
-    shipped = _shipped_forms(arch, caches)
-    return shipped["crossovers"] if shipped is not None else solve_crossovers(arch, caches)
+    shipped = _shipped_part(arch, caches, "crossovers")
+    return shipped if shipped is not None else solve_crossovers(arch, caches)
 
 
 def shipped_architectures() -> list[str]:
@@ -303,32 +307,36 @@ def generate(workers: int | None = None) -> str:
     jobs = [(arch, caches, shapes, hardware) for arch, shapes in models.items()
             for caches, hardware in devices.items()]
     with ProcessPoolExecutor(workers or os.cpu_count() or 1) as pool:
-        lines = sorted(pool.map(_line, *zip(*jobs)))
+        lines = sorted(line for pair in pool.map(_lines, *zip(*jobs)) for line in pair)
     entries = json.dumps({"entries": {name: e.as_dict() for name, e in catalogue().items()}},
                          ensure_ascii=False)
     entries_size = len(entries.encode("utf-8"))
-    index, offset = {}, entries_size + 1
-    for key, line in lines:
+    index: dict[str, dict[str, list[int]]] = {}
+    offset = entries_size + 1
+    for key, part, line in lines:
         size = len(line.encode("utf-8"))
-        index[key] = [offset, size]
+        index.setdefault(key, {})[part] = [offset, size]
         offset += size + 1  # and its newline
     header = {"fingerprint": fingerprint(),
               "catalogue": {name: {"topic": e.topic, "meaning": e.meaning, "unit": e.unit}
                             for name, e in catalogue().items()},
               "entries": [0, entries_size], "index": index}
     return "\n".join([json.dumps(header, ensure_ascii=False), entries,
-                      *(ln for _, ln in lines)]) + "\n"
+                      *(ln for _, _, ln in lines)]) + "\n"
 
 
-def _line(arch: Architecture, caches: tuple[str, ...], models: list[str],
-          hardware: list[str]) -> tuple[str, str]:
-    """(key, line) of ``derived.jsonl`` for ``arch`` behind ``caches``: its forms, and the closed
-    forms of the crossover branches that hold at the shipped ``hardware`` and ``models``."""
+def _lines(arch: Architecture, caches: tuple[str, ...], models: list[str],
+           hardware: list[str]) -> list[tuple[str, str, str]]:
+    """(key, part, line) of the two lines of ``derived.jsonl`` for ``arch`` behind ``caches``:
+    its forms, and its crossovers with the closed forms of the branches that hold at the
+    shipped ``hardware`` and ``models``."""
     key = arch_key(arch, caches)
     derived = derive_forms(arch, caches)
     _add_shipped_branches(arch, caches, derived["crossovers"], models, hardware)
-    return key, json.dumps({"key": key, "forms": derived}, ensure_ascii=False,
-                           separators=(",", ":"))
+    crossovers = derived.pop("crossovers")
+    return [(key, part, json.dumps({"key": key, part: value}, ensure_ascii=False,
+                                   separators=(",", ":")))
+            for part, value in (("forms", derived), ("crossovers", crossovers))]
 
 
 def _add_shipped_branches(arch: Architecture, caches: tuple[str, ...],
