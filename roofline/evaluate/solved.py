@@ -65,7 +65,7 @@ def solve_branches(arch: Architecture, caches: tuple[str, ...],
     from ..derive.crossovers import crossovers
 
     crossovers(arch, caches)  # derived once, here: the forked process inherits them
-    mine, theirs = todo[: len(todo) // 2], todo[len(todo) // 2:]
+    mine, theirs = todo[0::2], todo[1::2]  # interleaved: the costly ones sit together
     with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"),
                              initializer=_ignore_interrupts) as pool:
         solved = pool.map(_solve, theirs, chunksize=len(theirs))
