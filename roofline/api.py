@@ -12,19 +12,20 @@ from typing import TYPE_CHECKING, Any
 from . import evaluate
 from .derive.architecture import DEFAULT_ATTENTION
 from .errors import InputError
-from .evaluate import CrossoverValue, DecodeResult, PrefillPoint, Setting, arith
+from .evaluate import Setting, arith
 from .specs.hardware import Hardware, load_hardware
 from .specs.model import ModelShape, load_model
 from .specs.network import Network
 from .tables import render, si
 
-if TYPE_CHECKING:
-    from .serving.result import TTFTResult
+if TYPE_CHECKING:  # annotations only: a command imports the parts it runs
     from pathlib import Path
 
     import numpy as np
     from sympy import Expr
 
+    from .evaluate import CrossoverValue, DecodeResult, PrefillPoint
+    from .serving.result import TTFTResult
     from .specs.distribution import Distribution
 
 __all__ = ["setting", "prefill", "crossovers", "ttft", "PrefillTable", "CrossoverTable",
