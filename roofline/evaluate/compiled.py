@@ -25,19 +25,19 @@ class CompiledOp:
     name: str
     kind: str
     count: int
-    form: Mapping[str, Any]  # the operation's derived texts: flops, bytes, levels
+    form: Mapping[str, Any]  # the operation's derived trees: flops, bytes, levels
     numbers: Mapping[str, Any] = field(repr=False)
     free: tuple[str, ...] = ("T",)
     array: bool = False
     bandwidths: Mapping[str, float] = field(default_factory=dict, repr=False)
 
-    def _one(self, text: str) -> Callable[..., Any]:
-        return compiler.compile(text, self.numbers, self.free, self.array)
+    def _one(self, expr: arith.Tree) -> Callable[..., Any]:
+        return compiler.compile(expr, self.numbers, self.free, self.array)
 
-    def _each(self, text: str) -> Callable[[Sequence[Any]], list[Any]]:
-        return compiler.compile_each(text, self.numbers, self.free[0])
+    def _each(self, expr: arith.Tree) -> Callable[[Sequence[Any]], list[Any]]:
+        return compiler.compile_each(expr, self.numbers, self.free[0])
 
-    def _level_texts(self) -> list[tuple[str, str]]:
+    def _level_forms(self) -> list[tuple[str, arith.Tree]]:
         return [(level, q) for level, q in self.form.get("levels", {}).items()
                 if level in self.bandwidths]
 
@@ -52,7 +52,7 @@ class CompiledOp:
     @cached_property
     def levels(self) -> tuple[tuple[str, float, Callable[..., Any]], ...]:
         return tuple((level, self.bandwidths[level], self._one(q))
-                     for level, q in self._level_texts())
+                     for level, q in self._level_forms())
 
     @cached_property
     def flops_each(self) -> Callable[[Sequence[Any]], list[Any]]:
@@ -64,12 +64,12 @@ class CompiledOp:
 
     @cached_property
     def levels_each(self) -> tuple[Callable[[Sequence[Any]], list[Any]], ...]:
-        return tuple(self._each(q) for _, q in self._level_texts())
+        return tuple(self._each(q) for _, q in self._level_forms())
 
     @property
     def level_names(self) -> tuple[tuple[str, float], ...]:
         """(name, bandwidth) of each further level timed (without compiling its bytes)."""
-        return tuple((level, self.bandwidths[level]) for level, _ in self._level_texts())
+        return tuple((level, self.bandwidths[level]) for level, _ in self._level_forms())
 
 
 def compile_ops(ops: list[dict[str, Any]], numbers: dict[str, Any], free: tuple[str, ...],

@@ -8,9 +8,9 @@ changes between two points, bisection narrows the root to 13 digits (where the c
 its branch is shipped, the value reported is the closed form's own); where three points of one
 sign bend towards zero, the vertex of the parabola through them is evaluated too, so that a
 regime that opens and closes within one step of the grid is not missed (on one branch the
-equality is a polynomial of degree ≤ 2: the parabola is exact there). A root where the two sides touch without
-crossing (a tie inside a Min, a double root) changes no sign and is no crossover. The first sign
-change from below opens the regime; the next one, if any, closes it.
+equality is a polynomial of degree ≤ 2: the parabola is exact there). A root where the two
+sides touch without crossing (a tie inside a Min, a double root) changes no sign and is no
+crossover. The first sign change from below opens the regime; the next one, if any, closes it.
 
 At the root, every Max/Min atom of the equality takes one argument: that choice names the branch
 whose closed form is reported (shipped, or solved by SymPy the first time a setting needs it).
@@ -105,7 +105,7 @@ def _evaluate(name: str, c: dict[str, Any], vals: dict[str, Any],
               setting: Setting) -> CrossoverValue:
     x = c["unknown"]
 
-    def closed(key: str) -> Callable[[], dict[str, str]]:
+    def closed(key: str) -> Callable[[], dict[str, Any]]:
         shipped = c["roots"].get(key)
         if shipped is not None:
             return lambda: shipped

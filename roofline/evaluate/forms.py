@@ -36,8 +36,9 @@ from typing import Any
 from ..derive.architecture import ATTENTION_MODES, Architecture
 from . import arith
 
-__all__ = ["tree", "arch_key", "derive_forms", "forms", "crossover_forms", "fingerprint", "generate",
-           "catalogue_topics", "catalogue_entries", "shipped_architectures", "write", "SHIPPED"]
+__all__ = ["tree", "arch_key", "derive_forms", "forms", "crossover_forms", "fingerprint",
+           "generate", "catalogue_topics", "catalogue_entries", "shipped_architectures", "write",
+           "SHIPPED"]
 
 SHIPPED = "derived.jsonl"
 # What the forms are made from: a change to any of these makes the shipped file stale.

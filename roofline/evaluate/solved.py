@@ -32,11 +32,11 @@ def choice_key(choice: Sequence[int]) -> str:
 
 
 # (architecture, cache levels, crossover name, branch key) → the branch's closed form
-_ROOTS: dict[tuple[Architecture, tuple[str, ...], str, str], dict[str, str]] = {}
+_ROOTS: dict[tuple[Architecture, tuple[str, ...], str, str], dict[str, Any]] = {}
 
 
 def branch_root(arch: Architecture, caches: tuple[str, ...], name: str,
-                key: str) -> dict[str, str]:
+                key: str) -> dict[str, Any]:
     """The closed form of one branch of a crossover of ``arch`` behind ``caches`` (``root`` as
     ``sstr`` and ``latex``, for users; ``tree``, for its value), solved by SymPy the first
     time it is asked for."""
@@ -97,7 +97,7 @@ def _ignore_interrupts() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _solve(where: tuple[Architecture, tuple[str, ...], str, str]) -> dict[str, str]:
+def _solve(where: tuple[Architecture, tuple[str, ...], str, str]) -> dict[str, Any]:
     from sympy import PolynomialError, sstr
 
     from ..derive.crossovers import crossovers
@@ -122,7 +122,7 @@ def solve_crossovers(arch: Architecture,
     from ..symbols import latex
     from .forms import tree
 
-    def simplified(c: Crossover) -> dict[str, str] | None:
+    def simplified(c: Crossover) -> dict[str, Any] | None:
         approx = c.simplified()
         return None if approx is None else {"expr": sstr(approx), "latex": latex(approx),
                                             "tree": _value_tree(approx)}
