@@ -123,3 +123,18 @@ def test_the_shipped_file_enumerates_no_branches():
     # 27 MB in 2026-12 (84 architecture lines as expression trees, each shipped closed form
     # with the tree of its value; 0.4 MB entries): enumerated branches would be hundreds of MB
     assert size < 32_000_000, size
+
+
+def test_a_device_without_sram_leaves_the_tiled_crossovers_unevaluated():
+    """The tiled schedules need the SRAM per SM (M_sram): a device without it gives them no
+    value and says why, neither "never" nor a number; the crossovers that do not use M_sram
+    are evaluated as before."""
+    from roofline.evaluate import crossover_values
+
+    s = setting("H100-SXM", "Llama-3-8B")
+    bare = dataclasses.replace(s, hardware=dataclasses.replace(s.hardware, sram_per_sm=None))
+    values, before = crossover_values(bare), crossover_values(s)
+    tiled = values["prefill_compute_bound_tokens.tiled"]
+    assert not tiled.evaluated and not tiled.exists and "no on-chip SRAM" in tiled.reason
+    ideal = values["prefill_compute_bound_tokens.ideal"]
+    assert ideal.evaluated and ideal.value == before["prefill_compute_bound_tokens.ideal"].value

@@ -119,10 +119,12 @@ def _evaluate(name: str, c: dict[str, Any], vals: dict[str, Any],
 
     # the tiled schedules' SRAM size M_sram, the interconnect's bandwidth beta_link: where the
     # device gives none, a crossover that uses it is not evaluated
-    if "M_sram" not in vals and "M_sram" in _names(c):
+    lacking = {"M_sram", "beta_link"} - vals.keys()
+    used = _names(c) if lacking else set()  # the equality's names, read once, where needed
+    if "M_sram" in lacking & used:
         return absent(f"not evaluated: {setting.hardware.name} gives no on-chip SRAM per SM "
                       "(the tiled attention's M)", evaluated=False)
-    if "beta_link" not in vals and "beta_link" in _names(c):
+    if "beta_link" in lacking & used:
         return absent(f"not evaluated: {setting.hardware.name} gives no interconnect "
                       "([interconnect] bandwidth)", evaluated=False)
     group = _GROUP.get(name.partition("_")[0])
