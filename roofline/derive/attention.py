@@ -39,7 +39,7 @@ b_a bytes.
 
 from __future__ import annotations
 
-from sympy import Expr, Integer, Max, Min, ceiling
+from sympy import Expr, Integer, Max, Min, Rational, ceiling
 
 from ..symbols import B, H, M_sram, T, b_a, n_kv, n_q
 from .architecture import ATTENTION_MODES
@@ -70,9 +70,9 @@ def flops(queries: Expr = T, keys: Expr | None = None, causal: bool = True) -> E
     """
     keys = queries if keys is None else keys
     if causal and keys == queries:
-        pairs = queries * (queries + 1) / 2
+        pairs = queries * (queries + 1) * Rational(1, 2)  # exact for integer arguments too
     elif causal:  # queries are the last ``queries`` positions of ``keys``
-        pairs = queries * keys - queries * (queries - 1) / 2
+        pairs = queries * keys - queries * (queries - 1) * Rational(1, 2)
     else:
         pairs = queries * keys
     return 4 * B * n_q * H * pairs

@@ -169,7 +169,7 @@ def attention_parameters(arch: Architecture) -> Expr:
     no biases (DeepSeek's ``attention_bias`` is false).
 
     >>> attention_parameters(Architecture(mla=True))
-    D*n_q*(H + H_r) + D*(H_r + d_c) + D*H*n_q + 2*H*d_c*n_q + d_c
+    D*H*n_q + D*n_q*(H + H_r) + D*(H_r + d_c) + 2*H*d_c*n_q + d_c
     """
     queries = n_q * (H + H_r)
     q = D * d_cq + d_cq + d_cq * queries if arch.q_lora else D * queries
