@@ -9,7 +9,7 @@ level's bytes over its bandwidth, max(F/P, Q/β_HBM, Q_L2/β_L2, ...).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from sympy import Expr, Integer, Max, Min
 
@@ -19,7 +19,7 @@ from .levels import BANDWIDTH
 from .transformer import Architecture, Operation, prefill_operations
 
 __all__ = ["ridge", "attainable", "op_time", "memory_time", "op_time_no_overlap", "total_time",
-           "entries"]
+           "put_in", "entries"]
 
 SOURCE = "Williams et al., 'Roofline' (CACM 2009); scaling-book 'All About Rooflines'"
 
@@ -46,6 +46,24 @@ def _max(args: list[Expr]) -> Expr:
     if any(a.is_Number for a in args):
         return Max(*args)
     return Max(*args, evaluate=False)
+
+
+def put_in(expr: Expr, sub: Mapping[Expr, Expr]) -> Expr:
+    """``expr.xreplace(sub)`` with its Max and Min rebuilt as they are written (as :func:`_max`
+    keeps them): SymPy would compare their long arguments pairwise again to drop a dominated
+    one (most of the time a latent attention's derivation took, where
+    :mod:`roofline.derive.mla` puts its head widths in for H), and what is put in makes none
+    dominate another for every shape."""
+    if expr in sub:
+        return sub[expr]
+    if not expr.args:
+        return expr
+    args = tuple(put_in(a, sub) for a in expr.args)
+    if args == expr.args:
+        return expr
+    if isinstance(expr, (Max, Min)):
+        return expr.func(*args, evaluate=False)
+    return expr.func(*args)
 
 
 def memory_time(nbytes: Expr = Q_op, levels: Iterable[tuple[str, Expr]] = ()) -> Expr:

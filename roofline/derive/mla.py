@@ -37,14 +37,15 @@ form does not: here the cache stays latent and is expanded at every step).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 
-from sympy import Expr, Integer, Max, Min, cancel, factor, limit, oo, solve
+from sympy import Expr, Integer, cancel, factor, limit, oo, solve
 
 from ..symbols import B, D, H, H_r, L, T, T_ctx, b_a, b_kv, b_w, d_c, d_cq, n_kv, n_q
 from . import attention, projection
 from .architecture import Architecture
+from .bounds import put_in
 from .entry import Entry
 
 __all__ = ["SOURCE", "head_substitution", "projections", "attention_operations",
@@ -142,25 +143,8 @@ def attention_operations(arch: Architecture, mode: str, smooth: bool = False,
 
 def _substituted(op):
     sub = head_substitution()
-    return replace(op, flops=_put_in(op.flops, sub), bytes=_put_in(op.bytes, sub),
-                   levels=tuple((level, _put_in(q, sub)) for level, q in op.levels))
-
-
-def _put_in(expr: Expr, sub: Mapping[Expr, Expr]) -> Expr:
-    """``expr.xreplace(sub)`` with its Max and Min rebuilt as they are written: SymPy would
-    compare their long arguments pairwise again to drop a dominated one (most of the time a
-    latent attention's derivation took), and a head width put in for H makes none dominate
-    another for every shape."""
-    if expr in sub:
-        return sub[expr]
-    if not expr.args:
-        return expr
-    args = tuple(_put_in(a, sub) for a in expr.args)
-    if args == expr.args:
-        return expr
-    if isinstance(expr, (Max, Min)):
-        return expr.func(*args, evaluate=False)
-    return expr.func(*args)
+    return replace(op, flops=put_in(op.flops, sub), bytes=put_in(op.bytes, sub),
+                   levels=tuple((level, put_in(q, sub)) for level, q in op.levels))
 
 
 def attention_parameters(arch: Architecture) -> Expr:
