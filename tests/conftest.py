@@ -53,3 +53,15 @@ def closed_form_holds():
         scale = float(c.grows.xreplace(at).replace(Max, lambda *a: a[0]))
         assert abs(residual) <= 1e-6 * abs(scale) + 1e-6, (c.name, root)
     return check
+
+
+@pytest.fixture
+def small_figures(monkeypatch):
+    """Every figure drawn at one inch by one: its plotting code runs in full, its rendering in
+    a fraction of the time (for tests of a command's wiring; the figures themselves are
+    checked by the plot tests and ``test_report``'s real report)."""
+    from matplotlib.figure import Figure
+
+    from roofline import plot
+
+    monkeypatch.setattr(plot, "figure", lambda *a, **k: Figure(figsize=(1, 1)))

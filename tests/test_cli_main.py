@@ -87,12 +87,7 @@ def test_print_json_turns_every_non_finite_float_into_null(capsys):
     assert out.index('"a"') < out.index('"b"')  # keys sorted
 
 
-def test_report_takes_the_setting_options_of_prefill(capsys, monkeypatch, tmp_path):
-    from matplotlib.figure import Figure
-
-    from roofline import plot
-
-    monkeypatch.setattr(plot, "figure", lambda *a, **k: Figure(figsize=(1, 1)))
+def test_report_takes_the_setting_options_of_prefill(capsys, small_figures, tmp_path):
     code, out, err = run(capsys, "report", "--weight-dtype", "int4", "--kv-dtype", "fp8",
                          "--batch", "4", "--attention", "naive", "-o", str(tmp_path / "r"))
     assert code == 0, err

@@ -119,7 +119,7 @@ def test_ep_and_cp_run_on_each_command(capsys, command):
         assert "ep_alltoall_hidden_tokens" in out and "cp_kv_pass_hidden_tokens" in out
 
 
-def test_plot_and_report_take_ep_and_cp(capsys, tmp_path):
+def test_plot_and_report_take_ep_and_cp(capsys, tmp_path, small_figures):
     code, out, _ = run(capsys, "plot", "time", "--hardware", "H100-SXM", "--model",
                        "Mixtral-8x7B", "--ep", "8", "-o", str(tmp_path / "t.svg"))
     assert code == 0 and (tmp_path / "t.svg").exists()

@@ -90,7 +90,7 @@ def test_ttft(capsys, tmp_path):
     assert path.read_bytes()[:8] == PNG
 
 
-def test_report(capsys, tmp_path):
+def test_report(capsys, tmp_path, small_figures):
     folder = tmp_path / "rep"
     status, out, _ = _run(capsys, "report", "-o", str(folder))
     assert status == 0
@@ -172,13 +172,8 @@ def test_report_target_is_a_folder(capsys, tmp_path, clash):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["clash"]
 
 
-def test_report_on_a_device_without_sram(capsys, tmp_path, monkeypatch):
+def test_report_on_a_device_without_sram(capsys, tmp_path, small_figures):
     # TPU-v4 gives no SRAM per SM: the default kernel attention needs none, and runs
-    from matplotlib.figure import Figure
-
-    from roofline import plot
-
-    monkeypatch.setattr(plot, "figure", lambda *a, **k: Figure(figsize=(1, 1)))  # fast
     status, out, err = _run(capsys, "report", "--hardware", "TPU-v4", "-o", str(tmp_path / "r"))
     assert status == 0
     assert "Llama-3-8B on TPU-v4 (bf16, kernel attention)" in out

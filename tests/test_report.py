@@ -101,23 +101,13 @@ def test_unknown_names(tmp_path):
     assert not (tmp_path / "r").exists()
 
 
-@pytest.fixture
-def fast(monkeypatch):
-    """Figures drawn as tiny blank ones: these tests are about files, not drawings."""
-    from matplotlib.figure import Figure
-
-    from roofline import plot
-
-    monkeypatch.setattr(plot, "figure", lambda *a, **k: Figure(figsize=(1, 1)))
-
-
-def test_report_creates_missing_folders(tmp_path, fast):
+def test_report_creates_missing_folders(tmp_path, small_figures):
     built = report.build(output=tmp_path / "a" / "b", figures=("time",))
     assert sorted(p.name for p in built.directory.iterdir()) == ["report.md", "time.png"]
     assert sorted(p.name for p in (tmp_path / "a").iterdir()) == ["b"]
 
 
-def test_parent_is_a_file(tmp_path, fast):
+def test_parent_is_a_file(tmp_path, small_figures):
     (tmp_path / "afile").write_text("x")
     with pytest.raises(InputError, match=f"^output: cannot write there: {tmp_path / 'afile'} is a file, not a folder"):
         report.build(output=tmp_path / "afile" / "r", figures=("time",))
@@ -145,7 +135,7 @@ def test_clash_made_while_drawing_replaces_nothing(tmp_path, monkeypatch):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # no temporary folder left
 
 
-def test_os_error_is_an_input_error(tmp_path, fast, monkeypatch):
+def test_os_error_is_an_input_error(tmp_path, small_figures, monkeypatch):
     import os
 
     def refuse(src, dst):
@@ -158,7 +148,7 @@ def test_os_error_is_an_input_error(tmp_path, fast, monkeypatch):
     assert list(tmp_path.iterdir()) == []  # the folders it made are gone again
 
 
-def test_sizes_in_binary_prefixes(tmp_path, fast):
+def test_sizes_in_binary_prefixes(tmp_path, small_figures):
     with warnings.catch_warnings():  # 16.06 GB of weights fit in TPU-v5e's 16 GiB (17.18 GB)
         warnings.simplefilter("error")
         built = report.build(hardware="TPU-v5e", output=tmp_path / "r", figures=("time",),
@@ -167,7 +157,7 @@ def test_sizes_in_binary_prefixes(tmp_path, fast):
     assert "| on-chip SRAM per SM | 128 MiB |" in text
 
 
-def test_a_temporary_folder_left_by_a_killed_run_is_removed_by_the_next(tmp_path, fast):
+def test_a_temporary_folder_left_by_a_killed_run_is_removed_by_the_next(tmp_path, small_figures):
     import subprocess
     import sys
 
@@ -198,7 +188,7 @@ def test_interrupted_removes_its_temporary_folder(tmp_path, monkeypatch):
     assert list(tmp_path.iterdir()) == []
 
 
-def test_a_setting_that_does_not_fit_is_noted(tmp_path, fast):
+def test_a_setting_that_does_not_fit_is_noted(tmp_path, small_figures):
     """L4 (24 GB), Llama-3-8B at batch 8: the 32,768-token prefill needs 16.06 GB of weights
     plus 8 × 2·32·8·128·32,768·2 B = 34.36 GB of KV cache, 50.42 GB in all; the report says so
     (it said nothing, where `roofline prefill` warned)."""
