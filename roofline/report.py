@@ -27,6 +27,7 @@ from . import evaluate
 from .api import CrossoverTable, PrefillTable, setting
 from .defaults import DEFAULT
 from .errors import InputError
+from .forked import map_halves
 from .evaluate import CrossoverValue, Setting
 from .output import check_target, make_folders, remove_folders
 from .tables import binary_size, count, grouped, render, si
@@ -347,10 +348,11 @@ def build(hardware: str = DEFAULT["hardware"], model: str = DEFAULT["model"],
     tmp = None
     try:
         tmp = _temporary_folder(out)
-        written = {}
-        for kind in figures:
+        def draw(kind: str) -> Path:
             fig = plot.figure(kind, [s], prompts=FIGURE_PROMPTS, batches=BATCHES)
-            written[kind] = _style.savefig(fig, tmp / f"{kind}.png", argument=None)
+            return _style.savefig(fig, tmp / f"{kind}.png", argument=None)
+
+        written = dict(zip(figures, map_halves(draw, list(figures))))  # two at a time
         text = markdown(s, table, crossings, list(written), notes)
         (tmp / "report.md").write_text(text, encoding="utf-8")
         # again, after the work: nothing is replaced unless every target can be

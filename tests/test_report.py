@@ -36,6 +36,15 @@ def test_files_and_links(built):
     assert not list(built.directory.parent.glob(".report-*"))  # the temporary folder is gone
 
 
+def test_figures_drawn_two_at_a_time_are_those_drawn_one_by_one(built, tmp_path, monkeypatch):
+    # the fixture's report drew every other figure in a forked process (roofline.forked); on
+    # one core all are drawn here: the same bytes
+    monkeypatch.setattr(os, "cpu_count", lambda: 1)
+    alone = report.build(output=tmp_path / "r", figures=("roofline", "time"))
+    for name in ("roofline.png", "time.png"):
+        assert (alone.directory / name).read_bytes() == (built.directory / name).read_bytes()
+
+
 def test_contents(built):
     text = built.markdown.read_text()
     assert text.startswith("# Prefill roofline: Llama-3-8B on H100-SXM (bf16)\n")

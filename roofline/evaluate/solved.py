@@ -12,12 +12,11 @@ their number doubles with every atom.
 
 from __future__ import annotations
 
-import os
-import sys
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..derive.architecture import Architecture
+from ..forked import map_halves
 from .forms import Derived
 
 if TYPE_CHECKING:
@@ -51,32 +50,15 @@ def solve_branches(arch: Architecture, caches: tuple[str, ...],
     """Solve the closed forms of several branches (crossover name, branch key) at once, for
     :func:`branch_root` to return: SymPy takes a second or more for the thirty of a crossover
     table of an architecture that is not shipped, so on Linux with several cores a forked
-    process (which inherits the crossovers derived here) solves half of them meanwhile."""
+    process (:func:`roofline.forked.map_halves`, which inherits the crossovers derived here)
+    solves half of them meanwhile."""
     todo = [(arch, caches, name, key) for name, key in dict.fromkeys(branches)
             if (arch, caches, name, key) not in _ROOTS]
-    if len(todo) < 8 or sys.platform != "linux" or (os.cpu_count() or 1) < 2:
-        for where in todo:
-            branch_root(*where)
-        return
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-    from concurrent.futures.process import BrokenProcessPool
+    if len(todo) >= 8:  # worth a second process (roofline.forked): derived once, here, first
+        from ..derive.crossovers import crossovers
 
-    from ..derive.crossovers import crossovers
-
-    crossovers(arch, caches)  # derived once, here: the forked process inherits them
-    mine, theirs = todo[0::2], todo[1::2]  # interleaved: the costly ones sit together
-    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"),
-                             initializer=_ignore_interrupts) as pool:
-        solved = pool.map(_solve, theirs, chunksize=len(theirs))
-        for where in mine:
-            branch_root(*where)
-        try:
-            _ROOTS.update(zip(theirs, solved))
-        except BrokenProcessPool:  # the process was killed: solved here instead
-            pass
-    for where in theirs:
-        branch_root(*where)
+        crossovers(arch, caches)
+    _ROOTS.update(zip(todo, map_halves(_solve, todo, least=8)))
 
 
 def _value_tree(expr: Any) -> Any:
@@ -88,13 +70,6 @@ def _value_tree(expr: Any) -> Any:
         return tree(expr)
     except ValueError:
         return None
-
-
-def _ignore_interrupts() -> None:
-    """In the forked process: Ctrl-C is the parent's to report (one line), not this one's."""
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _solve(where: tuple[Architecture, tuple[str, ...], str, str]) -> dict[str, Any]:

@@ -1,0 +1,66 @@
+"""roofline.forked.map_halves: every other piece of work in a forked process, the results in
+order; what it raises is raised here; where it is killed, its pieces are done here; it ignores
+Ctrl-C; on one core everything is done here."""
+
+import os
+import signal
+import sys
+
+import pytest
+
+from roofline.forked import map_halves
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the helper forks on Linux only")
+
+
+def test_results_in_order_and_half_of_them_done_elsewhere(monkeypatch):
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    here = os.getpid()
+    done = map_halves(lambda x: (x * x, os.getpid() == here), list(range(7)))
+    assert [v for v, _ in done] == [0, 1, 4, 9, 16, 25, 36]
+    assert [mine for _, mine in done] == [True, False] * 3 + [True]  # every other, interleaved
+
+
+def test_one_core_or_few_items_all_here(monkeypatch):
+    here = os.getpid()
+    assert map_halves(lambda x: os.getpid() == here, [1, 2, 3], least=4) == [True] * 3
+    monkeypatch.setattr(os, "cpu_count", lambda: 1)
+    assert map_halves(lambda x: os.getpid() == here, [1, 2, 3, 4]) == [True] * 4
+
+
+def test_what_the_forked_process_raises_is_raised_here(monkeypatch):
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    here = os.getpid()
+
+    def work(x):
+        if os.getpid() != here:
+            raise ValueError(f"piece {x} failed")
+        return x
+
+    with pytest.raises(ValueError, match="^piece 1 failed$"):
+        map_halves(work, [0, 1, 2, 3])
+
+
+def test_a_killed_process_leaves_its_pieces_to_this_one(monkeypatch):
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    here = os.getpid()
+
+    def work(x):
+        if os.getpid() != here:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return 10 * x
+
+    assert map_halves(work, [1, 2, 3, 4]) == [10, 20, 30, 40]
+
+
+def test_the_forked_process_ignores_ctrl_c(monkeypatch):
+    """SIGINT sent to the forked process while it works: it goes on; its result arrives."""
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    here = os.getpid()
+
+    def work(x):
+        if os.getpid() != here:
+            os.kill(os.getpid(), signal.SIGINT)
+        return x + 1
+
+    assert map_halves(work, [1, 2, 3]) == [2, 3, 4]
