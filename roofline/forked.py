@@ -32,10 +32,8 @@ def map_halves(work: Callable[[Item], Any], items: Sequence[Item], least: int = 
     >>> map_halves(lambda x: x * x, [1, 2, 3, 4, 5])
     [1, 4, 9, 16, 25]
     """
-    import threading
-
     if len(items) < least or sys.platform != "linux" or (os.cpu_count() or 1) < 2 \
-            or threading.current_thread() is not threading.main_thread():
+            or not _on_the_main_thread():
         return [work(item) for item in items]
     import pickle
     import signal
@@ -74,3 +72,11 @@ def map_halves(work: Callable[[Item], Any], items: Sequence[Item], least: int = 
         raise got
     results.update(zip(theirs, got))
     return [results[i] for i in range(len(items))]
+
+
+def _on_the_main_thread() -> bool:
+    """Whether this is the main thread (only it receives signals; ``threading`` is imported
+    only where a fork is otherwise due)."""
+    import threading
+
+    return threading.current_thread() is threading.main_thread()

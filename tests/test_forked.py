@@ -1,6 +1,6 @@
 """roofline.forked.map_halves: every other piece of work in a forked process, the results in
 order; what it raises is raised here; where it is killed, its pieces are done here; it ignores
-Ctrl-C; on one core everything is done here."""
+Ctrl-C; on one core, or off the main thread, everything is done here."""
 
 import os
 import signal
@@ -64,3 +64,15 @@ def test_the_forked_process_ignores_ctrl_c(monkeypatch):
         return x + 1
 
     assert map_halves(work, [1, 2, 3]) == [2, 3, 4]
+
+
+def test_off_the_main_thread_all_here(monkeypatch):
+    import threading
+
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    here, got = os.getpid(), []
+    thread = threading.Thread(target=lambda: got.extend(
+        map_halves(lambda x: os.getpid() == here, [1, 2, 3, 4])))
+    thread.start()
+    thread.join()
+    assert got == [True] * 4
