@@ -41,29 +41,20 @@ def test_what_the_forked_process_raises_is_raised_here(monkeypatch):
         map_halves(work, [0, 1, 2, 3])
 
 
-def test_a_killed_process_leaves_its_pieces_to_this_one(monkeypatch):
+@pytest.mark.parametrize("sent, here_pattern", [
+    (signal.SIGKILL, [True, True, True, True]),  # killed: its pieces are done here
+    (signal.SIGINT, [True, False, True, False]),  # Ctrl-C: ignored, it goes on
+])
+def test_a_signal_to_the_forked_process(monkeypatch, sent, here_pattern):
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
     here = os.getpid()
 
     def work(x):
         if os.getpid() != here:
-            os.kill(os.getpid(), signal.SIGKILL)
-        return 10 * x
+            os.kill(os.getpid(), sent)
+        return 10 * x, os.getpid() == here
 
-    assert map_halves(work, [1, 2, 3, 4]) == [10, 20, 30, 40]
-
-
-def test_the_forked_process_ignores_ctrl_c(monkeypatch):
-    """SIGINT sent to the forked process while it works: it goes on; its result arrives."""
-    monkeypatch.setattr(os, "cpu_count", lambda: 2)
-    here = os.getpid()
-
-    def work(x):
-        if os.getpid() != here:
-            os.kill(os.getpid(), signal.SIGINT)
-        return x + 1
-
-    assert map_halves(work, [1, 2, 3]) == [2, 3, 4]
+    assert map_halves(work, [1, 2, 3, 4]) == list(zip([10, 20, 30, 40], here_pattern))
 
 
 def test_off_the_main_thread_all_here(monkeypatch):
