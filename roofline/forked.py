@@ -4,11 +4,14 @@ figures drawn by matplotlib), a process forked from this one does every other pi
 on a second core.
 
 The forked process inherits this one's memory (what was derived, imported, or set up by a test),
-so nothing but the pieces' results is sent between the two (pickled, through a pipe). It ignores
+so nothing but the pieces' results and the warnings they gave is sent back (pickled, through a
+pipe); the warnings are given again here, in the pieces' order, as if every piece had run here.
+Where it fails (an error, a result that cannot be sent, killed), its pieces are done here, so
+that an error is raised here as it would be without it, with its own traceback. It ignores
 Ctrl-C, which is the parent's to report in one line, and it never outlives the call: where the
-parent stops (an error, Ctrl-C), it is killed and waited for before the error goes on, so that
-nothing it would write can land after the parent has cleaned up. Where it raises, the parent
-raises the same; where it dies (killed), the parent does its pieces itself. Elsewhere than on
+parent stops, it is killed and waited for before the error goes on, so that nothing it would
+write can land after the parent has cleaned up. A Ctrl-C that comes while the process is being
+forked, or killed and waited for, is held back and delivered just after. Elsewhere than on
 Linux, on one core, off the main thread, or for fewer than ``least`` pieces, every piece is done
 here, in order.
 """
@@ -17,12 +20,16 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
 __all__ = ["map_halves"]
 
 Item = TypeVar("Item")
+Caught = list[tuple[str, type, str, int]]  # a piece's warnings: text, category, file, line
+
+_GIVEN: dict[Any, Any] = {}  # the registry of the warnings given again ("default": once each)
 
 
 def map_halves(work: Callable[[Item], Any], items: Sequence[Item], least: int = 2) -> list[Any]:
@@ -33,50 +40,103 @@ def map_halves(work: Callable[[Item], Any], items: Sequence[Item], least: int = 
     [1, 4, 9, 16, 25]
     """
     if len(items) < least or sys.platform != "linux" or (os.cpu_count() or 1) < 2 \
-            or not _on_the_main_thread():
+            or not _signals_are_ours():
         return [work(item) for item in items]
     import pickle
     import signal
 
-    theirs = range(1, len(items), 2)
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the forked process: its pieces, then their results (or its error), then out
-        try:
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
-            os.close(read)
+    mine, theirs = range(0, len(items), 2), range(1, len(items), 2)
+    pid, received, finished = 0, None, False
+    try:
+        with _ctrl_c_held():
+            read, write = os.pipe()
             try:
-                message: tuple[str, Any] = ("done", [work(items[i]) for i in theirs])
-            except BaseException as err:  # noqa: BLE001 - the parent raises it
-                message = ("raised", err)
-            with os.fdopen(write, "wb") as out:
-                pickle.dump(message, out)
-        finally:
-            os._exit(0)  # no cleanup of the parent's (atexit, buffers) runs here
-    os.close(write)
-    received = os.fdopen(read, "rb")
-    try:
-        results = {i: work(items[i]) for i in range(0, len(items), 2)}
+                pid = os.fork()
+            except OSError:  # no process to be had (a limit): every piece here
+                os.close(read)
+                os.close(write)
+                return [work(item) for item in items]
+            if pid == 0:  # the forked process: its pieces, then what they gave, then out
+                try:
+                    signal.signal(signal.SIGINT, signal.SIG_IGN)
+                    os.close(read)
+                    done = [_recorded(work, items[i]) for i in theirs]
+                    with os.fdopen(write, "wb") as out:
+                        pickle.dump(done, out)
+                finally:
+                    os._exit(0)  # nothing of the parent's (atexit, buffers) runs here
+            os.close(write)
+            received = os.fdopen(read, "rb")
+        results = {i: _recorded(work, items[i]) for i in mine}
         data = received.read()
-    except BaseException:
-        os.kill(pid, signal.SIGKILL)  # nothing of its is wanted any more
-        raise
+        finished = True
     finally:
-        received.close()
-        os.waitpid(pid, 0)
+        if received is not None:
+            received.close()
+        if pid:
+            with _ctrl_c_held():
+                if not finished:
+                    os.kill(pid, signal.SIGKILL)  # nothing of its is wanted any more
+                os.waitpid(pid, 0)
     try:
-        status, got = pickle.loads(data)
-    except (EOFError, pickle.UnpicklingError):  # it died (killed): its pieces are done here
-        status, got = "done", [work(items[i]) for i in theirs]
-    if status == "raised":
-        raise got
-    results.update(zip(theirs, got))
-    return [results[i] for i in range(len(items))]
+        results.update(zip(theirs, pickle.loads(data)))
+    except Exception:  # noqa: BLE001 - it failed or was killed: its pieces are done here
+        results.update((i, _recorded(work, items[i])) for i in theirs)
+    out = []
+    for i in range(len(items)):
+        value, caught = results[i]
+        _give(caught)
+        out.append(value)
+    return out
 
 
-def _on_the_main_thread() -> bool:
-    """Whether this is the main thread (only it receives signals; ``threading`` is imported
-    only where a fork is otherwise due)."""
+def _recorded(work: Callable[[Item], Any], item: Item) -> tuple[Any, Caught]:
+    """``work(item)`` and the warnings it gave (under the filters in force), to give again;
+    where it raises, they are given at once and the error goes on."""
+    import warnings
+
+    caught: list[Any] = []
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            value = work(item)
+    except BaseException:
+        _give(_texts(caught))
+        raise
+    return value, _texts(caught)
+
+
+def _texts(caught: list[Any]) -> Caught:
+    return [(str(w.message), w.category, w.filename, w.lineno) for w in caught]
+
+
+def _give(caught: Caught) -> None:
+    import warnings
+
+    for text, category, filename, lineno in caught:
+        warnings.warn_explicit(text, category, filename, lineno, registry=_GIVEN)
+
+
+@contextmanager
+def _ctrl_c_held() -> Iterator[None]:
+    """Ctrl-C recorded, not raised, for the duration; then delivered as it would have been."""
+    import signal
+
+    came: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda *_: came.append(1))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if came:
+            signal.raise_signal(signal.SIGINT)
+
+
+def _signals_are_ours() -> bool:
+    """Whether Ctrl-C can be held back here: on the main thread (only it receives signals),
+    with a handler set from Python (``threading`` and ``signal`` are imported only where a
+    fork is otherwise due)."""
+    import signal
     import threading
 
-    return threading.current_thread() is threading.main_thread()
+    return threading.current_thread() is threading.main_thread() \
+        and signal.getsignal(signal.SIGINT) is not None

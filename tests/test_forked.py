@@ -1,6 +1,6 @@
-"""roofline.forked.map_halves: every other piece of work in a forked process, the results in
-order; what it raises is raised here; where it is killed, its pieces are done here; it ignores
-Ctrl-C; on one core, or off the main thread, everything is done here."""
+"""roofline.forked.map_halves: every other piece of work in a forked process, the results and
+the warnings in order; where it fails or is killed, its pieces are done here (so an error is
+raised here); it ignores Ctrl-C; on one core, or off the main thread, everything is done here."""
 
 import os
 import signal
@@ -28,17 +28,38 @@ def test_one_core_or_few_items_all_here(monkeypatch):
     assert map_halves(lambda x: os.getpid() == here, [1, 2, 3, 4]) == [True] * 4
 
 
-def test_what_the_forked_process_raises_is_raised_here(monkeypatch):
+def test_an_error_is_raised_here_as_without_the_fork(monkeypatch):
+    """Where a piece fails in the forked process, its pieces are done here: the error is this
+    process's own (an error that pickle cannot rebuild, such as an InputError, included)."""
+    from roofline.errors import InputError
+
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
     here = os.getpid()
 
     def work(x):
-        if os.getpid() != here:
-            raise ValueError(f"piece {x} failed")
+        if x == 1:
+            raise InputError("piece", "must not be 1", x)
         return x
 
-    with pytest.raises(ValueError, match="^piece 1 failed$"):
+    with pytest.raises(InputError, match=r"^piece: must not be 1 \(got 1\)$"):
         map_halves(work, [0, 1, 2, 3])
+    # a failure of the forked process alone: done here instead
+    assert map_halves(lambda x: x if os.getpid() == here else 1 / 0, [0, 1, 2, 3]) == [0, 1, 2, 3]
+
+
+def test_warnings_given_here_in_order(monkeypatch):
+    import warnings
+
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+
+    def work(x):
+        warnings.warn(f"piece {x}", UserWarning)
+        return x
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert map_halves(work, [0, 1, 2, 3]) == [0, 1, 2, 3]
+    assert [str(w.message) for w in caught] == ["piece 0", "piece 1", "piece 2", "piece 3"]
 
 
 @pytest.mark.parametrize("sent, here_pattern", [
