@@ -27,8 +27,8 @@ from . import evaluate
 from .api import CrossoverTable, PrefillTable, setting
 from .defaults import DEFAULT
 from .errors import InputError
-from .forked import map_halves
 from .evaluate import CrossoverValue, Setting
+from .forked import map_halves
 from .output import check_target, make_folders, remove_folders
 from .tables import binary_size, count, grouped, render, si
 
@@ -348,6 +348,7 @@ def build(hardware: str = DEFAULT["hardware"], model: str = DEFAULT["model"],
     tmp = None
     try:
         tmp = _temporary_folder(out)
+
         def draw(kind: str) -> Path:
             fig = plot.figure(kind, [s], prompts=FIGURE_PROMPTS, batches=BATCHES)
             return _style.savefig(fig, tmp / f"{kind}.png", argument=None)

@@ -165,3 +165,24 @@ def test_counts_are_bounded(argv, message, capsys):
     assert main([*argv, "--hardware", "H100-SXM", "--model", "Llama-3-8B"]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"roofline: error: {message}") and err.count("\n") == 1
+
+
+def test_a_warning_given_twice_is_printed_once(capsys, monkeypatch):
+    """The same warning from several figures or operations (matplotlib's missing glyph of a
+    device's name, once per label) is one line, in the order first given."""
+    import warnings
+
+    from roofline import api
+
+    real = api.prefill
+
+    def warning_twice(*args, **kwargs):
+        for text in ("the same thing", "another", "the same thing"):
+            warnings.warn(text, UserWarning)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(api, "prefill", warning_twice)
+    code, out, err = run(capsys, "prefill", "--hardware", "H100-SXM", "--model", "Llama-3-8B",
+                         "--prompt", "128")
+    assert code == 0 and out
+    assert err.splitlines() == ["roofline: warning: the same thing", "roofline: warning: another"]

@@ -1,6 +1,6 @@
 """The examples in the package's docstrings are run: each module's ``>>>`` lines give what they
-say (pytest collects doctests only under ``tests/``, so without this test an example that went
-stale would never be seen)."""
+say (pytest collects only under ``tests/``: without this test an example that went stale would
+never be seen, as two had been)."""
 
 import doctest
 import importlib

@@ -121,8 +121,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             except RooflineError as err:
                 print(f"roofline: error: {_one_line(_in_flags(err, args))}", file=sys.stderr)
                 code = 2
-        for w in caught:  # after the output, one line each
-            print(f"roofline: warning: {_one_line(str(w.message))}", file=sys.stderr)
+        for message in dict.fromkeys(_one_line(str(w.message)) for w in caught):
+            print(f"roofline: warning: {message}", file=sys.stderr)  # after the output, once each
         return code
     except KeyboardInterrupt:  # Ctrl-C: whatever was being written has cleaned up after itself
         print("roofline: interrupted", file=sys.stderr)
