@@ -3,17 +3,21 @@ second or more each (the closed forms of a crossover table solved by SymPy, the 
 figures drawn by matplotlib), a process forked from this one does every other piece meanwhile,
 on a second core.
 
-The forked process inherits this one's memory (what was derived, imported, or set up by a test),
-so nothing but the pieces' results and the warnings they gave is sent back (pickled, through a
-pipe); the warnings are given again here, in the pieces' order, as if every piece had run here.
-Where it fails (an error, a result that cannot be sent, killed), its pieces are done here, so
-that an error is raised here as it would be without it, with its own traceback. It ignores
-Ctrl-C, which is the parent's to report in one line, and it never outlives the call: where the
-parent stops, it is killed and waited for before the error goes on, so that nothing it would
-write can land after the parent has cleaned up. A Ctrl-C that comes while the process is being
-forked, or killed and waited for, is held back and delivered just after. Elsewhere than on
-Linux, on one core, off the main thread, or for fewer than ``least`` pieces, every piece is done
-here, in order.
+What the caller sees is what running the pieces here, in order, would give: the results in
+order; the warnings each piece gave, shown in the pieces' order once all are done (a warning
+that the filters show once per place may show once in each process); and the first error in
+that order, raised here with its own traceback: a piece that failed there, or whose result
+could not be sent back, is done again here, in its turn. The forked process inherits this
+one's memory (what was derived, imported, or set up by a test), so only results and warnings
+cross back, pickled through a pipe.
+
+It ignores Ctrl-C, which is the parent's to report in one line, and it never outlives the call:
+where the parent stops, it is killed and waited for before the error goes on, so that nothing it
+would write lands after the parent has cleaned up; a Ctrl-C that comes while it is being forked,
+or killed and waited for, is held back and delivered just after. The work is done here alone,
+in order, elsewhere than on Linux, on one core, where other threads run (one could hold a lock
+that the forked copy would wait on forever), inside a forked process itself, or for fewer than
+``least`` pieces.
 """
 
 from __future__ import annotations
@@ -27,9 +31,9 @@ from typing import Any, TypeVar
 __all__ = ["map_halves"]
 
 Item = TypeVar("Item")
-Caught = list[tuple[str, type, str, int]]  # a piece's warnings: text, category, file, line
+Done = tuple[Any, list[tuple[Any, ...]]]  # a piece's result and its warnings' showwarning args
 
-_GIVEN: dict[Any, Any] = {}  # the registry of the warnings given again ("default": once each)
+_FORKED = False  # True in a forked process: it forks no further (a kill would not reach it)
 
 
 def map_halves(work: Callable[[Item], Any], items: Sequence[Item], least: int = 2) -> list[Any]:
@@ -40,80 +44,120 @@ def map_halves(work: Callable[[Item], Any], items: Sequence[Item], least: int = 
     [1, 4, 9, 16, 25]
     """
     if len(items) < least or sys.platform != "linux" or (os.cpu_count() or 1) < 2 \
-            or not _signals_are_ours():
+            or _FORKED or not _alone_on_the_main_thread():
         return [work(item) for item in items]
-    import pickle
-    import signal
-
-    mine, theirs = range(0, len(items), 2), range(1, len(items), 2)
-    pid, received, finished = 0, None, False
+    theirs = range(1, len(items), 2)
+    pid, finished = -1, False
+    mine: dict[int, Done] = {}
+    sent: dict[int, Done] = {}
     try:
-        with _ctrl_c_held():
+        with _ctrl_c_held():  # delivered within the try: the process is then killed
             read, write = os.pipe()
             try:
                 pid = os.fork()
-            except OSError:  # no process to be had (a limit): every piece here
+            except OSError:  # no process to be had (a limit): all done here, below
                 os.close(read)
-                os.close(write)
-                return [work(item) for item in items]
-            if pid == 0:  # the forked process: its pieces, then what they gave, then out
-                try:
-                    signal.signal(signal.SIGINT, signal.SIG_IGN)
-                    os.close(read)
-                    done = [_recorded(work, items[i]) for i in theirs]
-                    with os.fdopen(write, "wb") as out:
-                        pickle.dump(done, out)
-                finally:
-                    os._exit(0)  # nothing of the parent's (atexit, buffers) runs here
+            if pid == 0:
+                _serve(work, [items[i] for i in theirs], read, write)  # never returns
             os.close(write)
-            received = os.fdopen(read, "rb")
-        results = {i: _recorded(work, items[i]) for i in mine}
-        data = received.read()
-        finished = True
+        if pid < 0:
+            return [work(item) for item in items]
+        for i in range(0, len(items), 2):
+            done = _recorded(work, items[i])
+            if done is None:  # failed: it and the pieces before it are done in order below
+                break
+            mine[i] = done
+        else:
+            with os.fdopen(read, "rb", closefd=False) as received:
+                sent = dict(zip(theirs, _received(received.read())))
+            finished = True
     finally:
-        if received is not None:
-            received.close()
-        if pid:
-            with _ctrl_c_held():
-                if not finished:
-                    os.kill(pid, signal.SIGKILL)  # nothing of its is wanted any more
-                os.waitpid(pid, 0)
-    try:
-        results.update(zip(theirs, pickle.loads(data)))
-    except Exception:  # noqa: BLE001 - it failed or was killed: its pieces are done here
-        results.update((i, _recorded(work, items[i])) for i in theirs)
+        if pid > 0:
+            _end(pid, read, killed=not finished)
     out = []
-    for i in range(len(items)):
-        value, caught = results[i]
-        _give(caught)
+    for i, item in enumerate(items):
+        done = mine.get(i) or sent.get(i)
+        if done is None:
+            out.append(work(item))  # here, in its turn: its warnings now, its error raised
+            continue
+        value, caught = done
+        _show(caught)
         out.append(value)
     return out
 
 
-def _recorded(work: Callable[[Item], Any], item: Item) -> tuple[Any, Caught]:
-    """``work(item)`` and the warnings it gave (under the filters in force), to give again;
-    where it raises, they are given at once and the error goes on."""
-    import warnings
-
-    caught: list[Any] = []
+def _serve(work: Callable[[Item], Any], items: list[Item], read: int, write: int) -> None:
+    """In the forked process: its pieces up to the first that fails, their results and
+    warnings sent back, then out, whatever happens (nothing of the parent's, atexit handlers
+    or buffers, runs here)."""
+    global _FORKED
     try:
-        with warnings.catch_warnings(record=True) as caught:
-            value = work(item)
-    except BaseException:
-        _give(_texts(caught))
-        raise
-    return value, _texts(caught)
+        import pickle
+        import signal
+
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        _FORKED = True
+        os.close(read)
+        done = []
+        for item in items:
+            piece = _recorded(work, item)
+            if piece is None:
+                break
+            done.append(piece)
+        with os.fdopen(write, "wb") as out:
+            pickle.dump(done, out)
+    finally:
+        os._exit(0)
 
 
-def _texts(caught: list[Any]) -> Caught:
-    return [(str(w.message), w.category, w.filename, w.lineno) for w in caught]
+def _received(data: bytes) -> list[Done]:
+    """What the forked process sent; nothing where it sent nothing whole (it was killed, or a
+    result or warning did not survive pickling): its pieces are then done here."""
+    import pickle
+
+    try:
+        return pickle.loads(data)
+    except Exception:  # noqa: BLE001 - whatever it is, those pieces are done here instead
+        return []
 
 
-def _give(caught: Caught) -> None:
+def _end(pid: int, read: int, killed: bool) -> None:
+    """The forked process killed (where its results are not wanted) and waited for, Ctrl-C
+    held back meanwhile; the pipe closed."""
+    import signal
+
+    with _ctrl_c_held():
+        if killed:
+            os.kill(pid, signal.SIGKILL)
+        try:
+            os.waitpid(pid, 0)
+        except ChildProcessError:  # already waited for (SIGCHLD ignored, or by the work)
+            pass
+        os.close(read)
+
+
+def _recorded(work: Callable[[Item], Any], item: Item) -> Done | None:
+    """``work(item)`` and the warnings it showed, held to be shown later (the filters as they
+    are: none is changed); None where it raised an Exception (it is done again in its turn)."""
     import warnings
 
-    for text, category, filename, lineno in caught:
-        warnings.warn_explicit(text, category, filename, lineno, registry=_GIVEN)
+    caught: list[tuple[Any, ...]] = []
+    shown = warnings.showwarning
+    warnings.showwarning = lambda *args: caught.append(args)
+    try:
+        value = work(item)
+    except Exception:  # noqa: BLE001 - raised again when the piece is done again here
+        return None
+    finally:
+        warnings.showwarning = shown
+    return value, caught
+
+
+def _show(caught: list[tuple[Any, ...]]) -> None:
+    import warnings
+
+    for args in caught:
+        warnings.showwarning(*args)
 
 
 @contextmanager
@@ -131,12 +175,12 @@ def _ctrl_c_held() -> Iterator[None]:
             signal.raise_signal(signal.SIGINT)
 
 
-def _signals_are_ours() -> bool:
-    """Whether Ctrl-C can be held back here: on the main thread (only it receives signals),
-    with a handler set from Python (``threading`` and ``signal`` are imported only where a
-    fork is otherwise due)."""
+def _alone_on_the_main_thread() -> bool:
+    """Whether this is the main thread (only it receives signals), with no other thread, and
+    Ctrl-C handled from Python (``threading`` and ``signal`` imported only where a fork is
+    otherwise due)."""
     import signal
     import threading
 
     return threading.current_thread() is threading.main_thread() \
-        and signal.getsignal(signal.SIGINT) is not None
+        and threading.active_count() == 1 and signal.getsignal(signal.SIGINT) is not None

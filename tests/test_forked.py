@@ -62,6 +62,68 @@ def test_warnings_given_here_in_order(monkeypatch):
     assert [str(w.message) for w in caught] == ["piece 0", "piece 1", "piece 2", "piece 3"]
 
 
+def test_the_first_error_in_order_after_the_earlier_warnings(monkeypatch):
+    """Pieces 1 (done there) and 2 (done here) both fail: as in order, piece 0's warning is
+    shown, then piece 1's error is raised; piece 2's is never reached."""
+    import warnings
+
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+
+    def work(x):
+        warnings.warn(f"piece {x}", UserWarning)
+        if x in (1, 2):
+            raise ValueError(f"piece {x} failed")
+        return x
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(ValueError, match="^piece 1 failed$"):
+            map_halves(work, [0, 1, 2, 3])
+    assert [str(w.message) for w in caught] == ["piece 0", "piece 1"]
+
+
+def test_a_warning_that_pickle_cannot_carry(monkeypatch):
+    """A warning whose class pickle cannot rebuild (SymPy's deprecation warning takes keyword
+    arguments only): the piece that gave it is done here, the warning shown as it is."""
+    import warnings
+
+    class Picky(UserWarning):
+        def __init__(self, *, text):
+            super().__init__(text)
+
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+
+    def work(x):
+        warnings.warn(Picky(text=f"piece {x}"))
+        return x
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert map_halves(work, [0, 1, 2, 3]) == [0, 1, 2, 3]
+    assert [str(w.message) for w in caught] == ["piece 0", "piece 1", "piece 2", "piece 3"]
+    assert all(w.category is Picky for w in caught)
+
+
+def test_no_fork_within_the_forked_process_or_beside_other_threads(monkeypatch):
+    import threading
+
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    here = os.getpid()
+
+    def nested(x):  # the processes that did a second call's pieces
+        return len(set(map_halves(lambda y: os.getpid(), [1, 2, 3, 4])))
+
+    assert map_halves(nested, [0, 1]) == [2, 1]  # here two; in the forked process, itself
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        assert map_halves(lambda x: os.getpid() == here, [1, 2, 3, 4]) == [True] * 4
+    finally:
+        stop.set()
+        other.join()
+
+
 @pytest.mark.parametrize("sent, here_pattern", [
     (signal.SIGKILL, [True, True, True, True]),  # killed: its pieces are done here
     (signal.SIGINT, [True, False, True, False]),  # Ctrl-C: ignored, it goes on
