@@ -54,7 +54,7 @@ def solve_branches(arch: Architecture, caches: tuple[str, ...],
     solves half of them meanwhile."""
     todo = [(arch, caches, name, key) for name, key in dict.fromkeys(branches)
             if (arch, caches, name, key) not in _ROOTS]
-    if len(todo) >= 8:  # worth a second process (roofline.forked): derived once, here, first
+    if todo:  # the crossovers derived once, here: a forked process inherits them
         from ..derive.crossovers import crossovers
 
         crossovers(arch, caches)
