@@ -120,9 +120,10 @@ def test_the_shipped_file_enumerates_no_branches():
     shipped settings, not every combination of Max/Min arguments (2ᵏ: a file of hundreds of MB
     once memory levels, windows and parallelism multiply them)."""
     size = (resources.files("roofline") / SHIPPED).stat().st_size
-    # 27 MB in 2026-12 (84 architecture lines as expression trees, each shipped closed form
-    # with the tree of its value; 0.4 MB entries): enumerated branches would be hundreds of MB
-    assert size < 32_000_000, size
+    # 15 MB in 2026-12 (84 architecture lines as expression trees, each repeated subtree
+    # written once, each shipped closed form with the tree of its value; 0.4 MB entries):
+    # enumerated branches would be hundreds of MB
+    assert size < 20_000_000, size
 
 
 def test_a_device_without_sram_leaves_the_tiled_crossovers_unevaluated():

@@ -10,6 +10,7 @@ import pytest
 
 from roofline.derive.architecture import Architecture
 from roofline.evaluate import arith, compiler, forms
+from roofline.evaluate.sharing import unpack
 
 
 def _lines() -> list[bytes]:
@@ -32,8 +33,8 @@ def _architecture(key: str) -> dict:
     assert len(parts) == 2
     out = {}
     for part in parts:
-        out.update(part.get("forms", {}))
-        out.update({"crossovers": part["crossovers"]} if "crossovers" in part else {})
+        out.update(unpack(part["forms"]) if "forms" in part else {})
+        out.update({"crossovers": unpack(part["crossovers"])} if "crossovers" in part else {})
     return out
 
 
@@ -262,3 +263,59 @@ def test_compiled_and_mapped_forms_equal_reading_the_text_point_by_point():
 def test_collected_polynomials_by_hand(text, at, expected):
     assert compiler.compile(text, {}, ("T",))(at) == expected
     assert compiler.compile_each(text, {}, "T")([at, at]) == [expected, expected]
+
+
+def test_a_shipped_line_is_its_data_with_repeated_subtrees_written_once():
+    """Packing a line's data and reading it back gives the same data, each repeated subtree one
+    object (folded once); the line is smaller than the data written out in full; a subtree
+    that occurs once stays in place."""
+    from roofline.evaluate.sharing import pack
+
+    key = forms.arch_key(Architecture(), ("l2",))
+    prefix = b'{"key":' + json.dumps(key).encode()
+    line, = [ln for ln in _lines()[2:] if ln.startswith(prefix + b',"crossovers"')]
+    packed = json.loads(line)["crossovers"]
+    data = unpack(packed)
+    assert unpack(json.loads(json.dumps(pack(data)))) == data
+    assert len(line) < len(json.dumps(data, separators=(",", ":"))) * 3 // 4
+    # the same subtree, by value, is the same object wherever it is met
+    seen: dict[str, list] = {}
+    repeated = 0
+
+    def walk(node):
+        nonlocal repeated
+        if type(node) is list:
+            text = json.dumps(node)
+            if text in seen:
+                repeated += 1
+                assert seen[text] is node
+            seen[text] = node
+            for child in node:
+                walk(child)
+    for c in data.values():
+        walk(c["grows"])
+        walk(c["other"])
+    assert repeated > 100
+    once = {"a": ["+", 1, "x"], "b": [["Max", 1, 2.0], ["Max", 1, 2]]}  # 2 and 2.0 told apart
+    assert pack(once) == {"shared": [], "data": once}
+
+
+@pytest.mark.parametrize("bad", [{"@": 0}, {"@": -1}, {"@": "0"}, {"@": True}, {"@": 1.0}])
+def test_a_reference_to_no_earlier_subtree_is_refused(bad):
+    """A shipped line whose reference points at no earlier table entry (a tampered file)."""
+    with pytest.raises(ValueError, match="^not a reference"):
+        unpack({"shared": [["+", 1, bad]], "data": {"x": {"@": 0}}})
+
+
+def test_a_shared_subtree_is_folded_once():
+    """One Folding folds a subtree met in several trees once (the same folded node), and what
+    it gives equals compiling each tree on its own."""
+    shared = ["*", 2, "a", "T"]
+    grows, other = ["+", shared, ["**", shared, 2]], ["Max", shared, "b"]
+    folding = compiler.Folding({"a": 3.0, "b": 40.0}, ("T",))
+    assert folding.fold(["sqrt", shared])[2][0] is folding.fold(other)[2][0]
+    for tree in (grows, other):
+        alone = compiler.compile(tree, {"a": 3.0, "b": 40.0}, ("T",))
+        assert [folding.one(tree)(t) for t in (1.0, 5.0)] == [alone(t) for t in (1.0, 5.0)]
+        assert folding.each(tree)([1.0, 5.0]) == [alone(1.0), alone(5.0)]
+    assert folding.one(grows)(5.0) == 30.0 + 900.0  # 2·3·5 + (2·3·5)²

@@ -24,7 +24,7 @@ from typing import Any
 
 from .arith import BINARY, NARY, SCALAR, Tree, check, number, parse
 
-__all__ = ["compile", "compile_each", "compile_both"]
+__all__ = ["compile", "compile_each", "compile_both", "Folding"]
 
 
 def _array_calls() -> dict[str, Callable[..., Any]]:
@@ -37,7 +37,7 @@ def _array_calls() -> dict[str, Callable[..., Any]]:
             "ceiling": np.ceil, "floor": np.floor, "Abs": np.abs}
 
 
-# Compilation runs in two steps. :func:`_fold` reads the tree once, with the bound names folded
+# Compilation runs in two steps. :meth:`Folding.fold` reads the tree once, with the bound names folded
 # into constants and, where there is one free name, every polynomial in it collected into its
 # coefficients: a node is ("c", value), ("p", coefficients, lowest power first), ("x", i): the
 # i-th of several free names, ("op", operator, left, right), ("neg", operand) or ("call",
@@ -49,15 +49,59 @@ def _array_calls() -> dict[str, Callable[..., Any]]:
 _MAX_DEGREE = 8  # a product of higher degree stays a product (no crossover form comes near)
 
 
-def _fold(node: Tree, bound: Mapping[str, Any], free: Sequence[str]) -> tuple:
-    if type(node) is not list:
-        if type(node) is not str:
-            return "c", number(node)
-        if node not in free:
-            return "c", bound[node]
-        return ("p", (0, 1)) if len(free) == 1 else ("x", free.index(node))
+class Folding:
+    """Trees folded with ``bound``'s numbers, as functions of the ``free`` names: each list of a
+    tree folded once however often it is met, in one tree or several (a tree read from the
+    shipped file holds a repeated subtree as one object: :mod:`.sharing`). ``one``, ``each``
+    and ``both`` give what :func:`compile`, :func:`compile_each` and :func:`compile_both` give.
+
+    >>> f = Folding({"a": 2, "b": 5}, ("T",))
+    >>> f.one("Max(a*T, b) + 1")(4), f.each("a*T")([1, 2])
+    (9, [2, 4])
+    """
+
+    def __init__(self, bound: Mapping[str, Any], free: Sequence[str]):
+        self.bound, self.free = bound, tuple(free)
+        self._memo: dict[int, tuple[list, tuple]] = {}  # id of a list → (the list, folded)
+
+    def fold(self, node: Tree) -> tuple:
+        """The folded node of ``node`` (see above: ("c", value), ("p", coefficients), ...)."""
+        if type(node) is not list:
+            if type(node) is not str:
+                return "c", number(node)
+            if node not in self.free:
+                return "c", self.bound[node]
+            return ("p", (0, 1)) if len(self.free) == 1 else ("x", self.free.index(node))
+        hit = self._memo.get(id(node))
+        if hit is None:
+            hit = self._memo[id(node)] = node, _fold_list(node, self.fold)  # the list kept
+        return hit[1]  # alive with its id
+
+    def one(self, expr: str | Tree, array: bool = False) -> Callable[..., Any]:
+        node = self.fold(parse(expr))
+        if node[0] == "c":
+            value = node[1]
+            return lambda *xs: value
+        body = _scalar(node, _array_calls() if array else SCALAR)
+        if len(self.free) == 1:
+            return body
+        return lambda *xs: body(xs)
+
+    def each(self, expr: str | Tree) -> Callable[[Sequence[Any]], list[Any]]:
+        return _each(self.fold(parse(expr)))
+
+    def both(self, expr: str | Tree) -> tuple[Callable[[Any], Any],
+                                              Callable[[Sequence[Any]], list[Any]]]:
+        node = self.fold(parse(expr))
+        if node[0] == "c":
+            value = node[1]
+            return (lambda x: value), _each(node)
+        return _scalar(node, SCALAR), _each(node)
+
+
+def _fold_list(node: list, fold: Callable[[Tree], tuple]) -> tuple:
     op = check(node)[0]
-    operands = [_fold(a, bound, free) for a in node[1:]]
+    operands = [fold(a) for a in node[1:]]
     if op in NARY:
         return _fold_nary(NARY[op], operands)
     if op == "neg":
@@ -201,14 +245,7 @@ def compile(expr: str | Tree, bound: Mapping[str, Any], free: Sequence[str] = ()
 
     With one free name the function is built around that value itself (no argument tuple):
     the common case of a function of T, evaluated per prompt length."""
-    node = _fold(parse(expr), bound, tuple(free))
-    if node[0] == "c":
-        value = node[1]
-        return lambda *xs: value
-    body = _scalar(node, _array_calls() if array else SCALAR)
-    if len(free) == 1:
-        return body
-    return lambda *xs: body(xs)
+    return Folding(bound, free).one(expr, array)
 
 
 def compile_each(expr: str | Tree, bound: Mapping[str, Any],
@@ -217,18 +254,14 @@ def compile_each(expr: str | Tree, bound: Mapping[str, Any],
     there (every other name from ``bound``, folded). An error at any point (a division by zero,
     an overflow) raises for the whole sequence: evaluate point by point with :func:`compile`
     to find which."""
-    return _each(_fold(parse(expr), bound, (free,)))
+    return Folding(bound, (free,)).each(expr)
 
 
 def compile_both(expr: str | Tree, bound: Mapping[str, Any],
                  free: str) -> tuple[Callable[[Any], Any], Callable[[Sequence[Any]], list[Any]]]:
     """``expr`` folded once, as the function of one value of ``free`` (:func:`compile`) and of
     many (:func:`compile_each`): a root finder's grid and its steps."""
-    node = _fold(parse(expr), bound, (free,))
-    if node[0] == "c":
-        value = node[1]
-        return (lambda x: value), _each(node)
-    return _scalar(node, SCALAR), _each(node)
+    return Folding(bound, (free,)).both(expr)
 
 
 def _each(node: tuple) -> Callable[[Sequence[Any]], list[Any]]:

@@ -22,7 +22,7 @@ import math
 import operator
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import partial
+from functools import lru_cache, partial
 from typing import Any
 
 from . import arith, compiler
@@ -93,15 +93,24 @@ def crossover_value(setting: Setting, name: str,
     """One crossover of the catalogue (``name`` without ``crossover.``) for this setting (from
     ``form``, its data, where given: the forms being written)."""
     c = setting.crossover_forms[name] if form is None else form
-    vals = setting.numbers(batch=c["unknown"] != "B")
-    vals.update(setting.link_numbers(_GROUP.get(name.partition("_")[0], "tp")))  # its link
-    vals.pop(c["unknown"], None)  # a degree (N_tp) as the unknown: not the setting's value
-    if c["unknown"] != "T":  # a batch crossover that depends on T: at the model's context limit
+    vals, folding = _numbers(setting, _GROUP.get(name.partition("_")[0], "tp"), c["unknown"])
+    return _evaluate(name, c, vals, folding, setting)
+
+
+@lru_cache(maxsize=16)
+def _numbers(setting: Setting, group: str, x: str) -> tuple[dict[str, Any], compiler.Folding]:
+    """The numbers of the crossovers of ``setting`` in the unknown ``x`` whose collectives run
+    on ``group``'s link, and their folding: one for all of them, so that a subtree the
+    crossovers share (the prefill's time, an operation's bytes) is folded once. Read only."""
+    vals = setting.numbers(batch=x != "B")
+    vals.update(setting.link_numbers(group))  # its link
+    vals.pop(x, None)  # a degree (N_tp) as the unknown: not the setting's value
+    if x != "T":  # a batch crossover that depends on T: at the model's context limit
         vals["T"] = setting.model.max_position
-    return _evaluate(name, c, vals, setting)
+    return vals, compiler.Folding(vals, (x,))
 
 
-def _evaluate(name: str, c: dict[str, Any], vals: dict[str, Any],
+def _evaluate(name: str, c: dict[str, Any], vals: dict[str, Any], folding: compiler.Folding,
               setting: Setting) -> CrossoverValue:
     x = c["unknown"]
 
@@ -131,13 +140,13 @@ def _evaluate(name: str, c: dict[str, Any], vals: dict[str, Any],
     if c["kind"] == "hidden" and group and vals.get(f"N_{group}") == 1:
         return absent(f"one device: no {_COLLECTIVE[group]} to hide (give {group} > 1)",
                       evaluated=False)
-    crossings = sign_changes(*_difference(c, vals))
+    crossings = sign_changes(*_difference(c, folding))
     if not crossings:
-        return absent(_never(c, vals, setting))
+        return absent(_never(c, vals, folding, setting))
     first = crossings[0]
     ends = crossings[1] if len(crossings) > 1 else None
     note = "" if ends is None else _ends_note(c, ends)
-    key = _choice(c, {**vals, x: first})
+    key = _choice(c, folding, first)
     shipped = c["roots"].get(key)
     exact = _real(shipped["tree"], vals) if shipped else None
     if exact is not None and abs(exact - first) <= 1e-9 * first:
@@ -154,13 +163,13 @@ def _names(c: dict[str, Any]) -> set[str]:
     return arith.names(c["grows"]) | arith.names(c["other"])
 
 
-def _difference(c: dict[str, Any], vals: dict[str, Any]) -> tuple[
+def _difference(c: dict[str, Any], folding: compiler.Folding) -> tuple[
         Callable[[float], float], Callable[[Sequence[float]], list[float]]]:
     """grows − other at one point (NaN where it cannot be evaluated there: a division by zero,
     an overflow) and at many at once (:func:`.compiler.compile_each`; where one point fails, each
-    point on its own)."""
-    grows, grows_each = compiler.compile_both(c["grows"], vals, c["unknown"])
-    other, other_each = compiler.compile_both(c["other"], vals, c["unknown"])
+    point on its own), the two sides folded together (a subtree they share, once)."""
+    grows, grows_each = folding.both(c["grows"])
+    other, other_each = folding.both(c["other"])
 
     def one(x: float) -> float:
         try:
@@ -274,13 +283,13 @@ def _bisect(f: Callable[[float], float], a: float, b: float, want: bool) -> floa
     return b
 
 
-def _choice(c: dict[str, Any], at: dict[str, Any]) -> str:
-    """The branch that holds at ``at``: each atom's argument that equals its value (the main
-    branch's where two are equal there)."""
+def _choice(c: dict[str, Any], folding: compiler.Folding, at: float) -> str:
+    """The branch that holds where the unknown is ``at``: each atom's argument that equals its
+    value (the main branch's where two are equal there)."""
     main = [int(i) for i in c["main"].split(",")] if c["main"] else []
     choice = []
     for atom, preferred in zip(c["atoms"], main):
-        values = [arith.value(arg, at) for arg in atom["args"]]
+        values = [float(folding.one(arg)(at)) for arg in atom["args"]]
         best = max(values) if atom["kind"] == "Max" else min(values)
         tied = [i for i, v in enumerate(values)
                 if abs(v - best) <= _TIE * max(abs(v), abs(best), 1e-300)]
@@ -306,10 +315,10 @@ def _ends_note(c: dict[str, Any], ends: float) -> str:
     return f"the two sides are equal again at {ends:,.0f} {c['unit']}"
 
 
-def _never(c: dict[str, Any], vals: dict[str, Any], setting: Setting) -> str:
+def _never(c: dict[str, Any], vals: dict[str, Any], folding: compiler.Folding,
+           setting: Setting) -> str:
     x = c["unknown"]
-    grows = compiler.compile(c["grows"], vals, (x,))
-    other = compiler.compile(c["other"], vals, (x,))
+    grows, other = folding.one(c["grows"]), folding.one(c["other"])
     window = _window_reason(c, vals)
     if c["kind"] == "memory":
         if grows(0) >= other(0):

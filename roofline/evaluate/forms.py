@@ -14,7 +14,8 @@ rewrites it): a header line (the fingerprint, the catalogue's names, and the byt
 length of every line after it), a line with every catalogue entry in its JSON form (LaTeX
 included: ``roofline derive NAME`` and the report's derivations need no SymPy), then two lines
 per architecture and set of cache levels, its forms and its crossovers, of which a command
-reads only those it needs. The fingerprint covers the derivation sources and the SymPy
+reads only those it needs, each with its repeated subtrees written once (:mod:`.sharing`).
+The fingerprint covers the derivation sources and the SymPy
 version that wrote the file; it is checked when loaded, and a stale file is never
 served: its architectures are derived afresh, with a warning. Any other architecture is
 derived on first use.
@@ -35,6 +36,7 @@ from typing import Any
 
 from ..derive.architecture import ATTENTION_MODES, Architecture
 from . import arith
+from .sharing import pack, unpack
 
 __all__ = ["tree", "arch_key", "derive_forms", "forms", "crossover_forms", "fingerprint",
            "generate", "catalogue_topics", "catalogue_entries", "shipped_architectures", "write",
@@ -42,7 +44,8 @@ __all__ = ["tree", "arch_key", "derive_forms", "forms", "crossover_forms", "fing
 
 SHIPPED = "derived.jsonl"
 # What the forms are made from: a change to any of these makes the shipped file stale.
-_SOURCES = ("symbols.py", "catalog.py", "derive", "evaluate/forms.py", "evaluate/solved.py")
+_SOURCES = ("symbols.py", "catalog.py", "derive", "evaluate/forms.py", "evaluate/solved.py",
+            "evaluate/sharing.py")
 # Forms added with parallelism across devices (issue 13): derived on first use where a shipped
 # file written before them lacks them.
 _PARALLEL_FORMS = ("prefill_parallel", "decode_tp", "weights_parallel", "kv_cache_tp",
@@ -226,7 +229,7 @@ def _shipped_part(arch: Architecture, caches: tuple[str, ...],
     line = _shipped_line(where[part])
     if line["key"] != key:  # pragma: no cover - a file edited by hand
         raise ValueError(f"roofline/{SHIPPED}: its index points {key!r} at {line['key']!r}")
-    return line[part]
+    return unpack(line[part])
 
 
 @cache
@@ -335,7 +338,7 @@ def _lines(arch: Architecture, caches: tuple[str, ...], models: list[str],
     derived = derive_forms(arch, caches)
     _add_shipped_branches(arch, caches, derived["crossovers"], models, hardware)
     crossovers = derived.pop("crossovers")
-    return [(key, part, json.dumps({"key": key, part: value}, ensure_ascii=False,
+    return [(key, part, json.dumps({"key": key, part: pack(value)}, ensure_ascii=False,
                                    separators=(",", ":")))
             for part, value in (("forms", derived), ("crossovers", crossovers))]
 
