@@ -90,7 +90,7 @@ class PrefillTable:
     """Prefill at several prompt lengths, the decode step that follows, and the expressions."""
 
     setting: Setting
-    points: list[PrefillPoint]
+    points: Sequence[PrefillPoint]  # evaluate.PrefillPoints: with its columns (``time_s``...)
     decode: DecodeResult
 
     @property
@@ -166,11 +166,10 @@ def prefill(hardware: str | Hardware, model: str | ModelShape, prompts: int | Se
     step at ``context`` cached tokens (default: the longest prompt) beside it."""
     if context is not None:
         evaluate.check_count(context, "context")
-    if isinstance(prompts, int):
-        prompts = [prompts]
     s = setting(hardware, model, **options)
-    points = evaluate.prefill(s, prompts)
-    longest = max(p.prompt_tokens for p in points)
+    tokens = evaluate.check_prompts([prompts] if isinstance(prompts, int) else prompts)
+    points = evaluate.prefill(s, tokens)
+    longest = max(tokens)
     if longest > s.model.max_position:
         warnings.warn(f"prompt: {longest} tokens is beyond {s.model.name}'s context of "
                       f"{s.model.max_position} tokens", stacklevel=2)

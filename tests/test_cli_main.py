@@ -68,7 +68,7 @@ def test_json_is_strict_a_non_finite_number_is_null(capsys, monkeypatch):
     real = evaluate.prefill
 
     def with_an_operation_that_moves_no_bytes(s, prompts):
-        points = real(s, prompts)
+        points = list(real(s, prompts))  # the records, to change one
         ops = points[0].operations
         ops[0] = ops[0]._replace(bytes=0.0, intensity=float("inf"))
         return points

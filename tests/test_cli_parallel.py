@@ -134,7 +134,7 @@ def test_ttft_inter_takes_the_stage_times_from_the_model(capsys):
     execution is their sum, the queue is served at the slower."""
     from dataclasses import replace
 
-    from roofline.evaluate import phases
+    from roofline.evaluate import phases, points
 
     code, out, _ = run(capsys, "ttft", "--hardware", "H100-SXM", "--model", "Llama-3-8B",
                        "--prompt", "2048", "--rate", "10", "--parallel", "inter")
@@ -142,7 +142,7 @@ def test_ttft_inter_takes_the_stage_times_from_the_model(capsys):
     r = api.ttft("H100-SXM", "Llama-3-8B", prompt=2048, rate=10.0, parallel="inter")
     first, last = r.stage_s
     two = replace(api.setting("H100-SXM", "Llama-3-8B"), pp=2)
-    ops = {o.name: o for o in phases.prefill(two, [2048])[0].operations}
+    ops = {o.name: o for o in points.prefill(two, [2048])[0].operations}
     send = 0.47e-6 + 2048 * 4096 * 2 / 450e9
     assert ops["pp.send"].time_s == pytest.approx(send)
     edges = ops["embedding"].time_s + send - ops["final_norm"].time_s - ops["lm_head"].time_s

@@ -140,3 +140,37 @@ def test_largest_batch_that_fits_in_closed_form():
         big = setting("A100-80GB-SXM", "Llama-2-70B")
     c = crossover_values(big)["kv_cache_exceeds_memory_batch"]
     assert not c.exists and c.reason.startswith("never fits: the weights alone")
+
+
+@pytest.mark.parametrize("hw, model, options", [
+    ("H100-SXM", "Llama-3-8B", {}),  # the kernel's attention timed at SRAM and L2 too
+    ("H100-SXM", "Llama-3-70B", {"tp": 4, "overlap": True}),  # all-reduces cut to their share
+    ("H100-SXM", "Llama-3-8B", {"cp": 2, "attention": "naive"})])
+def test_the_points_columns_and_records_are_each_operation_timed_on_its_own(hw, model, options):
+    """The prefill at several lengths (columns, records built when read) against each operation
+    evaluated at one point by its scalar form and timed by hand: max(F/P, Q/β, Q_l/β_l); the
+    totals are the sums over the operations; indexing, slicing and iterating agree."""
+    from roofline.evaluate import operations
+
+    s = setting(hw, model, **options)
+    prompts = [1, 300, 4096, 70_000]
+    points = prefill(s, prompts)
+    assert len(points) == 4 and points.prompt_tokens == prompts
+    assert list(points) == [points[i] for i in range(4)] == points[:] == [points[-4], *points[1:]]
+    with pytest.raises(IndexError):
+        points[4]
+    for i, (t, p) in enumerate(zip(prompts, points)):
+        for op, r in zip(operations(s), p.operations):
+            f, q = float(op.flops(t)) * op.count, float(op.bytes(t)) * op.count
+            levels = [float(q_at(t)) * op.count / b for _, b, q_at in op.levels]
+            assert (r.name, r.flops, r.bytes) == (op.name, pytest.approx(f, rel=1e-12),
+                                                  pytest.approx(q, rel=1e-12))
+            alone = max(f / s.peak, q / s.bandwidth, *levels)
+            if op.kind == "communication" and (s.overlap or op.name.startswith("cp.")):
+                assert r.time_s <= alone * (1 + 1e-12)  # only its exposed share
+            else:
+                assert r.time_s == pytest.approx(alone, rel=1e-12)
+        assert p.time_s == pytest.approx(sum(r.time_s for r in p.operations), rel=1e-12)
+        assert p.flops == pytest.approx(sum(r.flops for r in p.operations), rel=1e-12)
+        assert (points.time_s[i], points.flops[i], points.bytes[i], points.intensity[i],
+                points.bound[i]) == (p.time_s, p.flops, p.bytes, p.intensity, p.bound)

@@ -4,9 +4,10 @@ A :class:`Setting` (device, model, data types, attention mode, batch) specialise
 forms of its model's architecture (:mod:`.forms`: expression trees written once by SymPy,
 shipped for the shipped architectures and checked by fingerprint; :mod:`.arith`, their safe
 reader). The fast path compiles those trees with the setting's numbers folded in
-(:mod:`.compiler`, no SymPy, no ``eval``) and evaluates prefill,
-decode (:mod:`.phases`) and crossovers (:mod:`.crossover`); the symbolic path
-(:mod:`.symbolic`) evaluates any other SymPy expression for a setting, exactly or over arrays.
+(:mod:`.compiler`, no SymPy, no ``eval``) and evaluates prefill, decode (:mod:`.phases`; the
+prefill at many prompt lengths, :mod:`.points`) and crossovers (:mod:`.crossover`); the
+symbolic path (:mod:`.symbolic`) evaluates any other SymPy expression for a setting, exactly
+or over arrays.
 An operation's roofline time is :func:`roofline_time`, written once.
 
 >>> from roofline.evaluate import Setting, prefill  # doctest: +SKIP
@@ -24,7 +25,8 @@ _WHERE = {
     "CompiledOp": "compiled",
     **dict.fromkeys(("DecodeResult", "OpResult", "PrefillPoint", "bound",
                      "check_count", "check_memory", "check_prompts", "memory_bytes", "decode",
-                     "operations", "prefill", "prefill_time", "roofline_time"), "phases"),
+                     "operations", "prefill_time", "roofline_time"), "phases"),
+    **dict.fromkeys(("prefill", "PrefillPoints"), "points"),
     "Setting": "setting",
     **dict.fromkeys(("exact", "numeric", "scalar"), "symbolic"),
 }

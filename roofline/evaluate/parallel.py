@@ -10,7 +10,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..errors import InputError
-from .phases import operations, prefill, roofline_time
+from .phases import operations, roofline_time
+from .points import prefill
 from .setting import Setting
 
 __all__ = ["Scaling", "scaling", "DEGREES", "stage_times", "FIRST", "LAST"]

@@ -1,5 +1,6 @@
 """Prefill and decode of a setting in numbers: each operation's FLOPs and bytes (the derived
-forms, compiled once with the setting's numbers folded in) and its roofline time.
+forms, compiled once with the setting's numbers folded in) and its roofline time; the prefill
+at many prompt lengths at once is :mod:`.points`.
 
 The roofline time of an operation is :func:`roofline_time`, the one numeric form of
 ``roofline.derive.bounds.op_time``: max(F/P_peak, Q/beta_hbm), and where the operation's
@@ -10,11 +11,9 @@ and validation, calls them.
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache, partial
-from itertools import repeat
+from functools import cache
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..errors import InputError
@@ -26,14 +25,12 @@ from .setting import Setting
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["roofline_time", "level_time", "OpResult", "PrefillPoint", "DecodeResult",
-           "operations", "prefill", "prefill_time", "exposed_fraction", "decode", "check_prompts",
+__all__ = ["roofline_time", "level_time", "timed", "OpResult", "PrefillPoint", "DecodeResult",
+           "operations", "prefill_time", "exposed_fraction", "decode", "check_prompts",
            "check_count", "memory_bytes", "check_memory"]
 
 
 _INF = float("inf")
-_COMPUTE, _MEMORY = "compute", "memory"
-_LINKS = ("link", "network")  # the levels that time communication (roofline.evaluate.links)
 
 
 def roofline_time(flops: Any, nbytes: Any, peak: float, bandwidth: float) -> Any:
@@ -73,7 +70,7 @@ def bound(flops: float, nbytes: float, peak: float, bandwidth: float) -> str:
 
 class OpResult(NamedTuple):
     """One operation at one prompt length: totals over its ``count`` (layers). A named tuple:
-    a prefill over many prompt lengths makes one per operation and length."""
+    a prefill over many prompt lengths makes one per operation and length read."""
 
     name: str
     kind: str
@@ -85,9 +82,6 @@ class OpResult(NamedTuple):
     bound: str  # "compute" | "memory"
     level: str = "hbm"  # what binds: "compute", "hbm", or a memory level ("l2", "l3", "sram")
     levels: tuple[tuple[str, float], ...] = ()  # bytes at each further level, where derived
-
-
-_new_result = partial(tuple.__new__, OpResult)  # an OpResult from a tuple of all its fields
 
 
 class PrefillPoint(NamedTuple):
@@ -166,10 +160,10 @@ def _result(op: CompiledOp, peak: float, bw: float, *at: Any) -> OpResult:
     """One operation at one point, timed at compute, HBM and each further level."""
     f, q = float(op.flops(*at)) * op.count, float(op.bytes(*at)) * op.count
     served = [(name, b, float(q_at(*at)) * op.count) for name, b, q_at in op.levels]
-    return _timed(op, f, q, served, peak, bw)
+    return timed(op, f, q, served, peak, bw)
 
 
-def _timed(op: CompiledOp, f: float, q: float, served: list[tuple[str, float, float]],
+def timed(op: CompiledOp, f: float, q: float, served: list[tuple[str, float, float]],
            peak: float, bw: float) -> OpResult:
     """The operation of F FLOPs, Q HBM bytes and the bytes ``served`` by each further level
     (name, bandwidth, bytes), timed: max(F/P, Q/β, Q_level/β_level, ...) and what binds."""
@@ -194,82 +188,6 @@ def _totals(ops: list[OpResult], peak: float, bw: float) -> tuple[float, float, 
     return sum(o.time_s for o in ops), f, q, f / q, bound(f, q, peak, bw)
 
 
-def prefill(setting: Setting, prompts: Sequence[int]) -> list[PrefillPoint]:
-    """Time, FLOPs, bytes, intensity and bound of the prefill at each prompt length, with the
-    per-operation breakdown: one pass per operation over every prompt length (this loop is the
-    API's hot path: :func:`roofline_time` and :func:`bound` are inlined in it)."""
-    peak, bw = setting.peak, setting.bandwidth
-    tokens = check_prompts(prompts)
-    columns, flops, nbytes, times = [], [], [], []  # per operation, over the prompt lengths
-    # per further level, what it serves beyond the HBM bytes (operations whose traffic there
-    # is derived; any other moves its HBM bytes through every level)
-    beyond: dict[str, list[float]] = {}
-    for op in operations(setting):
-        f_col, q_col = _scaled(op.flops_each(tokens), op.count), _scaled(
-            op.bytes_each(tokens), op.count)
-        if op.level_names:  # timed at its further memory levels too
-            column, t_col = _level_column(op, tokens, f_col, q_col, peak, bw)
-            for i, r in enumerate(column):
-                for level, served in r.levels:
-                    if level not in _LINKS:  # a link's bytes are not memory traffic
-                        beyond.setdefault(level, [0.0] * len(tokens))[i] += served - r.bytes
-        else:
-            column, t_col = _roofline_column(op, f_col, q_col, peak, bw)
-        columns.append(column)
-        flops.append(f_col)
-        nbytes.append(q_col)
-        times.append(t_col)
-    if setting.cp > 1:  # ring attention: the K/V passes overlap the attention
-        _overlap(columns, times, within=("attention",), hidden="cp.")
-    if setting.overlap:
-        _overlap(columns, times)
-    bandwidths = setting.level_bandwidths
-    points = []
-    for i, (t, time_s, f, q, results) in enumerate(zip(
-            tokens, map(sum, zip(*times)), map(sum, zip(*flops)), map(sum, zip(*nbytes)),
-            zip(*columns))):
-        served = [(level, bandwidths[level], q + extra[i]) for level, extra in beyond.items()]
-        t_memory, _ = level_time(q / bw, served)
-        points.append(PrefillPoint(t, time_s, f, q, f / q,
-                                   "compute" if f / peak >= t_memory else "memory",
-                                   list(results)))
-    return points
-
-
-def _scaled(values: list[Any], count: int) -> list[float]:
-    return [float(v) * count for v in values]
-
-
-def _roofline_column(op: CompiledOp, f_col: list[float], q_col: list[float], peak: float,
-                     bw: float) -> tuple[list[OpResult], list[float]]:
-    """One operation's results and roofline times at each prompt length (``roofline_time``
-    and ``bound`` written out column by column, the results made by ``tuple.__new__``
-    without a Python call per point: the API's hot path)."""
-    t_compute = [f / peak for f in f_col]
-    t_memory = [q / bw for q in q_col]
-    compute = list(map(operator.ge, t_compute, t_memory))
-    t_col = [c if ahead else m for c, m, ahead in zip(t_compute, t_memory, compute)]
-    bounds = [_COMPUTE if ahead else _MEMORY for ahead in compute]
-    levels = [_COMPUTE if ahead else "hbm" for ahead in compute]
-    intensity = [f / q if q else _INF for f, q in zip(f_col, q_col)]
-    column = list(map(_new_result, zip(repeat(op.name), repeat(op.kind), repeat(op.count),
-                                       f_col, q_col, intensity, t_col, bounds, levels,
-                                       repeat(()))))
-    return column, t_col
-
-
-def _level_column(op: CompiledOp, tokens: list[int], f_col: list[float], q_col: list[float],
-                  peak: float, bw: float) -> tuple[list[OpResult], list[float]]:
-    """One operation timed at compute, HBM and each further level (:func:`_timed`), at each
-    prompt length, its levels' bytes evaluated column by column."""
-    names = op.level_names
-    served_cols = [_scaled(q_each(tokens), op.count) for q_each in op.levels_each]
-    column = [_timed(op, f, q, [(name, b, s) for (name, b), s in zip(names, served_at)],
-                     peak, bw)
-              for f, q, served_at in zip(f_col, q_col, zip(*served_cols))]
-    return column, [r.time_s for r in column]
-
-
 def exposed_fraction(compute: Any, communication: Any) -> Any:
     """The share of the communication time left exposed when it overlaps the compute
     (``roofline.derive.tensor_parallel``, overlapped variant: time = max(compute,
@@ -283,24 +201,6 @@ def exposed_fraction(compute: Any, communication: Any) -> Any:
     c = np.asarray(communication, dtype=float)
     out = np.where(c > 0, np.maximum(0.0, c - compute) / np.where(c > 0, c, 1.0), 0.0)
     return float(out) if out.ndim == 0 else out
-
-
-def _overlap(columns: list[list[OpResult]], times: list[list[float]],
-             within: tuple[str, ...] | None = None, hidden: str = "") -> None:
-    """Each communication operation's time (those named ``hidden``…) cut to its exposed share
-    under the compute (of the kinds ``within``; all by default), in place."""
-    comm = [k for k, col in enumerate(columns) if col and col[0].kind == "communication"
-            and col[0].name.startswith(hidden)]
-    under = [k for k, col in enumerate(columns) if col and col[0].kind != "communication"
-             and (within is None or col[0].kind in within)]
-    if not comm:
-        return
-    for i in range(len(times[0])):
-        c = sum(times[k][i] for k in comm)
-        share = exposed_fraction(sum(times[k][i] for k in under), c)
-        for k in comm:
-            times[k][i] *= share
-            columns[k][i] = columns[k][i]._replace(time_s=times[k][i])
 
 
 def prefill_time(setting: Setting, prompts: np.ndarray | Sequence[int]) -> np.ndarray:

@@ -41,7 +41,8 @@ from ..specs.hardware import Hardware
 from ..specs.model import ModelShape
 from ..specs.published import Measurement, ParallelMeasurement
 from . import arith
-from .phases import PrefillPoint, level_time, prefill
+from .phases import PrefillPoint, level_time
+from .points import prefill
 from .setting import Setting, device_caches, device_numbers, level_bandwidths
 
 __all__ = ["Check", "check", "attention_forms", "ParallelCheck", "check_parallel",
