@@ -37,15 +37,15 @@ def _array_calls() -> dict[str, Callable[..., Any]]:
             "ceiling": np.ceil, "floor": np.floor, "Abs": np.abs}
 
 
-# Compilation runs in two steps. :meth:`Folding.fold` reads the tree once, with the bound names folded
-# into constants and, where there is one free name, every polynomial in it collected into its
-# coefficients: a node is ("c", value), ("p", coefficients, lowest power first), ("x", i): the
-# i-th of several free names, ("op", operator, left, right), ("neg", operand) or ("call",
-# function name, arguments). :func:`_scalar` and :func:`_stream` then build the functions: of
-# one point (closures) or of many (maps, one C loop per node). The derived expressions are sums
-# of products (expanded only in part), so collecting the polynomials leaves a few nodes where
-# the tree has hundreds: the roofline's Max of the FLOP and byte polynomials, the block counts
-# and cache terms between them.
+# Compilation runs in two steps. :meth:`Folding.fold` reads the tree once, with the bound names
+# folded into constants and, where there is one free name, every polynomial in it collected into
+# its coefficients: a node is ("c", value), ("p", coefficients, lowest power first), ("x", i):
+# the i-th of several free names, ("op", operator, left, right), ("neg", operand) or ("call",
+# function name, arguments). :func:`_scalar` then builds the function of one point (closures),
+# :func:`_values` evaluates at many (maps, one C loop per node). The derived expressions are
+# sums of products (expanded only in part), so collecting the polynomials leaves a few nodes
+# where the tree has hundreds: the roofline's Max of the FLOP and byte polynomials, the block
+# counts and cache terms between them.
 _MAX_DEGREE = 8  # a product of higher degree stays a product (no crossover form comes near)
 
 
@@ -63,6 +63,8 @@ class Folding:
     def __init__(self, bound: Mapping[str, Any], free: Sequence[str]):
         self.bound, self.free = bound, tuple(free)
         self._memo: dict[int, tuple[list, tuple]] = {}  # id of a list → (the list, folded)
+        self._points: tuple | None = None  # the points whose values _at holds
+        self._at: dict[int, tuple[tuple, list]] = {}
 
     def fold(self, node: Tree) -> tuple:
         """The folded node of ``node`` (see above: ("c", value), ("p", coefficients), ...)."""
@@ -88,15 +90,31 @@ class Folding:
         return lambda *xs: body(xs)
 
     def each(self, expr: str | Tree) -> Callable[[Sequence[Any]], list[Any]]:
-        return _each(self.fold(parse(expr)))
+        return self._each(self.fold(parse(expr)))
 
     def both(self, expr: str | Tree) -> tuple[Callable[[Any], Any],
                                               Callable[[Sequence[Any]], list[Any]]]:
         node = self.fold(parse(expr))
         if node[0] == "c":
             value = node[1]
-            return (lambda x: value), _each(node)
-        return _scalar(node, SCALAR), _each(node)
+            return (lambda x: value), self._each(node)
+        return _scalar(node, SCALAR), self._each(node)
+
+    def _each(self, node: tuple) -> Callable[[Sequence[Any]], list[Any]]:
+        if node[0] == "c":
+            value = node[1]
+            return lambda xs: [value] * len(xs)
+        return lambda xs: _values(node, xs, self._memo_at(xs))
+
+    def _memo_at(self, xs: Sequence[Any]) -> dict[int, tuple[tuple, list]]:
+        """The values of folded nodes at the points ``xs``: kept while the same tuple of
+        points is asked for again (a root finder's grid, for every crossover of a setting: a
+        node they share is evaluated once); for any other sequence, one evaluation's."""
+        if type(xs) is not tuple:
+            return {}
+        if xs is not self._points:
+            self._points, self._at = xs, {}
+        return self._at
 
 
 def _fold_list(node: list, fold: Callable[[Tree], tuple]) -> tuple:
@@ -264,36 +282,31 @@ def compile_both(expr: str | Tree, bound: Mapping[str, Any],
     return Folding(bound, (free,)).both(expr)
 
 
-def _each(node: tuple) -> Callable[[Sequence[Any]], list[Any]]:
-    if node[0] == "c":
-        value = node[1]
-        return lambda xs: [value] * len(xs)
-    body = _stream(node)
-    return lambda xs: list(body(xs))
-
-
-def _stream(node: tuple) -> Callable[[Sequence[Any]], Any]:
-    """A node as a function from the points to an iterator of its values there."""
+def _values(node: tuple, xs: Sequence[Any], memo: dict[int, tuple[tuple, list]]) -> Any:
+    """A non-constant node's values at the points ``xs`` as a list (a constant's: ``repeat``),
+    each node evaluated once for the points of ``memo`` (which holds the node with its values,
+    so that its id is not reused while the memo lives): a map over the points per node, one C
+    loop, not a Python call per node and point."""
     kind = node[0]
     if kind == "c":
-        value = node[1]
-        return lambda xs: repeat(value)
+        return repeat(node[1])
+    hit = memo.get(id(node))
+    if hit is not None:
+        return hit[1]
     if kind == "p":
-        return _horner_stream(node[1])
-    if kind == "neg":
-        a = _stream(node[1])
-        return lambda xs: map(operator.neg, a(xs))
-    if kind == "op":
-        op, a, b = node[1], _stream(node[2]), _stream(node[3])
-        return lambda xs: map(op, a(xs), b(xs))
-    f, parts = SCALAR[node[1]], [_stream(a) for a in node[2]]
-    if len(parts) == 1:
-        p, = parts
-        return lambda xs: map(f, p(xs))
-    return lambda xs: map(f, *(p(xs) for p in parts))
+        out = list(_horner_stream(node[1])(xs))
+    elif kind == "neg":
+        out = list(map(operator.neg, _values(node[1], xs, memo)))
+    elif kind == "op":
+        out = list(map(node[1], _values(node[2], xs, memo), _values(node[3], xs, memo)))
+    else:
+        out = list(map(SCALAR[node[1]], *(_values(a, xs, memo) for a in node[2])))
+    memo[id(node)] = node, out
+    return out
 
 
 def _horner_stream(coefficients: tuple) -> Callable[[Sequence[Any]], Any]:
+    """The polynomial of these coefficients at many points (Horner's rule, a map a step)."""
     mul, add = operator.mul, operator.add
     top, rest = coefficients[-1], coefficients[-2::-1]
 

@@ -148,12 +148,12 @@ def _evaluate(name: str, c: dict[str, Any], vals: dict[str, Any], folding: compi
     note = "" if ends is None else _ends_note(c, ends)
     key = _choice(c, folding, first)
     shipped = c["roots"].get(key)
-    exact = _real(shipped["tree"], vals) if shipped else None
+    exact = _real(shipped["tree"], folding) if shipped else None
     if exact is not None and abs(exact - first) <= 1e-9 * first:
         first = exact  # the closed form's own value, where it is this root
     approx = c["simplified"] if key == c["main"] else None
     return value(value=first, exists=True, reason=note, ends_at=ends,
-                 simplified=_real(approx["tree"], vals) if approx else None,
+                 simplified=_real(approx["tree"], folding) if approx else None,
                  simplified_expr=approx["expr"] if approx else None, branch=key,
                  closed_form=closed(key))
 
@@ -198,7 +198,7 @@ def sign_changes(f: Callable[[float], float],
     >>> [round(r, 9) for r in sign_changes(lambda x: (x - 100) ** 2)]  # a touch: no crossing
     []
     """
-    points = _sampled(f, each([*_GRID]) if each else [f(x) for x in _GRID])
+    points = _sampled(f, each(_GRID) if each else [f(x) for x in _GRID])
     out: list[float] = []
     want = True  # the next crossing wanted: into f ≥ 0
     for (a, fa), (b, fb) in zip(points, points[1:]):
@@ -297,14 +297,16 @@ def _choice(c: dict[str, Any], folding: compiler.Folding, at: float) -> str:
     return choice_key(choice)
 
 
-def _real(expr: arith.Tree | None, vals: dict[str, Any]) -> float | None:
-    """A closed form's value, where it has a real positive one (None: no tree, no value)."""
+def _real(expr: arith.Tree | None, folding: compiler.Folding) -> float | None:
+    """A closed form's value (it has no unknown in it: folded to a number, its subtrees shared
+    with the other closed forms folded once), where it has a real positive one (None: no tree,
+    no value)."""
     if expr is None:
         return None
     try:
-        v = arith.value(expr, vals)
-    except (ValueError, ZeroDivisionError, OverflowError):  # no real value
-        return None
+        v = float(folding.one(expr)())
+    except (ValueError, ZeroDivisionError, OverflowError, TypeError):  # no real value (a
+        return None  # complex one, from a fractional power of a negative number: TypeError)
     return v if v > 0 and math.isfinite(v) else None
 
 
