@@ -30,12 +30,19 @@ class CompiledOp:
     free: tuple[str, ...] = ("T",)
     array: bool = False
     bandwidths: Mapping[str, float] = field(default_factory=dict, repr=False)
+    # the folding of the operations compiled together (:func:`compile_ops`): a subtree they
+    # share is folded once; None: one of its own
+    folding: compiler.Folding | None = field(default=None, repr=False, compare=False)
+
+    @cached_property
+    def _folded(self) -> compiler.Folding:
+        return self.folding or compiler.Folding(self.numbers, self.free)
 
     def _one(self, expr: arith.Tree) -> Callable[..., Any]:
-        return compiler.compile(expr, self.numbers, self.free, self.array)
+        return self._folded.one(expr, self.array)
 
     def _each(self, expr: arith.Tree) -> Callable[[Sequence[Any]], list[Any]]:
-        return compiler.compile_each(expr, self.numbers, self.free[0])
+        return self._folded.each(expr)
 
     def _level_forms(self) -> list[tuple[str, arith.Tree]]:
         return [(level, q) for level, q in self.form.get("levels", {}).items()
@@ -77,5 +84,7 @@ def compile_ops(ops: list[dict[str, Any]], numbers: dict[str, Any], free: tuple[
     """The derived operations ``ops`` with ``numbers`` folded in, but those that occur zero
     times (one pipeline stage sends nothing)."""
     counted = [(op, int(arith.value(op["count"], numbers))) for op in ops]
-    return [CompiledOp(op["name"], op["kind"], count, op, numbers, free, array, bandwidths)
+    folding = compiler.Folding(numbers, free)
+    return [CompiledOp(op["name"], op["kind"], count, op, numbers, free, array, bandwidths,
+                       folding)
             for op, count in counted if count != 0]  # pp.send on one stage: none

@@ -82,20 +82,32 @@ def pack(value: Any) -> dict[str, Any]:
 
 
 def unpack(packed: dict[str, Any]) -> Any:
-    """The data that :func:`pack` wrote, each shared list one object wherever it is used. A
-    reference to no earlier entry is a ValueError (a tampered file)."""
+    """The data that :func:`pack` wrote, each shared list one object wherever it is used (the
+    references replaced in place: the data is JSON just read). A reference to no earlier entry
+    is a ValueError (a tampered file)."""
     table: list[list] = []
+
+    def ref(v: dict) -> list:
+        k = v["@"]
+        if len(v) != 1 or type(k) is not int or not 0 <= k < len(table):
+            raise ValueError(f"not a reference to an earlier shared subtree: {v!r}")
+        return table[k]
 
     def read(v: Any) -> Any:
         if type(v) is list:
-            return [read(x) for x in v]
+            for i, x in enumerate(v):
+                kind = type(x)
+                if kind is dict:
+                    v[i] = ref(x) if "@" in x else read(x)
+                elif kind is list:
+                    read(x)
+            return v
         if type(v) is dict:
-            if len(v) == 1 and "@" in v:
-                k = v["@"]
-                if type(k) is not int or not 0 <= k < len(table):
-                    raise ValueError(f"not a reference to an earlier shared subtree: {v!r}")
-                return table[k]
-            return {key: read(x) for key, x in v.items()}
+            if "@" in v:
+                return ref(v)
+            for key, x in v.items():
+                if type(x) is dict or type(x) is list:
+                    v[key] = read(x)
         return v
 
     for entry in packed["shared"]:
