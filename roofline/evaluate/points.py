@@ -27,6 +27,9 @@ from .setting import Setting
 __all__ = ["prefill", "PrefillPoints"]
 
 _LINKS = ("link", "network")  # the levels that time communication (roofline.evaluate.links)
+_INF = float("inf")
+_COMPUTE, _MEMORY = "compute", "memory"
+_new_result = partial(tuple.__new__, OpResult)  # an OpResult from a tuple of all its fields
 
 
 class _Column:
@@ -67,11 +70,6 @@ class _Column:
             [f / q if q else _INF for f, q in zip(self.flops, self.bytes)], self.time,
             [_COMPUTE if c else _MEMORY for c in compute],
             [_COMPUTE if c else "hbm" for c in compute], repeat(()))))
-
-
-_INF = float("inf")
-_COMPUTE, _MEMORY = "compute", "memory"
-_new_result = partial(tuple.__new__, OpResult)  # an OpResult from a tuple of all its fields
 
 
 def _scaled(values: list[Any], count: int) -> list[float]:
