@@ -15,7 +15,6 @@ from .errors import InputError
 from .evaluate import Setting, arith
 from .specs.hardware import Hardware, load_hardware
 from .specs.model import ModelShape, load_model
-from .specs.network import Network
 from .tables import render, si
 
 if TYPE_CHECKING:  # annotations only: a command imports the parts it runs
@@ -25,6 +24,7 @@ if TYPE_CHECKING:  # annotations only: a command imports the parts it runs
     from sympy import Expr
 
     from .evaluate import CrossoverValue, DecodeResult, PrefillPoint
+    from .specs.network import Network
     from .serving.result import TTFTResult
     from .specs.distribution import Distribution
 
@@ -66,11 +66,13 @@ def setting(hardware: str | Hardware, model: str | ModelShape, *, dtype: str = "
     times a collective whose devices leave one node (the device file's
     ``interconnect.devices_per_node``).
     """
-    from .specs.network import load_network
-
     hw = hardware if isinstance(hardware, Hardware) else load_hardware(hardware)
     mo = model if isinstance(model, ModelShape) else load_model(model)
-    net = network if network is None or isinstance(network, Network) else load_network(network)
+    net = network
+    if network is not None:  # the network's module only where one is given
+        from .specs.network import Network, load_network
+
+        net = network if isinstance(network, Network) else load_network(network)
     s = Setting(hw, mo, dtype, weight_dtype, kv_dtype, attention or DEFAULT_ATTENTION, batch,
                 kv_cache, fusion, mla_decode, tp, pp, overlap, ep, cp, net)
     # one device's share: its columns and rows under tp, its experts under ep, about 1/pp of

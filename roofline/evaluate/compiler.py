@@ -63,21 +63,29 @@ class Folding:
     def __init__(self, bound: Mapping[str, Any], free: Sequence[str]):
         self.bound, self.free = bound, tuple(free)
         self._memo: dict[int, tuple[list, tuple]] = {}  # id of a list → (the list, folded)
+        self._names: dict[str, tuple] = {}  # a name → its folded leaf
         self._points: tuple | None = None  # the points whose values _at holds
         self._at: dict[int, tuple[tuple, list]] = {}
 
     def fold(self, node: Tree) -> tuple:
         """The folded node of ``node`` (see above: ("c", value), ("p", coefficients), ...)."""
-        if type(node) is not list:
-            if type(node) is not str:
-                return "c", number(node)
-            if node not in self.free:
-                return "c", self.bound[node]
-            return ("p", (0, 1)) if len(self.free) == 1 else ("x", self.free.index(node))
-        hit = self._memo.get(id(node))
-        if hit is None:
-            hit = self._memo[id(node)] = node, _fold_list(node, self.fold)  # the list kept
-        return hit[1]  # alive with its id
+        kind = type(node)
+        if kind is list:
+            hit = self._memo.get(id(node))
+            if hit is None:
+                hit = self._memo[id(node)] = node, _fold_list(node, self.fold)  # the list
+            return hit[1]  # kept alive with its id
+        if kind is str:
+            leaf = self._names.get(node)
+            if leaf is None:
+                leaf = self._names[node] = self._name(node)
+            return leaf
+        return "c", number(node)
+
+    def _name(self, name: str) -> tuple:
+        if name not in self.free:
+            return "c", self.bound[name]
+        return ("p", (0, 1)) if len(self.free) == 1 else ("x", self.free.index(name))
 
     def one(self, expr: str | Tree, array: bool = False) -> Callable[..., Any]:
         node = self.fold(parse(expr))
@@ -88,6 +96,11 @@ class Folding:
         if len(self.free) == 1:
             return body
         return lambda *xs: body(xs)
+
+    def at(self, expr: str | Tree, x: Any) -> Any:
+        """``expr`` at one value ``x`` of the one free name, evaluated node by node without
+        building a function (a value needed once: :meth:`one` for one needed many times)."""
+        return _at(self.fold(parse(expr)), x)
 
     def each(self, expr: str | Tree) -> Callable[[Sequence[Any]], list[Any]]:
         return self._each(self.fold(parse(expr)))
@@ -280,6 +293,24 @@ def compile_both(expr: str | Tree, bound: Mapping[str, Any],
     """``expr`` folded once, as the function of one value of ``free`` (:func:`compile`) and of
     many (:func:`compile_each`): a root finder's grid and its steps."""
     return Folding(bound, (free,)).both(expr)
+
+
+def _at(node: tuple, x: Any) -> Any:
+    """A node's value at the point ``x`` (one free name), as :func:`_scalar`'s function gives
+    it, operation for operation."""
+    kind = node[0]
+    if kind == "c":
+        return node[1]
+    if kind == "p":
+        *rest, out = node[1]
+        for k in reversed(rest):
+            out = out * x + k
+        return out
+    if kind == "neg":
+        return -_at(node[1], x)
+    if kind == "op":
+        return node[1](_at(node[2], x), _at(node[3], x))
+    return SCALAR[node[1]](*(_at(a, x) for a in node[2]))
 
 
 def _values(node: tuple, xs: Sequence[Any], memo: dict[int, tuple[tuple, list]]) -> Any:

@@ -289,7 +289,7 @@ def _choice(c: dict[str, Any], folding: compiler.Folding, at: float) -> str:
     main = [int(i) for i in c["main"].split(",")] if c["main"] else []
     choice = []
     for atom, preferred in zip(c["atoms"], main):
-        values = [float(folding.one(arg)(at)) for arg in atom["args"]]
+        values = [float(folding.at(arg, at)) for arg in atom["args"]]
         best = max(values) if atom["kind"] == "Max" else min(values)
         tied = [i for i, v in enumerate(values)
                 if abs(v - best) <= _TIE * max(abs(v), abs(best), 1e-300)]

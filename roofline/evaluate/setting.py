@@ -15,16 +15,24 @@ from ..errors import InputError
 from ..specs.dtypes import STORAGE_DTYPES, bytes_per_element, element_bytes
 from ..specs.hardware import Hardware
 from ..specs.model import ModelShape
-from ..specs.network import Network
 from .forms import crossover_forms, forms
 from .links import Link, resolve
 
 if TYPE_CHECKING:
     from sympy import Expr, Symbol
 
+    from ..specs.network import Network
+
 __all__ = ["Setting", "device_caches", "device_numbers", "level_bandwidths"]
 
 _INF = float("inf")
+
+
+def _is_network(value: Any) -> bool:
+    """A network file's record (its module imported only where a setting has one)."""
+    from ..specs.network import Network
+
+    return isinstance(value, Network)
 
 
 def device_caches(hw: Hardware) -> tuple[str, ...]:
@@ -138,7 +146,7 @@ class Setting:
                              "(each device holds whole experts)", self.ep)
         if not isinstance(self.overlap, bool):
             raise InputError("overlap", "must be true or false", self.overlap)
-        if self.network is not None and not isinstance(self.network, Network):
+        if self.network is not None and not _is_network(self.network):
             raise InputError("network", "must be a network file's record (load_network)",
                              self.network)
         for name, n in (("tp", self.tp), ("pp", self.pp), ("ep", self.ep), ("cp", self.cp)):
