@@ -5,10 +5,12 @@ that holds there.
 The equality is compiled with the setting's numbers folded in (:mod:`.compiler`) and evaluated
 on a logarithmic grid of the unknown from 10⁻³ to 10¹⁵ (8 points a decade). Where its sign
 changes between two points, bisection narrows the root to 13 digits (where the closed form of
-its branch is shipped, the value reported is the closed form's own); where three points of one
-sign bend towards zero, the vertex of the parabola through them is evaluated too, so that a
-regime that opens and closes within one step of the grid is not missed (on one branch the
-equality is a polynomial of degree ≤ 2: the parabola is exact there). A root where the two
+its branch is shipped, the value reported is the closed form's own: where a shipped closed
+form's value lies between the two points and the sign changes within 10⁻¹⁰ of it, that value
+is the first root, unbisected); where three points of one sign bend towards zero, the vertex of
+the parabola through them is evaluated too, so that a regime that opens and closes within one
+step of the grid is not missed (on one branch the equality is a polynomial of degree ≤ 2: the
+parabola is exact there). A root where the two
 sides touch without crossing (a tie inside a Min, a double root) changes no sign and is no
 crossover. The first sign change from below opens the regime; the next one, if any, closes it.
 
@@ -140,7 +142,9 @@ def _evaluate(name: str, c: dict[str, Any], vals: dict[str, Any], folding: compi
     if c["kind"] == "hidden" and group and vals.get(f"N_{group}") == 1:
         return absent(f"one device: no {_COLLECTIVE[group]} to hide (give {group} > 1)",
                       evaluated=False)
-    crossings = sign_changes(*_difference(c, folding))
+    shipped_values = (_real(root["tree"], folding) for root in c["roots"].values())
+    crossings = sign_changes(*_difference(c, folding),
+                             guesses=[v for v in shipped_values if v is not None])
     if not crossings:
         return absent(_never(c, vals, folding, setting))
     first = crossings[0]
@@ -186,10 +190,13 @@ def _difference(c: dict[str, Any], folding: compiler.Folding) -> tuple[
 
 
 def sign_changes(f: Callable[[float], float],
-                 each: Callable[[Sequence[float]], list[float]] | None = None) -> list[float]:
+                 each: Callable[[Sequence[float]], list[float]] | None = None,
+                 guesses: Sequence[float] = ()) -> list[float]:
     """Where ``f`` changes sign on (10⁻³, 10¹⁵): first from negative to non-negative (the regime
     opens), then back, alternately; each root to 13 digits. ``each``, where given, is ``f`` at
-    many points at once (the grid's).
+    many points at once (the grid's). ``guesses``: candidates for the first root (closed
+    forms' values): one in the first bracket across which ``f`` changes sign within 10⁻¹⁰ of
+    it is taken as it is, without bisecting.
 
     >>> [round(r, 9) for r in sign_changes(lambda x: (x - 2) * (x - 5))]  # ahead at first
     [5.0]
@@ -203,9 +210,22 @@ def sign_changes(f: Callable[[float], float],
     want = True  # the next crossing wanted: into f ≥ 0
     for (a, fa), (b, fb) in zip(points, points[1:]):
         if (fa >= 0) != want and (fb >= 0) == want:
-            out.append(_bisect(f, a, b, want))
+            guessed = _guessed(f, a, b, guesses) if not out else None
+            out.append(_bisect(f, a, b, want) if guessed is None else guessed)
             want = not want
     return out
+
+
+def _guessed(f: Callable[[float], float], a: float, b: float,
+             guesses: Sequence[float]) -> float | None:
+    """The guess in (a, b) at which ``f`` turns from negative to non-negative within 10⁻¹⁰ of
+    it (the first root, where a closed form gives it), or None."""
+    for r in guesses:
+        if a < r < b:
+            below, above = f(r * (1 - 1e-10)), f(r * (1 + 1e-10))
+            if below < 0 <= above:  # (a NaN is neither)
+                return r
+    return None
 
 
 def _sampled(f: Callable[[float], float], grid: list[float]) -> list[tuple[float, float]]:
