@@ -26,6 +26,7 @@ import math
 import operator
 from collections.abc import Mapping
 from functools import lru_cache
+from keyword import iskeyword
 from typing import Any
 
 __all__ = ["Tree", "parse", "value", "names", "check", "number", "NARY", "BINARY", "SCALAR"]
@@ -43,8 +44,10 @@ _MAX_TEXT = 1_000_000  # characters of one expression text
 def parse(expr: str | Tree) -> Tree:
     """The tree of ``expr``: text is read (once: the trees of texts are cached), a tree is
     returned as it is (checked where it is evaluated or compiled). A bare name is the same in
-    both."""
-    return _parse_text(expr) if type(expr) is str else expr
+    both (and is not parsed)."""
+    if type(expr) is not str or (expr.isidentifier() and not iskeyword(expr)):
+        return expr
+    return _parse_text(expr)
 
 
 @lru_cache(maxsize=8192)
