@@ -13,7 +13,7 @@ from roofline.api import setting
 from roofline.symbols import T
 from roofline.derive.crossovers import crossovers
 from roofline.evaluate import crossover_value
-from roofline.evaluate.crossover import sign_changes
+from roofline.evaluate.roots import sign_changes
 from roofline.evaluate.forms import SHIPPED
 
 

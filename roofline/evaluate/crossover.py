@@ -1,18 +1,13 @@
 """Crossovers in numbers, without SymPy: the first sign change of a crossover's defining
-equality ``grows − other`` for a setting, found numerically, and the closed form of the branch
-that holds there.
+equality ``grows − other`` for a setting, found numerically (:mod:`.roots`), and the closed form
+of the branch that holds there.
 
-The equality is compiled with the setting's numbers folded in (:mod:`.compiler`) and evaluated
-on a logarithmic grid of the unknown from 10⁻³ to 10¹⁵ (8 points a decade). Where its sign
-changes between two points, bisection narrows the root to 13 digits (where the closed form of
-its branch is shipped, the value reported is the closed form's own: where a shipped closed
-form's value lies between the two points and the sign changes within 10⁻¹⁰ of it, that value
-is the first root, unbisected); where three points of one sign bend towards zero, the vertex of
-the parabola through them is evaluated too, so that a regime that opens and closes within one
-step of the grid is not missed (on one branch the equality is a polynomial of degree ≤ 2: the
-parabola is exact there). A root where the two
-sides touch without crossing (a tie inside a Min, a double root) changes no sign and is no
-crossover. The first sign change from below opens the regime; the next one, if any, closes it.
+The equality is compiled with the setting's numbers folded in (:mod:`.compiler`); the crossovers
+of a setting share one folding and one sampling grid, so that a subtree they share is folded and
+sampled once. Where the closed form of the root's branch is shipped, the value reported is the
+closed form's own (the shipped closed forms' values are the root finder's guesses). A root where
+the two sides touch without crossing (a tie inside a Min, a double root) is no crossover. The
+first sign change from below opens the regime; the next one, if any, closes it.
 
 At the root, every Max/Min atom of the equality takes one argument: that choice names the branch
 whose closed form is reported (shipped, or solved by SymPy the first time a setting needs it).
@@ -20,6 +15,7 @@ whose closed form is reported (shipped, or solved by SymPy the first time a sett
 
 from __future__ import annotations
 
+import itertools
 import math
 import operator
 from collections.abc import Callable, Iterable, Sequence
@@ -28,16 +24,12 @@ from functools import lru_cache, partial
 from typing import Any
 
 from . import arith, compiler
+from .roots import sign_changes
 from .setting import Setting
 from .solved import branch_root, choice_key, solve_branches
 
-__all__ = ["CrossoverValue", "crossover_values", "crossover_value", "solve_closed_forms",
-           "sign_changes"]
+__all__ = ["CrossoverValue", "crossover_values", "crossover_value", "solve_closed_forms"]
 
-_LOW, _HIGH, _PER_DECADE = 1e-3, 1e15, 8  # the unknown's range searched, and the grid's step
-_GRID = tuple(_LOW * 10 ** (k / _PER_DECADE)
-              for k in range(round(math.log10(_HIGH / _LOW)) * _PER_DECADE + 1))
-_DIGITS = 1e-13  # bisection stops at this relative width
 _TIE = 1e-9  # relative distance under which two arguments of a Max/Min are equal
 # A parallel crossover's group, by its name's prefix, and what it would hide.
 _GROUP = {"tp": "tp", "cp": "cp", "ep": "ep"}
@@ -171,13 +163,25 @@ def _difference(c: dict[str, Any], folding: compiler.Folding) -> tuple[
         Callable[[float], float], Callable[[Sequence[float]], list[float]]]:
     """grows − other at one point (NaN where it cannot be evaluated there: a division by zero,
     an overflow) and at many at once (:func:`.compiler.compile_each`; where one point fails, each
-    point on its own), the two sides folded together (a subtree they share, once)."""
-    grows, grows_each = folding.both(c["grows"])
-    other, other_each = folding.both(c["other"])
+    point on its own), the two sides folded together (a subtree they share, once). The first
+    two points are evaluated node by node (:meth:`.compiler.Folding.at`: a root from a closed
+    form is checked at two), any further one by functions built then (a bisection takes a
+    dozen)."""
+    grows, other = c["grows"], c["other"]
+    grows_each, other_each = folding.each(grows), folding.each(other)
+    sides: list[Callable[[float], Any]] = []  # grows and other as functions, once built
+    calls = itertools.count()
+
+    def built(x: float) -> Any:
+        if not sides:
+            sides.extend((folding.one(grows), folding.one(other)))
+        return float(sides[0](x)) - float(sides[1](x))
 
     def one(x: float) -> float:
         try:
-            return float(grows(x)) - float(other(x))
+            if next(calls) < 2:
+                return float(folding.at(grows, x)) - float(folding.at(other, x))
+            return built(x)
         except (OverflowError, ZeroDivisionError, ValueError):
             return math.nan
 
@@ -187,120 +191,6 @@ def _difference(c: dict[str, Any], folding: compiler.Folding) -> tuple[
         except (OverflowError, ZeroDivisionError, ValueError):
             return [one(x) for x in at]
     return one, each
-
-
-def sign_changes(f: Callable[[float], float],
-                 each: Callable[[Sequence[float]], list[float]] | None = None,
-                 guesses: Sequence[float] = ()) -> list[float]:
-    """Where ``f`` changes sign on (10⁻³, 10¹⁵): first from negative to non-negative (the regime
-    opens), then back, alternately; each root to 13 digits. ``each``, where given, is ``f`` at
-    many points at once (the grid's). ``guesses``: candidates for the first root (closed
-    forms' values): one in the first bracket across which ``f`` changes sign within 10⁻¹⁰ of
-    it is taken as it is, without bisecting.
-
-    >>> [round(r, 9) for r in sign_changes(lambda x: (x - 2) * (x - 5))]  # ahead at first
-    [5.0]
-    >>> [round(r, 9) for r in sign_changes(lambda x: (x - 2) * (5 - x))]
-    [2.0, 5.0]
-    >>> [round(r, 9) for r in sign_changes(lambda x: (x - 100) ** 2)]  # a touch: no crossing
-    []
-    """
-    points = _sampled(f, each(_GRID) if each else [f(x) for x in _GRID])
-    out: list[float] = []
-    want = True  # the next crossing wanted: into f ≥ 0
-    for (a, fa), (b, fb) in zip(points, points[1:]):
-        if (fa >= 0) != want and (fb >= 0) == want:
-            guessed = _guessed(f, a, b, guesses) if not out else None
-            out.append(_bisect(f, a, b, want) if guessed is None else guessed)
-            want = not want
-    return out
-
-
-def _guessed(f: Callable[[float], float], a: float, b: float,
-             guesses: Sequence[float]) -> float | None:
-    """The guess in (a, b) at which ``f`` turns from negative to non-negative within 10⁻¹⁰ of
-    it (the first root, where a closed form gives it), or None."""
-    for r in guesses:
-        if a < r < b:
-            below, above = f(r * (1 - 1e-10)), f(r * (1 + 1e-10))
-            if below < 0 <= above:  # (a NaN is neither)
-                return r
-    return None
-
-
-def _sampled(f: Callable[[float], float], grid: list[float]) -> list[tuple[float, float]]:
-    """The grid's points with ``f``'s values there, ``grid`` (points where it is NaN left out),
-    and the vertex of the parabola through three points of one sign added where it lies
-    between them on the other side."""
-    points = [(x, v) for x, v in zip(_GRID, grid) if not math.isnan(v)]
-    out = points[:2]
-    for p2 in points[2:]:
-        (x0, v0), (x1, v1), (x2, v2) = out[-2], out[-1], p2
-        if (v0 >= 0) == (v1 >= 0) == (v2 >= 0):
-            vertex = _vertex(x0, v0, x1, v1, x2, v2)
-            if vertex is not None and not math.isnan(fv := f(vertex)) and (fv >= 0) != (v1 >= 0):
-                out.insert(len(out) - 1 if vertex < x1 else len(out), (vertex, fv))
-        out.append(p2)
-    return out
-
-
-def _vertex(x0: float, v0: float, x1: float, v1: float, x2: float, v2: float) -> float | None:
-    """The abscissa of the extremum of the parabola through three points, if it lies strictly
-    between the outer two and the parabola's value there has the other sign."""
-    d01, d12 = (v1 - v0) / (x1 - x0), (v2 - v1) / (x2 - x1)
-    a = (d12 - d01) / (x2 - x0)
-    if a == 0 or not math.isfinite(a):
-        return None
-    b = d01 - a * (x0 + x1)
-    xv = -b / (2 * a)
-    if not x0 < xv < x2:
-        return None
-    at = v1 + (xv - x1) * (d01 + a * (xv - x0))  # Newton's form of the parabola
-    return xv if (at >= 0) != (v1 >= 0) else None
-
-
-def _bisect(f: Callable[[float], float], a: float, b: float, want: bool) -> float:
-    """The sign change of f in (a, b), where ``f(a) ≥ 0`` is ``not want`` and ``f(b) ≥ 0`` is
-    ``want``: the smallest point found at which f is on the ``want`` side. Regula falsi with
-    the Illinois modification (Dowell & Jarratt 1971): superlinear on the polynomial pieces of
-    a crossover's equality, a few steps where bisection takes 45; a step that does not shrink
-    the bracket by half every third time is a bisection. Once the estimate settles (two in a
-    row within the tolerance, or f exactly 0), a point just short of it closes the bracket:
-    the estimate converges from one side, and the far end would otherwise be halved towards
-    it step by step."""
-    fa, fb = f(a), f(b)
-    side, stalls, last = 0, 0, math.nan
-    while b - a > _DIGITS * b:
-        width = b - a
-        if math.isfinite(fa) and math.isfinite(fb) and fa != fb and stalls < 2:
-            mid = b - fb * (b - a) / (fb - fa)
-            if not a < mid < b:
-                mid = (a + b) / 2
-        else:
-            mid, stalls = (a + b) / 2, 0
-        fm = f(mid)
-        if math.isnan(fm):
-            break
-        settled = fm == 0 or abs(mid - last) <= _DIGITS * mid
-        last = mid
-        if (fm >= 0) == want:
-            b, fb = mid, fm
-            if side == 1:
-                fa /= 2  # Illinois: halve the end that stayed
-            side = 1
-            probe = b - _DIGITS * b / 2  # just short of it, on the other side?
-            if settled and a < probe and not math.isnan(fp := f(probe)) and (fp >= 0) != want:
-                a, fa = probe, fp
-        else:
-            a, fa = mid, fm
-            if side == -1:
-                fb /= 2
-            side = -1
-            probe = a + _DIGITS * b / 2
-            if settled and probe < b and not math.isnan(fp := f(probe)) and (fp >= 0) == want:
-                b, fb = probe, fp
-        stalls = stalls + 1 if b - a > width / 2 else 0
-    return b
 
 
 def _choice(c: dict[str, Any], folding: compiler.Folding, at: float) -> str:
