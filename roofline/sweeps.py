@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -17,9 +18,8 @@ from sympy import Expr, Integer, Symbol, limit, oo
 
 from . import evaluate
 from .derive import attention, window
-from .derive.decode import decode_operations, model_kv_cache_bytes
-from .derive.transformer import (KINDS, prefill_operations, total_bytes, total_flops,
-                                 weight_bytes)
+from .derive.decode import decode_operations
+from .derive.transformer import KINDS, total_bytes, total_flops
 from .errors import InputError
 from .evaluate import Setting, numeric, roofline_time
 from .symbols import B, M_sram, T, T_ctx
@@ -109,10 +109,19 @@ def by_kind(setting: Setting, tokens: np.ndarray | Sequence[int]) -> KindSweep:
 
 def intensity(setting: Setting, tokens: np.ndarray | Sequence[int],
               kinds: tuple[str, ...] = KINDS) -> np.ndarray:
-    """FLOP per HBM byte of the prefill's operations of ``kinds`` (all of them by default)."""
-    ops = prefill_operations(setting.architecture, setting.attention, caches=setting.caches)
-    return _numeric(total_flops(ops, kinds) / total_bytes(ops, kinds), T, setting)(
-        _array(tokens, "prompt"))
+    """FLOP per HBM byte of the prefill's operations of ``kinds`` (all of them by default), of
+    the whole model on one device (the setting without its splits): Σ count·F / Σ count·Q over
+    the compiled operations."""
+    xs = _array(tokens, "prompt")
+    whole = setting if not setting.parallel else replace(
+        setting, tp=1, pp=1, ep=1, cp=1, overlap=False, network=None)
+    flops: Any = 0.0
+    nbytes: Any = 0.0
+    for op in evaluate.operations(whole, array=True):
+        if op.kind in kinds:
+            flops = flops + op.count * op.flops(xs)
+            nbytes = nbytes + op.count * op.bytes(xs)
+    return np.broadcast_to(flops / nbytes, xs.shape).astype(float)
 
 
 # --- attention traffic ----------------------------------------------------------------------
@@ -161,17 +170,21 @@ def attention_flops(setting: Setting, tokens: np.ndarray | Sequence[int],
         _array(tokens, "prompt"))
 
 
+@lru_cache(maxsize=64)
 def attention_t2_coefficient(setting: Setting, mode: str, sram: float | None = None) -> float:
     """c in bytes ≈ c·T² as T → ∞ for one layer (ceilings relaxed): naive 4·B·n_q·b_a (Θ(T²));
-    tiled 2·B·n_q·b_a²·H·(3H + 4)/M_sram (FlashAttention Theorem 2: Θ(T²H²/M))."""
+    tiled 2·B·n_q·b_a²·H·(3H + 4)/M_sram (FlashAttention Theorem 2: Θ(T²H²/M)). SymPy takes a
+    tenth of a second for the limit: kept for the setting (a figure asks again)."""
     expr = evaluate.exact(_heads(setting, attention.hbm_bytes(mode, smooth=True)),
                           _attention_values(setting, sram))
     return float(limit(attention.long_prompts(expr) / T**2, T, oo))
 
 
+@lru_cache(maxsize=64)
 def attention_intensity_limit(setting: Setting, mode: str, sram: float | None = None) -> float:
     """FLOP/byte of ``mode`` attention as T → ∞ (ceilings relaxed): the ceiling that the SRAM
-    size sets on tiled attention (``inf`` for ideal, whose intensity grows with T)."""
+    size sets on tiled attention (``inf`` for ideal, whose intensity grows with T); kept for
+    the setting, as :func:`attention_t2_coefficient`."""
     vals = _attention_values(setting, sram)
     expr = evaluate.exact(_heads(setting, attention.mode_flops(mode)
                                  / attention.hbm_bytes(mode, smooth=True)), vals)
@@ -183,10 +196,8 @@ def footprint(setting: Setting, tokens: np.ndarray | Sequence[int]) -> dict[str,
     T×min(T, W) band where every layer is windowed) and the ``kv_cache`` of all layers (a
     windowed layer's as the setting's ``kv_cache`` says), in bytes."""
     xs = _array(tokens, "prompt")
-    arch = setting.architecture
-    return {"weights": _numeric(weight_bytes(arch), T, setting)(xs),
-            "scores": _numeric(window.largest_scores(arch), T, setting)(xs),
-            "kv_cache": _numeric(model_kv_cache_bytes(arch), T, setting)(xs)}
+    return {key: np.broadcast_to(evaluate.footprint(setting, key)(xs), xs.shape).astype(float)
+            for key in ("weights", "scores", "kv_cache")}
 
 
 def scores_fit(setting: Setting, tokens: np.ndarray | Sequence[int]) -> np.ndarray:

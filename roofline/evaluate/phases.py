@@ -11,13 +11,13 @@ and validation, calls them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..errors import InputError
-from . import arith
+from . import arith, compiler
 from .compiled import CompiledOp, compile_ops
 from .links import linked
 from .setting import Setting
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = ["roofline_time", "level_time", "timed", "OpResult", "PrefillPoint", "DecodeResult",
            "operations", "prefill_time", "exposed_fraction", "decode", "check_prompts",
-           "check_count", "memory_bytes", "check_memory"]
+           "check_count", "footprint", "memory_bytes", "check_memory"]
 
 
 _INF = float("inf")
@@ -226,6 +226,14 @@ def prefill_time(setting: Setting, prompts: np.ndarray | Sequence[int]) -> np.nd
     if setting.overlap:  # hidden under the compute: max(compute, communication)
         return np.maximum(total, comm)
     return total + comm
+
+
+@cache
+def footprint(setting: Setting, key: str) -> Callable[[Any], Any]:
+    """The setting's derived form ``key`` of the device memory (``weights``, ``kv_cache``,
+    ``scores``, and the ``_parallel`` shares) as a function of the prompt length T, of numbers
+    or of numpy arrays, the setting's numbers folded in."""
+    return compiler.compile(setting.forms[key], setting.numbers(), ("T",), array=True)
 
 
 def memory_bytes(setting: Setting, tokens: int) -> float:
