@@ -73,14 +73,30 @@ class Folding:
         if kind is list:
             hit = self._memo.get(id(node))
             if hit is None:
-                hit = self._memo[id(node)] = node, _fold_list(node, self.fold)  # the list
-            return hit[1]  # kept alive with its id
+                hit = self._memo[id(node)] = node, self._fold_list(node)  # the list kept
+            return hit[1]  # alive with its id
         if kind is str:
             leaf = self._names.get(node)
             if leaf is None:
                 leaf = self._names[node] = self._name(node)
             return leaf
         return "c", number(node)
+
+    def _fold_list(self, node: list) -> tuple:
+        """A list not folded before: its operands folded (those met before, and the names,
+        looked up here: a call saved per operand, the most frequent step), then combined."""
+        memo, names, operands = self._memo, self._names, []
+        for a in check(node)[1:]:
+            kind = type(a)
+            if kind is list:
+                hit = memo.get(id(a))
+                operands.append(self.fold(a) if hit is None else hit[1])
+            elif kind is str:
+                leaf = names.get(a)
+                operands.append(self.fold(a) if leaf is None else leaf)
+            else:
+                operands.append(("c", number(a)))
+        return _combine(node[0], operands)
 
     def _name(self, name: str) -> tuple:
         if name not in self.free:
@@ -130,9 +146,8 @@ class Folding:
         return self._at
 
 
-def _fold_list(node: list, fold: Callable[[Tree], tuple]) -> tuple:
-    op = check(node)[0]
-    operands = [fold(a) for a in node[1:]]
+def _combine(op: str, operands: list[tuple]) -> tuple:
+    """The folded node of the operator ``op`` over its folded ``operands``."""
     if op in NARY:
         return _fold_nary(NARY[op], operands)
     if op == "neg":
