@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..errors import InputError
@@ -114,8 +114,8 @@ def operations(setting: Setting, array: bool = False) -> list[CompiledOp]:
     return _compiled(setting, "prefill", array)
 
 
-@cache
-def _compiled(setting: Setting, phase: str, array: bool) -> list[CompiledOp]:
+@lru_cache(maxsize=64)  # the settings asked for last: a sweep over thousands of settings
+def _compiled(setting: Setting, phase: str, array: bool) -> list[CompiledOp]:  # holds few
     numbers, bandwidths = setting.numbers(), setting.level_bandwidths
     if phase == "prefill":
         setting.check_attention()
@@ -228,7 +228,7 @@ def prefill_time(setting: Setting, prompts: np.ndarray | Sequence[int]) -> np.nd
     return total + comm
 
 
-@cache
+@lru_cache(maxsize=64)
 def footprint(setting: Setting, key: str) -> Callable[[Any], Any]:
     """The setting's derived form ``key`` of the device memory (``weights``, ``kv_cache``,
     ``scores``, and the ``_parallel`` shares) as a function of the prompt length T, of numbers
