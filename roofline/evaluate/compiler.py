@@ -6,7 +6,8 @@ evaluate per point is small.
 (``array=True``, numpy imported only then). :func:`compile_each` evaluates an expression of one
 free name at many points at once without numpy: each node maps its operation over the points (a
 C loop per node, not a Python call per node and point), the crossovers' grid of 145 points in a
-fraction of the point-by-point time; :func:`compile_both` gives both from one folding.
+fraction of the point-by-point time. A :class:`Folding` gives both, and a value at one point,
+for several trees folded together.
 
 >>> f = compile("Max(a*T, b) + 1", {"a": 2, "b": 5}, ("T",))
 >>> f(1), f(4)
@@ -24,7 +25,7 @@ from typing import Any
 
 from .arith import BINARY, NARY, SCALAR, Tree, check, number, parse
 
-__all__ = ["compile", "compile_each", "compile_both", "Folding"]
+__all__ = ["compile", "compile_each", "Folding"]
 
 
 def _array_calls() -> dict[str, Callable[..., Any]]:
@@ -52,8 +53,8 @@ _MAX_DEGREE = 8  # a product of higher degree stays a product (no crossover form
 class Folding:
     """Trees folded with ``bound``'s numbers, as functions of the ``free`` names: each list of a
     tree folded once however often it is met, in one tree or several (a tree read from the
-    shipped file holds a repeated subtree as one object: :mod:`.sharing`). ``one``, ``each``
-    and ``both`` give what :func:`compile`, :func:`compile_each` and :func:`compile_both` give.
+    shipped file holds a repeated subtree as one object: :mod:`.sharing`). ``one`` and ``each``
+    give what :func:`compile` and :func:`compile_each` give; ``at``, one value.
 
     >>> f = Folding({"a": 2, "b": 5}, ("T",))
     >>> f.one("Max(a*T, b) + 1")(4), f.each("a*T")([1, 2])
@@ -64,8 +65,8 @@ class Folding:
         self.bound, self.free = bound, tuple(free)
         self._memo: dict[int, tuple[list, tuple]] = {}  # id of a list → (the list, folded)
         self._names: dict[str, tuple] = {}  # a name → its folded leaf
-        self._points: tuple | None = None  # the points whose values _at holds
-        self._at: dict[int, tuple[tuple, list]] = {}
+        self._points: tuple | None = None  # the points whose node values _values_at holds
+        self._values_at: dict[int, tuple[tuple, list]] = {}
 
     def fold(self, node: Tree) -> tuple:
         """The folded node of ``node`` (see above: ("c", value), ("p", coefficients), ...)."""
@@ -121,14 +122,6 @@ class Folding:
     def each(self, expr: str | Tree) -> Callable[[Sequence[Any]], list[Any]]:
         return self._each(self.fold(parse(expr)))
 
-    def both(self, expr: str | Tree) -> tuple[Callable[[Any], Any],
-                                              Callable[[Sequence[Any]], list[Any]]]:
-        node = self.fold(parse(expr))
-        if node[0] == "c":
-            value = node[1]
-            return (lambda x: value), self._each(node)
-        return _scalar(node, SCALAR), self._each(node)
-
     def _each(self, node: tuple) -> Callable[[Sequence[Any]], list[Any]]:
         if node[0] == "c":
             value = node[1]
@@ -142,8 +135,8 @@ class Folding:
         if type(xs) is not tuple:
             return {}
         if xs is not self._points:
-            self._points, self._at = xs, {}
-        return self._at
+            self._points, self._values_at = xs, {}
+        return self._values_at
 
 
 def _combine(op: str, operands: list[tuple]) -> tuple:
@@ -301,13 +294,6 @@ def compile_each(expr: str | Tree, bound: Mapping[str, Any],
     an overflow) raises for the whole sequence: evaluate point by point with :func:`compile`
     to find which."""
     return Folding(bound, (free,)).each(expr)
-
-
-def compile_both(expr: str | Tree, bound: Mapping[str, Any],
-                 free: str) -> tuple[Callable[[Any], Any], Callable[[Sequence[Any]], list[Any]]]:
-    """``expr`` folded once, as the function of one value of ``free`` (:func:`compile`) and of
-    many (:func:`compile_each`): a root finder's grid and its steps."""
-    return Folding(bound, (free,)).both(expr)
 
 
 def _at(node: tuple, x: Any) -> Any:
