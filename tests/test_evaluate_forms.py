@@ -296,8 +296,10 @@ def test_a_shipped_line_is_its_data_with_repeated_subtrees_written_once():
         walk(c["grows"])
         walk(c["other"])
     assert repeated > 100
-    once = {"a": ["+", 1, "x"], "b": [["Max", 1, 2.0], ["Max", 1, 2]]}  # 2 and 2.0 told apart
+    once = {"a": ["+", 1, "x"], "b": [["Max", 1, 2.0], ["Max", 1, 2]],  # 2 and 2.0 told apart
+            "c": [["*", 0.0, "x"], ["*", -0.0, "x"]]}  # and 0.0 and -0.0
     assert pack(once) == {"shared": [], "data": once}
+    assert str(unpack(pack(once))["c"][1][1]) == "-0.0"
 
 
 @pytest.mark.parametrize("bad", [{"@": 0}, {"@": -1}, {"@": "0"}, {"@": True}, {"@": 1.0}])

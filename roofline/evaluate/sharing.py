@@ -26,19 +26,21 @@ __all__ = ["pack", "unpack"]
 
 def pack(value: Any) -> dict[str, Any]:
     """``value`` (JSON data) with each list that occurs more than once, by value, written once
-    in ``shared`` and referred to by its index there. Numbers are told apart by type (``1`` is
-    not ``1.0``), as JSON writes them."""
-    ids: dict[tuple, int] = {}  # a distinct list's items (lists by their id) → its id
-    items: list[tuple] = []  # by id, children first
+    in ``shared`` and referred to by its index there. Leaves are told apart by type and as
+    written (``1`` is not ``1.0``, nor ``0.0`` ``-0.0``), as JSON writes them."""
+    ids: dict[tuple, int] = {}  # a distinct list's key (lists by their id) → its id
+    items: list[tuple] = []  # by id, children first: the key
+    nodes: list[list] = []  # by id: the list first met (its leaves as they are)
     uses: list[int] = []  # by id: in how many distinct lists, or places outside lists, it is
 
     def intern(node: list) -> int:
-        key = tuple(("@", intern(v)) if type(v) is list else (type(v).__name__, v)
+        key = tuple(("@", intern(v)) if type(v) is list else (type(v).__name__, repr(v))
                     for v in node)
         k = ids.get(key)
         if k is None:
             k = ids[key] = len(items)
             items.append(key)
+            nodes.append(node)
             uses.append(0)
             for kind, child in key:
                 if kind == "@":
@@ -63,7 +65,8 @@ def pack(value: Any) -> dict[str, Any]:
     def written(k: int) -> Any:
         if k in place:
             return {"@": place[k]}
-        node = [written(x) if kind == "@" else x for kind, x in items[k]]
+        node = [written(x) if kind == "@" else leaf
+                for (kind, x), leaf in zip(items[k], nodes[k])]
         if uses[k] < 2:
             return node
         place[k] = len(table)
