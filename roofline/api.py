@@ -24,9 +24,9 @@ if TYPE_CHECKING:  # annotations only: a command imports the parts it runs
     from sympy import Expr
 
     from .evaluate import CrossoverValue, DecodeResult, PrefillPoint
-    from .specs.network import Network
     from .serving.result import TTFTResult
     from .specs.distribution import Distribution
+    from .specs.network import Network
 
 __all__ = ["setting", "prefill", "crossovers", "ttft", "PrefillTable", "CrossoverTable",
            "TTFTResult"]

@@ -114,8 +114,9 @@ def operations(setting: Setting, array: bool = False) -> list[CompiledOp]:
     return _compiled(setting, "prefill", array)
 
 
-@lru_cache(maxsize=64)  # the settings asked for last: a sweep over thousands of settings
-def _compiled(setting: Setting, phase: str, array: bool) -> list[CompiledOp]:  # holds few
+# kept for the settings asked for last (a check over thousands of settings keeps 64 of them)
+@lru_cache(maxsize=64)
+def _compiled(setting: Setting, phase: str, array: bool) -> list[CompiledOp]:
     numbers, bandwidths = setting.numbers(), setting.level_bandwidths
     if phase == "prefill":
         setting.check_attention()
@@ -164,7 +165,7 @@ def _result(op: CompiledOp, peak: float, bw: float, *at: Any) -> OpResult:
 
 
 def timed(op: CompiledOp, f: float, q: float, served: list[tuple[str, float, float]],
-           peak: float, bw: float) -> OpResult:
+          peak: float, bw: float) -> OpResult:
     """The operation of F FLOPs, Q HBM bytes and the bytes ``served`` by each further level
     (name, bandwidth, bytes), timed: max(F/P, Q/β, Q_level/β_level, ...) and what binds."""
     t_compute = f / peak
