@@ -134,9 +134,11 @@ def _evaluate(name: str, c: dict[str, Any], vals: dict[str, Any], folding: compi
     if c["kind"] == "hidden" and group and vals.get(f"N_{group}") == 1:
         return absent(f"one device: no {_COLLECTIVE[group]} to hide (give {group} > 1)",
                       evaluated=False)
-    shipped_values = (_real(root["tree"], folding) for root in c["roots"].values())
+    roots = c["roots"]  # the shipped closed forms' values, the main branch's first, each
+    candidates = (_real(roots[k]["tree"], folding)  # computed only if the one before is no
+                  for k in dict.fromkeys([c["main"], *roots]) if k in roots)  # root
     crossings = sign_changes(*_difference(c, folding),
-                             guesses=[v for v in shipped_values if v is not None])
+                             guesses=(v for v in candidates if v is not None))
     if not crossings:
         return absent(_never(c, vals, folding, setting))
     first = crossings[0]

@@ -14,7 +14,7 @@ without crossing (a tie inside a Min, a double root) changes no sign and is no r
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 __all__ = ["sign_changes"]
 
@@ -26,12 +26,13 @@ _DIGITS = 1e-13  # bisection stops at this relative width
 
 def sign_changes(f: Callable[[float], float],
                  each: Callable[[Sequence[float]], list[float]] | None = None,
-                 guesses: Sequence[float] = ()) -> list[float]:
+                 guesses: Iterable[float] = ()) -> list[float]:
     """Where ``f`` changes sign on (10⁻³, 10¹⁵): first from negative to non-negative (the regime
     opens), then back, alternately; each root to 13 digits. ``each``, where given, is ``f`` at
     many points at once (the grid's). ``guesses``: candidates for the first root (closed
-    forms' values): one in the first bracket across which ``f`` changes sign within 10⁻¹⁰ of
-    it is taken as it is, without bisecting.
+    forms' values, read in order until one is taken, so that they may be computed as read):
+    one in the first bracket across which ``f`` changes sign within 10⁻¹⁰ of it is taken as
+    it is, without bisecting.
 
     >>> [round(r, 9) for r in sign_changes(lambda x: (x - 2) * (x - 5))]  # ahead at first
     [5.0]
@@ -54,7 +55,7 @@ def sign_changes(f: Callable[[float], float],
 
 
 def _guessed(f: Callable[[float], float], a: float, b: float,
-             guesses: Sequence[float]) -> float | None:
+             guesses: Iterable[float]) -> float | None:
     """The guess in (a, b) at which ``f`` turns from negative to non-negative within 10⁻¹⁰ of
     it (the first root, where a closed form gives it), or None."""
     for r in guesses:
