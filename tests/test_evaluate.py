@@ -149,7 +149,7 @@ def test_largest_batch_that_fits_in_closed_form():
 def test_the_points_columns_and_records_are_each_operation_timed_on_its_own(hw, model, options):
     """The prefill at several lengths (columns, records built when read) against each operation
     evaluated at one point by its scalar form and timed by hand: max(F/P, Q/β, Q_l/β_l); the
-    totals are the sums over the operations; indexing, slicing and iterating agree."""
+    totals are the sums over the operations; indexing, slicing, iterating and pickling agree."""
     from roofline.evaluate import operations
 
     s = setting(hw, model, **options)
@@ -159,6 +159,9 @@ def test_the_points_columns_and_records_are_each_operation_timed_on_its_own(hw, 
     assert list(points) == [points[i] for i in range(4)] == points[:] == [points[-4], *points[1:]]
     with pytest.raises(IndexError):
         points[4]
+    import pickle  # pickled and copied as the list of its points
+
+    assert pickle.loads(pickle.dumps(points)) == list(points) and points != tuple(points)
     for i, (t, p) in enumerate(zip(prompts, points)):
         for op, r in zip(operations(s), p.operations):
             f, q = float(op.flops(t)) * op.count, float(op.bytes(t)) * op.count

@@ -1,6 +1,7 @@
 """The derived forms: shipped fresh (by fingerprint), the same as deriving now, never served
 stale; and the safe arithmetic reader they are evaluated with."""
 
+import functools
 import gc
 import json
 import warnings
@@ -302,11 +303,40 @@ def test_a_shipped_line_is_its_data_with_repeated_subtrees_written_once():
     assert str(unpack(pack(once))["c"][1][1]) == "-0.0"
 
 
-@pytest.mark.parametrize("bad", [{"@": 0}, {"@": -1}, {"@": "0"}, {"@": True}, {"@": 1.0}])
+@pytest.mark.parametrize("bad", [{"@": 0}, {"@": -1}, {"@": "0"}, {"@": True}, {"@": 1.0},
+                                 {"@": 0, "x": 1}])
 def test_a_reference_to_no_earlier_subtree_is_refused(bad):
     """A shipped line whose reference points at no earlier table entry (a tampered file)."""
     with pytest.raises(ValueError, match="^not a reference"):
         unpack({"shared": [["+", 1, bad]], "data": {"x": {"@": 0}}})
+
+
+def _doubling(depth: int) -> dict:
+    """A line of 2 + 3·depth entries whose last entry expands to 2^depth nodes and more."""
+    shared = [["+", "x", 1]] + [["+", {"@": k}, {"@": k}] for k in range(depth)]
+    return {"shared": shared, "data": {"x": {"@": depth}}}
+
+
+@pytest.mark.parametrize("bad", [
+    None, [], {"data": 1}, {"shared": "ab", "data": {"@": 1}}, {"shared": [1], "data": 1},
+    {"shared": [], "data": functools.reduce(lambda tree, _: [tree], range(5000), 1)},
+    _doubling(60)])
+def test_a_malformed_line_is_refused(bad):
+    """No table, a table that is not a list of lists, a line nested past the interpreter's
+    depth, references to references that would expand to 2^60 nodes: one ValueError each, at
+    once (the doubling line is refused after 24 of its entries)."""
+    with pytest.raises(ValueError, match="^not a"):
+        unpack(bad)
+
+
+def test_packing_writes_tuples_as_lists_and_keeps_the_references_key():
+    """A tuple is written as JSON writes it, a list; a mapping may not use the key "@"."""
+    from roofline.evaluate.sharing import pack
+
+    assert unpack(json.loads(json.dumps(pack({"a": (0, 0), "b": [5], "c": [5]})))) == \
+        {"a": [0, 0], "b": [5], "c": [5]}
+    with pytest.raises(ValueError, match="the key '@'"):
+        pack({"x": [1, 2], "y": {"@": 0}})
 
 
 def test_a_shared_subtree_is_folded_once():

@@ -44,8 +44,8 @@ _MAX_TEXT = 1_000_000  # characters of one expression text
 def parse(expr: str | Tree) -> Tree:
     """The tree of ``expr``: text is read (once: the trees of texts are cached), a tree is
     returned as it is (checked where it is evaluated or compiled). A bare name is the same in
-    both (and is not parsed)."""
-    if type(expr) is not str or (expr.isidentifier() and not iskeyword(expr)):
+    both (an ASCII one is not parsed: Python's reader would normalise no letter of it)."""
+    if type(expr) is not str or (expr.isascii() and expr.isidentifier() and not iskeyword(expr)):
         return expr
     return _parse_text(expr)
 

@@ -19,7 +19,7 @@ class CompiledOp:
     free variable (the prompt length, or the decode context), ``count`` times; ``levels``:
     (name, bandwidth, bytes(x)) of each further memory level whose traffic is derived and whose
     bandwidth the device gives; ``flops_each(xs)``, ``bytes_each(xs)``, ``levels_each``: the
-    same at many points at once (:func:`.compiler.compile_each`, one free variable). Each is
+    same at many points at once (:meth:`.compiler.Folding.each`, one free variable). Each is
     compiled when first used: a caller that evaluates one way does not pay for the other."""
 
     name: str

@@ -56,17 +56,20 @@ class Folding:
     shipped file holds a repeated subtree as one object: :mod:`.sharing`). ``one`` and ``each``
     give what :func:`compile` and :func:`compile_each` give; ``at``, one value.
 
+    ``grid``: points at which several trees are evaluated (a root finder's): each node's
+    values there are kept, so that a node the trees share is evaluated there once.
+
     >>> f = Folding({"a": 2, "b": 5}, ("T",))
     >>> f.one("Max(a*T, b) + 1")(4), f.each("a*T")([1, 2])
     (9, [2, 4])
     """
 
-    def __init__(self, bound: Mapping[str, Any], free: Sequence[str]):
-        self.bound, self.free = bound, tuple(free)
+    def __init__(self, bound: Mapping[str, Any], free: Sequence[str],
+                 grid: tuple[Any, ...] | None = None):
+        self.bound, self.free, self.grid = bound, tuple(free), grid
         self._memo: dict[int, tuple[list, tuple]] = {}  # id of a list → (the list, folded)
         self._names: dict[str, tuple] = {}  # a name → its folded leaf
-        self._points: tuple | None = None  # the points whose node values _values_at holds
-        self._values_at: dict[int, tuple[tuple, list]] = {}
+        self._on_grid: dict[int, tuple[tuple, list]] = {}  # a node's values at ``grid``
 
     def fold(self, node: Tree) -> tuple:
         """The folded node of ``node`` (see above: ("c", value), ("p", coefficients), ...)."""
@@ -126,17 +129,7 @@ class Folding:
         if node[0] == "c":
             value = node[1]
             return lambda xs: [value] * len(xs)
-        return lambda xs: _values(node, xs, self._memo_at(xs))
-
-    def _memo_at(self, xs: Sequence[Any]) -> dict[int, tuple[tuple, list]]:
-        """The values of folded nodes at the points ``xs``: kept while the same tuple of
-        points is asked for again (a root finder's grid, for every crossover of a setting: a
-        node they share is evaluated once); for any other sequence, one evaluation's."""
-        if type(xs) is not tuple:
-            return {}
-        if xs is not self._points:
-            self._points, self._values_at = xs, {}
-        return self._values_at
+        return lambda xs: list(_values(node, xs, self._on_grid if xs is self.grid else {}))
 
 
 def _combine(op: str, operands: list[tuple]) -> tuple:

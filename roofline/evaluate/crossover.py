@@ -5,9 +5,10 @@ of the branch that holds there.
 The equality is compiled with the setting's numbers folded in (:mod:`.compiler`); the crossovers
 of a setting share one folding and one sampling grid, so that a subtree they share is folded and
 sampled once. Where the closed form of the root's branch is shipped, the value reported is the
-closed form's own (the shipped closed forms' values are the root finder's guesses). A root where
-the two sides touch without crossing (a tie inside a Min, a double root) is no crossover. The
-first sign change from below opens the regime; the next one, if any, closes it.
+closed form's own (the shipped closed forms' values, where their own branch holds, are the root
+finder's guesses). A root where the two sides touch without crossing (a tie inside a Min, a
+double root) is no crossover. The first sign change from below opens the regime; the next one,
+if any, closes it.
 
 At the root, every Max/Min atom of the equality takes one argument: that choice names the branch
 whose closed form is reported (shipped, or solved by SymPy the first time a setting needs it).
@@ -18,13 +19,13 @@ from __future__ import annotations
 import itertools
 import math
 import operator
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache, partial
 from typing import Any
 
 from . import arith, compiler
-from .roots import sign_changes
+from .roots import GRID, sign_changes
 from .setting import Setting
 from .solved import branch_root, choice_key, solve_branches
 
@@ -101,7 +102,7 @@ def _numbers(setting: Setting, group: str, x: str) -> tuple[dict[str, Any], comp
     vals.pop(x, None)  # a degree (N_tp) as the unknown: not the setting's value
     if x != "T":  # a batch crossover that depends on T: at the model's context limit
         vals["T"] = setting.model.max_position
-    return vals, compiler.Folding(vals, (x,))
+    return vals, compiler.Folding(vals, (x,), grid=GRID)
 
 
 def _evaluate(name: str, c: dict[str, Any], vals: dict[str, Any], folding: compiler.Folding,
@@ -134,11 +135,7 @@ def _evaluate(name: str, c: dict[str, Any], vals: dict[str, Any], folding: compi
     if c["kind"] == "hidden" and group and vals.get(f"N_{group}") == 1:
         return absent(f"one device: no {_COLLECTIVE[group]} to hide (give {group} > 1)",
                       evaluated=False)
-    roots = c["roots"]  # the shipped closed forms' values, the main branch's first, each
-    candidates = (_real(roots[k]["tree"], folding)  # computed only if the one before is no
-                  for k in dict.fromkeys([c["main"], *roots]) if k in roots)  # root
-    crossings = sign_changes(*_difference(c, folding),
-                             guesses=(v for v in candidates if v is not None))
+    crossings = sign_changes(*_difference(c, folding), guesses=_guesses(c, folding))
     if not crossings:
         return absent(_never(c, vals, folding, setting))
     first = crossings[0]
@@ -156,6 +153,19 @@ def _evaluate(name: str, c: dict[str, Any], vals: dict[str, Any], folding: compi
                  closed_form=closed(key))
 
 
+def _guesses(c: dict[str, Any], folding: compiler.Folding) -> Iterator[float]:
+    """The values of the shipped closed forms whose own branch holds there, the main branch's
+    first; each computed only when the root finder reads it (where the one before is not the
+    root). A closed form taken as the root is then the one reported, as a root found by
+    bisection is replaced by the closed form of the branch that holds at it."""
+    roots = c["roots"]
+    for key in dict.fromkeys([c["main"], *roots]):
+        if key in roots:
+            value = _real(roots[key]["tree"], folding)
+            if value is not None and _choice(c, folding, value) == key:
+                yield value
+
+
 def _names(c: dict[str, Any]) -> set[str]:
     """The symbol names of a crossover's equality."""
     return arith.names(c["grows"]) | arith.names(c["other"])
@@ -164,11 +174,11 @@ def _names(c: dict[str, Any]) -> set[str]:
 def _difference(c: dict[str, Any], folding: compiler.Folding) -> tuple[
         Callable[[float], float], Callable[[Sequence[float]], list[float]]]:
     """grows − other at one point (NaN where it cannot be evaluated there: a division by zero,
-    an overflow) and at many at once (:func:`.compiler.compile_each`; where one point fails, each
-    point on its own), the two sides folded together (a subtree they share, once). The first
-    two points are evaluated node by node (:meth:`.compiler.Folding.at`: a root from a closed
-    form is checked at two), any further one by functions built then (a bisection takes a
-    dozen)."""
+    an overflow) and at many at once (:meth:`.compiler.Folding.each`; where one point fails,
+    each point on its own), the two sides folded together (a subtree they share, once). The
+    first two points asked for are evaluated node by node (:meth:`.compiler.Folding.at`: a root
+    from a closed form is checked at two), any further one by functions built then (a
+    bisection takes a dozen)."""
     grows, other = c["grows"], c["other"]
     grows_each, other_each = folding.each(grows), folding.each(other)
     sides: list[Callable[[float], Any]] = []  # grows and other as functions, once built

@@ -138,13 +138,18 @@ class PrefillPoints(Sequence[PrefillPoint]):
         return map(PrefillPoint, self.prompt_tokens, self.time_s, self.flops, self.bytes,
                    self.intensity, self.bound, map(list, results))
 
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, PrefillPoints | list | tuple):
+    def __eq__(self, other: object) -> bool:  # as the list of its points
+        if isinstance(other, PrefillPoints | list):
             return list(self) == list(other)
         return NotImplemented
 
     def __repr__(self) -> str:
         return repr(list(self))
+
+    def __reduce__(self) -> tuple[type, tuple[list[PrefillPoint]]]:
+        """Pickled and copied as the list of its points (the setting and its compiled forms
+        stay behind)."""
+        return list, (list(self),)
 
 
 def prefill(setting: Setting, prompts: Sequence[int]) -> PrefillPoints:

@@ -16,11 +16,11 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Sequence
 
-__all__ = ["sign_changes"]
+__all__ = ["sign_changes", "GRID"]
 
 _LOW, _HIGH, _PER_DECADE = 1e-3, 1e15, 8  # the unknown's range searched, and the grid's step
-_GRID = tuple(_LOW * 10 ** (k / _PER_DECADE)
-             for k in range(round(math.log10(_HIGH / _LOW)) * _PER_DECADE + 1))
+GRID = tuple(_LOW * 10 ** (k / _PER_DECADE)  # where the function is sampled (``each``'s
+             for k in range(round(math.log10(_HIGH / _LOW)) * _PER_DECADE + 1))  # points)
 _DIGITS = 1e-13  # bisection stops at this relative width
 
 
@@ -43,7 +43,7 @@ def sign_changes(f: Callable[[float], float],
     >>> sign_changes(lambda x: x * x - 2, guesses=[1.5, 2 ** 0.5])  # a wrong guess, a right one
     [1.4142135623730951]
     """
-    points = _sampled(f, each(_GRID) if each else [f(x) for x in _GRID])
+    points = _sampled(f, each(GRID) if each else [f(x) for x in GRID])
     out: list[float] = []
     want = True  # the next crossing wanted: into f ≥ 0
     for (a, fa), (b, fb) in zip(points, points[1:]):
@@ -70,7 +70,7 @@ def _sampled(f: Callable[[float], float], grid: list[float]) -> list[tuple[float
     """The grid's points with ``f``'s values there, ``grid`` (points where it is NaN left out),
     and the vertex of the parabola through three points of one sign added where it lies
     between them on the other side."""
-    points = [(x, v) for x, v in zip(_GRID, grid) if not math.isnan(v)]
+    points = [(x, v) for x, v in zip(GRID, grid) if not math.isnan(v)]
     out = points[:2]
     for p2 in points[2:]:
         (x0, v0), (x1, v1), (x2, v2) = out[-2], out[-1], p2
