@@ -135,13 +135,14 @@ def _evaluate(name: str, c: dict[str, Any], vals: dict[str, Any], folding: compi
     if c["kind"] == "hidden" and group and vals.get(f"N_{group}") == 1:
         return absent(f"one device: no {_COLLECTIVE[group]} to hide (give {group} > 1)",
                       evaluated=False)
-    crossings = sign_changes(*_difference(c, folding), guesses=_guesses(c, folding))
+    branches: dict[float, str] = {}  # a guess's value → its branch, which holds there
+    crossings = sign_changes(*_difference(c, folding), guesses=_guesses(c, folding, branches))
     if not crossings:
         return absent(_never(c, vals, folding, setting))
     first = crossings[0]
     ends = crossings[1] if len(crossings) > 1 else None
     note = "" if ends is None else _ends_note(c, ends)
-    key = _choice(c, folding, first)
+    key = branches[first] if first in branches else _choice(c, folding, first)
     shipped = c["roots"].get(key)
     exact = _real(shipped["tree"], folding) if shipped else None
     if exact is not None and abs(exact - first) <= 1e-9 * first:
@@ -153,16 +154,19 @@ def _evaluate(name: str, c: dict[str, Any], vals: dict[str, Any], folding: compi
                  closed_form=closed(key))
 
 
-def _guesses(c: dict[str, Any], folding: compiler.Folding) -> Iterator[float]:
-    """The values of the shipped closed forms whose own branch holds there, the main branch's
-    first; each computed only when the root finder reads it (where the one before is not the
-    root). A closed form taken as the root is then the one reported, as a root found by
-    bisection is replaced by the closed form of the branch that holds at it."""
+def _guesses(c: dict[str, Any], folding: compiler.Folding,
+             branches: dict[float, str]) -> Iterator[float]:
+    """The values of the shipped closed forms whose own branch holds there (noted in
+    ``branches``), the main branch's first; each computed only when the root finder reads it
+    (where the one before is not the root). A closed form taken as the root is then the one
+    reported, as a root found by bisection is replaced by the closed form of the branch that
+    holds at it."""
     roots = c["roots"]
     for key in dict.fromkeys([c["main"], *roots]):
         if key in roots:
             value = _real(roots[key]["tree"], folding)
             if value is not None and _choice(c, folding, value) == key:
+                branches[value] = key
                 yield value
 
 
@@ -264,7 +268,7 @@ def _never(c: dict[str, Any], vals: dict[str, Any], folding: compiler.Folding,
     except ZeroDivisionError:
         ratio = math.inf
     if c["kind"] == "intensity":
-        level = _binding_level(c, {**vals, x: 1e15})
+        level = _binding_level(c, folding, 1e15)
         if level != "HBM":
             return (f"never: its {level} traffic binds: as {x} → ∞ it reaches "
                     f"{ratio * setting.peak / 1e12:,.4g} TFLOP/s, {ratio:.0%} of the peak")
@@ -278,15 +282,16 @@ def _never(c: dict[str, Any], vals: dict[str, Any], folding: compiler.Folding,
 _LEVEL_NAMES = (("beta_sram", "SRAM"), ("beta_l2", "L2"), ("beta_l3", "L3"), ("beta_hbm", "HBM"))
 
 
-def _binding_level(c: dict[str, Any], at: dict[str, Any]) -> str:
-    """The memory level whose time is the largest at ``at`` in the crossover's memory time
-    (the Max over levels' bytes/bandwidth), by its name: "HBM" where there is no other."""
+def _binding_level(c: dict[str, Any], folding: compiler.Folding, at: float) -> str:
+    """The memory level whose time is the largest where the unknown is ``at`` in the
+    crossover's memory time (the Max over levels' bytes/bandwidth), by its name: "HBM" where
+    there is no other."""
     for atom in c["atoms"]:
         args = atom["args"]
         used = [arith.names(a) for a in args]
         if atom["kind"] == "Max" and len(args) > 1 \
                 and all(any(n.startswith("beta_") for n in u) for u in used):
-            values = [arith.value(a, at) for a in args]
+            values = [float(folding.at(a, at)) for a in args]
             slowest = used[values.index(max(values))]
             return next(name for symbol, name in _LEVEL_NAMES if symbol in slowest)
     return "HBM"
