@@ -22,6 +22,7 @@ from .derive.decode import decode_operations
 from .derive.transformer import KINDS, total_bytes, total_flops
 from .errors import InputError
 from .evaluate import Setting, numeric, roofline_time
+from .evaluate.links import LEVELS as LINK_LEVELS
 from .symbols import B, M_sram, T, T_ctx
 
 __all__ = ["KindSweep", "by_kind", "intensity", "attention_bytes", "window_attention",
@@ -90,7 +91,7 @@ def by_kind(setting: Setting, tokens: np.ndarray | Sequence[int]) -> KindSweep:
             nbytes[key] = nbytes.get(key, 0.0) + q
             time[key] = time.get(key, 0.0) + t
             for level, (_, q_level) in served.items():
-                if level in ("link", "network"):  # a collective's time, not memory traffic
+                if level in LINK_LEVELS:  # a collective's time, not memory traffic
                     continue
                 extra = beyond.setdefault(key, {})
                 extra[level] = extra.get(level, 0.0) + q_level - q

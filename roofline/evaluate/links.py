@@ -20,10 +20,11 @@ from typing import Any, NamedTuple
 
 from ..errors import InputError
 
-__all__ = ["GROUPS", "Link", "spans", "crosses", "boundary_crosses", "crossing_boundaries",
-           "group_of", "resolve", "linked"]
+__all__ = ["GROUPS", "LEVELS", "Link", "spans", "crosses", "boundary_crosses",
+           "crossing_boundaries", "group_of", "resolve", "linked"]
 
 GROUPS = ("tp", "cp", "ep", "pp")  # the prefix of each collective's operation name
+LEVELS = ("link", "network")  # the levels that time a collective: its bytes are no memory traffic
 
 
 class Link(NamedTuple):

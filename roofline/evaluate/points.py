@@ -20,13 +20,13 @@ from itertools import repeat
 from typing import Any, overload
 
 from .compiled import CompiledOp
+from .links import LEVELS as LINK_LEVELS
 from .phases import (OpResult, PrefillPoint, check_prompts, exposed_fraction, operations,
                      timed)
 from .setting import Setting
 
 __all__ = ["prefill", "PrefillPoints"]
 
-_LINKS = ("link", "network")  # the levels that time communication (roofline.evaluate.links)
 _INF = float("inf")
 _COMPUTE, _MEMORY = "compute", "memory"
 _new_result = partial(tuple.__new__, OpResult)  # an OpResult from a tuple of all its fields
@@ -95,7 +95,7 @@ class PrefillPoints(Sequence[PrefillPoint]):
         self._beyond: dict[str, list[float]] = {}
         for c in columns:
             for level, _, served in c.served:
-                if level not in _LINKS:  # a link's bytes are not memory traffic
+                if level not in LINK_LEVELS:  # a link's bytes are not memory traffic
                     extra = self._beyond.setdefault(level, [0.0] * n)
                     extra[:] = map(operator.add, extra, map(operator.sub, served, c.bytes))
 
