@@ -7,7 +7,6 @@ from __future__ import annotations
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
 
 from . import evaluate
 from .derive.architecture import DEFAULT_ATTENTION
@@ -17,7 +16,10 @@ from .specs.hardware import Hardware, load_hardware
 from .specs.model import ModelShape, load_model
 from .tables import render, si
 
+TYPE_CHECKING = False  # typing only for the type checker: importing it slows every start
 if TYPE_CHECKING:  # annotations only: a command imports the parts it runs
+    from typing import Any
+
     from pathlib import Path
 
     import numpy as np

@@ -13,10 +13,10 @@ from __future__ import annotations
 import importlib
 from collections.abc import Iterable
 from functools import cache
-from typing import TYPE_CHECKING
 
 from .errors import UnknownNameError
 
+TYPE_CHECKING = False  # typing only for the type checker: importing it slows every start
 if TYPE_CHECKING:
     from .derive.entry import Entry
 

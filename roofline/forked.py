@@ -26,12 +26,14 @@ import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, TypeVar
+TYPE_CHECKING = False  # typing only for the type checker: importing it slows every start
+if TYPE_CHECKING:
+    from typing import Any, TypeVar
+
+    Item = TypeVar("Item")
+    Done = tuple[Any, list[tuple[Any, ...]]]  # a piece's result and its warnings' showwarning args
 
 __all__ = ["map_halves"]
-
-Item = TypeVar("Item")
-Done = tuple[Any, list[tuple[Any, ...]]]  # a piece's result and its warnings' showwarning args
 
 _FORKED = False  # True in a forked process: it forks no further (a kill would not reach it)
 

@@ -20,9 +20,12 @@ import sys
 import warnings
 from collections.abc import Sequence
 from functools import cache
-from typing import NoReturn
 
 from ..errors import InputError, RooflineError
+
+TYPE_CHECKING = False  # typing only for the type checker: importing it slows every start
+if TYPE_CHECKING:
+    from typing import NoReturn
 
 __all__ = ["main", "console", "print_json", "INTERRUPTED"]
 

@@ -4,10 +4,13 @@ keyword arguments of :func:`roofline.ttft`. Wiring only."""
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from ..errors import InputError
 from .analyze import add_setting_arguments, parallel_options, parse_ints
+
+TYPE_CHECKING = False  # typing only for the type checker: importing it slows every start
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["add_ttft_arguments", "ttft_options"]
 

@@ -27,7 +27,10 @@ import operator
 from collections.abc import Mapping
 from functools import lru_cache
 from keyword import iskeyword
-from typing import Any
+
+TYPE_CHECKING = False  # typing only for the type checker: importing it slows every start
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["Tree", "parse", "value", "names", "check", "number", "NARY", "BINARY", "SCALAR"]
 

@@ -6,9 +6,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
 
 from . import arith, compiler
+
+TYPE_CHECKING = False  # typing only for the type checker: importing it slows every start
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["CompiledOp", "compile_ops"]
 

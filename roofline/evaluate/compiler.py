@@ -21,9 +21,12 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable, Mapping, Sequence
 from itertools import repeat
-from typing import Any
 
 from .arith import BINARY, NARY, SCALAR, Tree, check, number, parse
+
+TYPE_CHECKING = False  # typing only for the type checker: importing it slows every start
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["compile", "compile_each", "Folding"]
 

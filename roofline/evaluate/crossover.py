@@ -22,12 +22,15 @@ import operator
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache, partial
-from typing import Any
 
 from . import arith, compiler
 from .roots import GRID, sign_changes
 from .setting import Setting
 from .solved import branch_root, choice_key, solve_branches
+
+TYPE_CHECKING = False  # typing only for the type checker: importing it slows every start
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["CrossoverValue", "crossover_values", "crossover_value", "solve_closed_forms"]
 

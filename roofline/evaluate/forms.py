@@ -32,11 +32,14 @@ from functools import cache
 from importlib.util import find_spec
 from pathlib import Path
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any
 
 from ..derive.architecture import ATTENTION_MODES, Architecture
 from . import arith
 from .sharing import pack, unpack
+
+TYPE_CHECKING = False  # typing only for the type checker: importing it slows every start
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["tree", "arch_key", "derive_forms", "forms", "crossover_forms", "fingerprint",
            "generate", "catalogue_topics", "catalogue_entries", "shipped_architectures", "write",
@@ -109,7 +112,7 @@ def _ops(ops: list[Any]) -> list[dict[str, Any]]:
     return [one(op) for op in ops]
 
 
-class Derived(Mapping[str, Any]):
+class Derived(Mapping[str, "Any"]):
     """Forms derived by SymPy on first use, each once: a command on an architecture that is not
     shipped pays only for what it reads (a crossover table needs the weights, not every
     attention mode's operations)."""

@@ -15,10 +15,14 @@ whose sends leave a node are timed at the network, the others at the interconnec
 
 from __future__ import annotations
 
+from collections import namedtuple
 from collections.abc import Callable
-from typing import Any, NamedTuple
 
 from ..errors import InputError
+
+TYPE_CHECKING = False  # typing only for the type checker: importing it slows every start
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["GROUPS", "LEVELS", "Link", "spans", "crosses", "boundary_crosses",
            "crossing_boundaries", "group_of", "resolve", "linked"]
@@ -27,13 +31,9 @@ GROUPS = ("tp", "cp", "ep", "pp")  # the prefix of each collective's operation n
 LEVELS = ("link", "network")  # the levels that time a collective: its bytes are no memory traffic
 
 
-class Link(NamedTuple):
-    """α (s per message), β (bytes/s each way per device) and the level's name: "link" (the
-    interconnect) or "network"."""
-
-    alpha: float
-    beta: float
-    level: str
+Link = namedtuple("Link", ("alpha", "beta", "level"))
+Link.__doc__ = """α (s per message, float), β (bytes/s each way per device, float) and the level's
+name: "link" (the interconnect) or "network"."""
 
 
 def spans(tp: int, cp: int, ep: int) -> dict[str, int]:

@@ -11,10 +11,10 @@ and validation, calls them.
 
 from __future__ import annotations
 
+from collections import namedtuple
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..errors import InputError
 from . import arith, compiler
@@ -22,7 +22,10 @@ from .compiled import CompiledOp, compile_ops
 from .links import linked
 from .setting import Setting
 
+TYPE_CHECKING = False  # typing only for the type checker: importing it slows every start
 if TYPE_CHECKING:
+    from typing import Any
+
     import numpy as np
 
 __all__ = ["roofline_time", "level_time", "timed", "OpResult", "PrefillPoint", "DecodeResult",
@@ -68,32 +71,23 @@ def bound(flops: float, nbytes: float, peak: float, bandwidth: float) -> str:
     return "compute" if flops / peak >= nbytes / bandwidth else "memory"
 
 
-class OpResult(NamedTuple):
-    """One operation at one prompt length: totals over its ``count`` (layers). A named tuple:
-    a prefill over many prompt lengths makes one per operation and length read."""
+# Named tuples (collections.namedtuple: typing.NamedTuple would import typing at every start).
+OpResult = namedtuple("OpResult", ("name", "kind", "count", "flops", "bytes", "intensity",
+                                   "time_s", "bound", "level", "levels"),
+                      defaults=("hbm", ()))
+OpResult.__doc__ = """One operation at one prompt length: totals over its ``count`` (layers). A
+named tuple: a prefill over many prompt lengths makes one per operation and length read.
 
-    name: str
-    kind: str
-    count: int
-    flops: float
-    bytes: float
-    intensity: float
-    time_s: float
-    bound: str  # "compute" | "memory"
-    level: str = "hbm"  # what binds: "compute", "hbm", or a memory level ("l2", "l3", "sram")
-    levels: tuple[tuple[str, float], ...] = ()  # bytes at each further level, where derived
+``name``, ``kind`` (str), ``count`` (int), ``flops``, ``bytes``, ``intensity``, ``time_s``
+(float), ``bound`` ("compute" | "memory"), ``level`` (what binds: "compute", "hbm", or a
+memory level "l2", "l3", "sram"; default "hbm") and ``levels`` (the bytes each further memory
+level serves where derived, ``((level, bytes), ...)``; default empty)."""
 
-
-class PrefillPoint(NamedTuple):
-    """The whole prefill at one prompt length, with its operations."""
-
-    prompt_tokens: int
-    time_s: float
-    flops: float
-    bytes: float
-    intensity: float
-    bound: str
-    operations: list[OpResult]
+PrefillPoint = namedtuple("PrefillPoint", ("prompt_tokens", "time_s", "flops", "bytes",
+                                           "intensity", "bound", "operations"))
+PrefillPoint.__doc__ = """The whole prefill at one prompt length, with its operations:
+``prompt_tokens`` (int), ``time_s``, ``flops``, ``bytes``, ``intensity`` (float), ``bound``
+("compute" | "memory") and ``operations`` (a list of :class:`OpResult`)."""
 
 
 @dataclass(frozen=True)

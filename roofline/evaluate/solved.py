@@ -13,13 +13,15 @@ their number doubles with every atom.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
 
 from ..derive.architecture import Architecture
 from ..forked import map_halves
 from .forms import Derived
 
+TYPE_CHECKING = False  # typing only for the type checker: importing it slows every start
 if TYPE_CHECKING:
+    from typing import Any
+
     from ..derive.branches import Crossover
 
 __all__ = ["solve_crossovers", "branch_root", "solve_branches", "choice_key"]

@@ -8,7 +8,10 @@ does not import SymPy.
 from __future__ import annotations
 
 import importlib
-from typing import Any
+
+TYPE_CHECKING = False  # typing only for the type checker: importing it slows every start
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "Hardware", "load_hardware", "list_hardware",

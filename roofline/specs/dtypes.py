@@ -12,10 +12,9 @@ Fraction(1, 2)
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ..errors import UnknownNameError
 
+TYPE_CHECKING = False  # typing only for the type checker: importing it slows every start
 if TYPE_CHECKING:
     from fractions import Fraction
 

@@ -29,12 +29,15 @@ from __future__ import annotations
 import json
 import os
 import stat
-import tomllib
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
 
 from ..errors import SpecError
+from .toml_cache import known
+
+TYPE_CHECKING = False  # typing only for the type checker: importing it slows every start
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["MAX_BYTES", "read_text", "parse_toml", "parse_json", "unique_names"]
 
@@ -97,6 +100,11 @@ def parse_toml(text: str, where: str) -> dict[str, Any]:
     ...
     roofline.errors.SpecError: x.toml: is not valid TOML: nested too deeply
     """
+    parsed = known(text)  # a shipped device file as shipped: parsed ahead (.toml_cache)
+    if parsed is not None:
+        return parsed
+    import tomllib  # here, not at the top: a shipped device file's start needs none of it
+
     return _parse(tomllib.loads, "TOML", text, where)
 
 

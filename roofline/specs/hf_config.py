@@ -83,11 +83,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
 
 from ..errors import SpecError
 from .counts import LIMITS, REQUIRED_SHAPE, check_count
 from .hf_keys import ConfigKeys
+
+TYPE_CHECKING = False  # typing only for the type checker: importing it slows every start
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["SUPPORTED_MODEL_TYPES", "config_fields"]
 

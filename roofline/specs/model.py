@@ -9,7 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
 
 from ..derive.architecture import Architecture
 from ..errors import SpecError, UnknownNameError
@@ -17,6 +16,10 @@ from ._shipped import shipped_files
 from .counts import LIMITS, REQUIRED_SHAPE, check_count, check_zero_or_count
 from .files import parse_json, read_text
 from .hf_config import SUPPORTED_MODEL_TYPES, config_fields
+
+TYPE_CHECKING = False  # typing only for the type checker: importing it slows every start
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["ModelShape", "SUPPORTED_MODEL_TYPES", "REQUIRED_SHAPE", "LIMITS", "load_model",
            "list_models", "read_model"]
