@@ -48,8 +48,7 @@ def _settings():
 
 def _bound_around(s: Setting, x: float) -> tuple[str, str]:
     below, above = max(1, math.floor(x * (1 - TOLERANCE)) - 1), math.ceil(x * (1 + TOLERANCE)) + 1
-    p, q = prefill(s, [below, above])
-    return p.bound, q.bound
+    return tuple(prefill(s, [below, above]).bound)  # the points' bounds, their records unbuilt
 
 
 def _flat(s: Setting, c) -> bool:
