@@ -1,13 +1,14 @@
 """Speed benchmark: run ``python benchmarks/bench_speed.py`` from the repository root (after
-``pip install .``). Every target is a ratio to ``python -c "import sympy"`` measured in the same
-run, interleaved, median of several fresh processes, so a shared, noisy machine moves both sides
-alike.
+``pip install .``). Every target but the API's is a ratio to ``python -c "import sympy"``
+measured in the same run, interleaved, median of several fresh processes, so a shared, noisy
+machine moves both sides alike.
 
 1. Cold starts of the command line (fresh processes): ``roofline --help``, an unknown
    ``derive`` name, ``prefill … --json`` and ``crossover … --json`` (targets ≤ 0.25 × import
    sympy), ``derive NAME`` (≤ 1.5 ×) and ``report`` (≤ 12 ×).
 2. ``roofline.prefill`` over 1,000 prompt lengths in a fresh process, ``import roofline`` and
-   loading the files included (target ≤ 50 µs per point); then, apart, reading every point's
+   loading the files included (target ≤ 50 µs per point; also as a ratio to ``python -c
+   "import sympy"``, see :data:`API_RATIO`); then, apart, reading every point's
    records (each point's operations, built when read).
 3. A sweep of 1,000,000 prompt lengths of the whole prefill's time (numpy; every operation at
    its own roof), per point.
@@ -88,17 +89,32 @@ def cold_starts() -> None:
               f"{verdict})")
 
 
+# The API's target is absolute (50 µs a point), the others ratios to ``python -c "import
+# sympy"``. This machine's speed moves by half from hour to hour, so the API's time is also
+# given as a ratio to that baseline timed in the same run, beside the ratio the issue's own
+# figures imply: its report's ≤ 12 × is "about 3 s", a baseline of about 0.25 s, and 50 ms of
+# that is 0.2 ×.
+API_RATIO = 0.05 / (3.0 / 12)
+
+
 def api_points() -> None:
     """The API's call (the numbers of every point as columns), and then reading every point's
-    record (built when read) apart."""
-    runs = [tuple(map(float, subprocess.run([sys.executable, "-c", API], capture_output=True,
-                                            text=True, cwd=ELSEWHERE,
-                                            check=True).stdout.split()))
-            for _ in range(RUNS)]
+    record (built when read) apart; each run after a ``python -c "import sympy"`` (the cold
+    starts' baseline)."""
+    runs, sympy = [], []
+    for _ in range(RUNS):
+        sympy.append(_process([sys.executable, "-c", "import sympy"]))
+        runs.append(tuple(map(float, subprocess.run([sys.executable, "-c", API],
+                                                    capture_output=True, text=True,
+                                                    cwd=ELSEWHERE, check=True).stdout.split())))
     call, read = (statistics.median(r[i] for r in runs) for i in (0, 1))
+    ratio = call / statistics.median(sympy)
     print(f"roofline.prefill over 1,000 prompt lengths, fresh process, import included: "
-          f"{call:.3f} s = {call / 1000 * 1e6:.1f} µs per point (target ≤ 50 µs); reading "
-          f"every point's records after it: {read / 1000 * 1e6:.1f} µs per point")
+          f"{call:.3f} s = {call / 1000 * 1e6:.1f} µs per point (target ≤ 50 µs: "
+          f"{'met' if call <= 0.05 else 'NOT met'}), {ratio:.2f} × python -c 'import sympy' "
+          f"(the target at the issue's import sympy: {API_RATIO:.2f} ×: "
+          f"{'met' if ratio <= API_RATIO else 'NOT met'}); reading every point's records "
+          f"after it: {read / 1000 * 1e6:.1f} µs per point")
 
 
 def sweep() -> None:
