@@ -26,6 +26,7 @@ import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+
 TYPE_CHECKING = False  # typing only for the type checker: importing it slows every start
 if TYPE_CHECKING:
     from typing import Any, TypeVar

@@ -110,8 +110,6 @@ def _numbers(setting: Setting, group: str, x: str) -> tuple[dict[str, Any], comp
 
 def _evaluate(name: str, c: dict[str, Any], vals: dict[str, Any], folding: compiler.Folding,
               setting: Setting) -> CrossoverValue:
-    x = c["unknown"]
-
     def closed(key: str) -> Callable[[], dict[str, Any]]:
         shipped = c["roots"].get(key)
         if shipped is not None:
