@@ -8,7 +8,7 @@ import importlib
 import sys
 from collections.abc import Callable, Mapping
 
-TYPE_CHECKING = False  # typing only for the type checker: importing it slows every start
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing, which slows every start
 if TYPE_CHECKING:
     from typing import Any
 

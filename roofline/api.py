@@ -16,7 +16,7 @@ from .specs.hardware import Hardware, load_hardware
 from .specs.model import ModelShape, load_model
 from .tables import render, si
 
-TYPE_CHECKING = False  # typing only for the type checker: importing it slows every start
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing, which slows every start
 if TYPE_CHECKING:  # annotations only: a command imports the parts it runs
     from typing import Any
 

@@ -87,3 +87,31 @@ def test_no_import_cycle() -> None:
     assert graph["roofline.evaluate.crossover"] >= {"roofline.evaluate.arith",
                                                     "roofline.evaluate.compiler"}
     assert not _cycle(graph), " → ".join(_cycle(graph))
+
+
+def _typed_named_tuples() -> list[tuple[str, ast.ClassDef]]:
+    """Every ``class X(NamedTuple)`` that a module of the package writes for the type checker
+    only (under ``if TYPE_CHECKING``), with its module."""
+    found = []
+    for name, f in MODULES.items():
+        for node in ast.parse(f.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+                found += [(name, c) for c in node.body if isinstance(c, ast.ClassDef)
+                          and any(ast.unparse(b) == "NamedTuple" for b in c.bases)]
+    return found
+
+
+def test_a_named_tuple_typed_for_the_checker_has_the_fields_it_has_at_run_time() -> None:
+    # at run time the records are collections.namedtuple (typing is not imported): the typed
+    # spelling the checker reads must name the same fields, in order, with the same defaults
+    import importlib
+
+    typed = _typed_named_tuples()
+    assert {c.name for _, c in typed} >= {"OpResult", "PrefillPoint", "Link"}
+    for module, cls in typed:
+        fields = [s for s in cls.body if isinstance(s, ast.AnnAssign)]
+        runtime = getattr(importlib.import_module(module), cls.name)
+        assert runtime._fields == tuple(s.target.id for s in fields), cls.name
+        assert runtime._field_defaults == {s.target.id: ast.literal_eval(s.value)
+                                           for s in fields if s.value is not None}, cls.name
+        assert runtime.__doc__ and runtime.__module__ == module, cls.name

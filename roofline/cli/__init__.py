@@ -23,7 +23,7 @@ from functools import cache
 
 from ..errors import InputError, RooflineError
 
-TYPE_CHECKING = False  # typing only for the type checker: importing it slows every start
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing, which slows every start
 if TYPE_CHECKING:
     from typing import NoReturn
 

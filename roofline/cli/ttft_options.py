@@ -8,7 +8,7 @@ import argparse
 from ..errors import InputError
 from .analyze import add_setting_arguments, parallel_options, parse_ints
 
-TYPE_CHECKING = False  # typing only for the type checker: importing it slows every start
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing, which slows every start
 if TYPE_CHECKING:
     from typing import Any
 

@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from functools import lru_cache
 from keyword import iskeyword
 
-TYPE_CHECKING = False  # typing only for the type checker: importing it slows every start
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing, which slows every start
 if TYPE_CHECKING:
     from typing import Any
 

@@ -24,7 +24,7 @@ from itertools import repeat
 
 from .arith import BINARY, NARY, SCALAR, Tree, check, number, parse
 
-TYPE_CHECKING = False  # typing only for the type checker: importing it slows every start
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing, which slows every start
 if TYPE_CHECKING:
     from typing import Any
 

@@ -28,7 +28,7 @@ from .roots import GRID, sign_changes
 from .setting import Setting
 from .solved import branch_root, choice_key, solve_branches
 
-TYPE_CHECKING = False  # typing only for the type checker: importing it slows every start
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing, which slows every start
 if TYPE_CHECKING:
     from typing import Any
 

@@ -37,7 +37,7 @@ from ..derive.architecture import ATTENTION_MODES, Architecture
 from . import arith
 from .sharing import pack, unpack
 
-TYPE_CHECKING = False  # typing only for the type checker: importing it slows every start
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing, which slows every start
 if TYPE_CHECKING:
     from typing import Any
 

@@ -20,9 +20,9 @@ from collections.abc import Callable
 
 from ..errors import InputError
 
-TYPE_CHECKING = False  # typing only for the type checker: importing it slows every start
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing, which slows every start
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, NamedTuple
 
 __all__ = ["GROUPS", "LEVELS", "Link", "spans", "crosses", "boundary_crosses",
            "crossing_boundaries", "group_of", "resolve", "linked"]
@@ -31,9 +31,17 @@ GROUPS = ("tp", "cp", "ep", "pp")  # the prefix of each collective's operation n
 LEVELS = ("link", "network")  # the levels that time a collective: its bytes are no memory traffic
 
 
-Link = namedtuple("Link", ("alpha", "beta", "level"))
-Link.__doc__ = """α (s per message, float), β (bytes/s each way per device, float) and the level's
-name: "link" (the interconnect) or "network"."""
+# Typed named tuples for the checker, collections.namedtuple at run time (typing.NamedTuple
+# would import typing at every start); tests/test_layout.py holds both to the same fields.
+if TYPE_CHECKING:
+    class Link(NamedTuple):
+        alpha: float
+        beta: float
+        level: str
+else:
+    Link = namedtuple("Link", ("alpha", "beta", "level"))
+Link.__doc__ = """α (s per message), β (bytes/s each way per device) and the level's name: "link"
+(the interconnect) or "network"."""
 
 
 def spans(tp: int, cp: int, ep: int) -> dict[str, int]:

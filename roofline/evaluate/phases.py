@@ -22,9 +22,9 @@ from .compiled import CompiledOp, compile_ops
 from .links import linked
 from .setting import Setting
 
-TYPE_CHECKING = False  # typing only for the type checker: importing it slows every start
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing, which slows every start
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, NamedTuple
 
     import numpy as np
 
@@ -71,23 +71,38 @@ def bound(flops: float, nbytes: float, peak: float, bandwidth: float) -> str:
     return "compute" if flops / peak >= nbytes / bandwidth else "memory"
 
 
-# Named tuples (collections.namedtuple: typing.NamedTuple would import typing at every start).
-OpResult = namedtuple("OpResult", ("name", "kind", "count", "flops", "bytes", "intensity",
-                                   "time_s", "bound", "level", "levels"),
-                      defaults=("hbm", ()))
+# Typed named tuples for the checker, collections.namedtuple at run time (typing.NamedTuple
+# would import typing at every start); tests/test_layout.py holds both to the same fields.
+if TYPE_CHECKING:
+    class OpResult(NamedTuple):
+        name: str
+        kind: str
+        count: int
+        flops: float
+        bytes: float
+        intensity: float
+        time_s: float
+        bound: str  # "compute" | "memory"
+        level: str = "hbm"  # what binds: "compute", "hbm", or a memory level ("l2", "l3", "sram")
+        levels: tuple[tuple[str, float], ...] = ()  # bytes at each further level, where derived
+
+    class PrefillPoint(NamedTuple):
+        prompt_tokens: int
+        time_s: float
+        flops: float
+        bytes: float
+        intensity: float
+        bound: str
+        operations: list[OpResult]
+else:
+    OpResult = namedtuple("OpResult", ("name", "kind", "count", "flops", "bytes", "intensity",
+                                       "time_s", "bound", "level", "levels"),
+                          defaults=("hbm", ()))
+    PrefillPoint = namedtuple("PrefillPoint", ("prompt_tokens", "time_s", "flops", "bytes",
+                                               "intensity", "bound", "operations"))
 OpResult.__doc__ = """One operation at one prompt length: totals over its ``count`` (layers). A
-named tuple: a prefill over many prompt lengths makes one per operation and length read.
-
-``name``, ``kind`` (str), ``count`` (int), ``flops``, ``bytes``, ``intensity``, ``time_s``
-(float), ``bound`` ("compute" | "memory"), ``level`` (what binds: "compute", "hbm", or a
-memory level "l2", "l3", "sram"; default "hbm") and ``levels`` (the bytes each further memory
-level serves where derived, ``((level, bytes), ...)``; default empty)."""
-
-PrefillPoint = namedtuple("PrefillPoint", ("prompt_tokens", "time_s", "flops", "bytes",
-                                           "intensity", "bound", "operations"))
-PrefillPoint.__doc__ = """The whole prefill at one prompt length, with its operations:
-``prompt_tokens`` (int), ``time_s``, ``flops``, ``bytes``, ``intensity`` (float), ``bound``
-("compute" | "memory") and ``operations`` (a list of :class:`OpResult`)."""
+named tuple: a prefill over many prompt lengths makes one per operation and length read."""
+PrefillPoint.__doc__ = """The whole prefill at one prompt length, with its operations."""
 
 
 @dataclass(frozen=True)

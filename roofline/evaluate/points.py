@@ -24,7 +24,7 @@ from .phases import (OpResult, PrefillPoint, check_prompts, exposed_fraction, op
                      timed)
 from .setting import Setting
 
-TYPE_CHECKING = False  # typing only for the type checker: importing it slows every start
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing, which slows every start
 if TYPE_CHECKING:
     from typing import Any, overload
 

@@ -17,7 +17,7 @@ from ..specs.model import ModelShape
 from .forms import crossover_forms, forms
 from .links import Link, resolve
 
-TYPE_CHECKING = False  # typing only for the type checker: importing it slows every start
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing, which slows every start
 if TYPE_CHECKING:
     from typing import Any
 

@@ -18,7 +18,7 @@ from ..derive.architecture import Architecture
 from ..forked import map_halves
 from .forms import Derived
 
-TYPE_CHECKING = False  # typing only for the type checker: importing it slows every start
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing, which slows every start
 if TYPE_CHECKING:
     from typing import Any
 

@@ -27,7 +27,7 @@ from .files import parse_toml, read_text, unique_names
 from ..tables import si
 from .units import check_number, check_range, parse_quantity
 
-TYPE_CHECKING = False  # typing only for the type checker: importing it slows every start
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing, which slows every start
 if TYPE_CHECKING:
     from typing import Any
 

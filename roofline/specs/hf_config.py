@@ -88,7 +88,7 @@ from ..errors import SpecError
 from .counts import LIMITS, REQUIRED_SHAPE, check_count
 from .hf_keys import ConfigKeys
 
-TYPE_CHECKING = False  # typing only for the type checker: importing it slows every start
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing, which slows every start
 if TYPE_CHECKING:
     from typing import Any
 

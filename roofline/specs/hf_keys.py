@@ -10,7 +10,7 @@ from pathlib import Path
 from ..errors import SpecError
 from .counts import DEFAULT_LIMIT, LIMITS, check_count
 
-TYPE_CHECKING = False  # typing only for the type checker: importing it slows every start
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing, which slows every start
 if TYPE_CHECKING:
     from typing import Any
 

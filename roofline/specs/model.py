@@ -17,7 +17,7 @@ from .counts import LIMITS, REQUIRED_SHAPE, check_count, check_zero_or_count
 from .files import parse_json, read_text
 from .hf_config import SUPPORTED_MODEL_TYPES, config_fields
 
-TYPE_CHECKING = False  # typing only for the type checker: importing it slows every start
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing, which slows every start
 if TYPE_CHECKING:
     from typing import Any
 
