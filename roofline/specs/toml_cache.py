@@ -5,10 +5,10 @@ Importing ``tomllib`` (with the ``typing``, ``datetime`` and regular expressions
 a fresh process more than reading and checking a device file does: with ``typing``, which the
 package does not import otherwise, 9–17 ms on a 2-core machine. ``toml_cache.json`` holds what
 ``tomllib.loads`` gives for the text of every shipped hardware and network file, keyed by the
-BLAKE2b-256 (RFC 7693) digest of that text. :func:`known` looks a text up by its digest: a shipped file as
-shipped is found, and anything else (a user's file, a shipped file edited since the cache was
-written) is not and is parsed by ``tomllib``, so the cache cannot serve an outdated parse. The
-validation after the parse is the same either way.
+BLAKE2b-256 (RFC 7693) digest of that text. :func:`known` looks a text up by its digest: a
+shipped file as shipped is found, and anything else (a user's file, a shipped file edited since
+the cache was written) is not and is parsed by ``tomllib``, so the cache cannot serve an
+outdated parse. The validation after the parse is the same either way.
 
 ``python -m roofline.specs.toml_cache`` rewrites the file; a test holds every entry equal to
 ``tomllib``'s parse of the shipped text, its tables' keys in the same order
