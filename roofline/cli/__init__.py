@@ -12,6 +12,7 @@ moves no bytes, is ``null``.
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import json
 import math
@@ -180,7 +181,15 @@ def _in_flags(err: RooflineError, args: argparse.Namespace) -> str:
 def console() -> None:
     """The ``roofline`` executable: :func:`main`, then the standard output flushed. A reader
     that went away (``roofline ... | head``) is not an error; a standard output that cannot be
-    written (``> /dev/full``, a closed descriptor) is one line and exit status 2."""
+    written (``> /dev/full``, a closed descriptor) is one line and exit status 2.
+
+    The garbage collector is set for a short process whose objects mostly live to its end: a
+    young collection waits for 10,000 new objects, not 700 (most of what a command makes dies
+    by its reference count before then, and is never walked), and at the end what is left is
+    frozen, so that the interpreter's last collection walks none of it. Measured (medians of 25
+    interleaved runs): ``crossover --json`` 82 -> 71 ms, ``prefill --json`` 64 -> 59 ms; the
+    report 2.2-3.3 -> 2.0-2.1 s with 9 MB more memory, its files the same bytes."""
+    gc.set_threshold(10_000, *gc.get_threshold()[1:])
     try:
         code = main()
         sys.stdout.flush()
@@ -204,6 +213,7 @@ def console() -> None:
             except (OSError, ValueError):
                 pass
         os._exit(code)  # (temporary files are removed already, by whoever made them)
+    gc.freeze()
     sys.exit(code)
 
 
