@@ -14,11 +14,10 @@ rewrites it): a header line (the fingerprint, the catalogue's names, and the byt
 length of every line after it), a line with every catalogue entry in its JSON form (LaTeX
 included: ``roofline derive NAME`` and the report's derivations need no SymPy), then two lines
 per architecture and set of cache levels, its forms and its crossovers, of which a command
-reads only those it needs, each with its repeated subtrees written once (:mod:`.sharing`).
-The fingerprint covers the derivation sources and the SymPy
-version that wrote the file; it is checked when loaded, and a stale file is never
-served: its architectures are derived afresh, with a warning. Any other architecture is
-derived on first use.
+reads only those it needs, each with its repeated subtrees written once (:mod:`.sharing`). The
+fingerprint covers the derivation sources and the SymPy version that wrote the file; it is
+checked when loaded, and a stale file is never served: its architectures are derived afresh,
+with a warning. Any other architecture is derived on first use.
 """
 
 from __future__ import annotations

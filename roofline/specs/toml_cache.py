@@ -18,6 +18,7 @@ outdated parse. The validation after the parse is the same either way.
 from __future__ import annotations
 
 import json
+from copy import deepcopy
 from functools import cache
 from pathlib import Path
 
@@ -55,15 +56,7 @@ def known(text: str) -> dict[str, Any] | None:
     """``tomllib.loads(text)`` where ``text`` is a shipped file's as shipped (a fresh copy:
     the caller may change it), else None."""
     parsed = _entries().get(digest(text))
-    return None if parsed is None else _copy(parsed)
-
-
-def _copy(value: Any) -> Any:
-    if type(value) is dict:
-        return {k: _copy(v) for k, v in value.items()}
-    if type(value) is list:
-        return [_copy(v) for v in value]
-    return value
+    return None if parsed is None else deepcopy(parsed)
 
 
 def generate() -> str:
