@@ -82,7 +82,12 @@ TITLES: dict[str, tuple[str, str]] = {
     "crossovers": ("Crossovers",
                    "Prompt lengths (and the decode batch) at which one regime gives way to "
                    "another, each the first positive root of its defining equality, solved by "
-                   "SymPy. Every one is also printed by `roofline crossover --hardware DEVICE "
+                   "SymPy. The tiled attention modes' block counts ⌈T/B⌉ are relaxed to "
+                   "max(1, T/B) in the equalities, so that the roots have closed forms: a "
+                   "crossover of those modes lies near, not at, the prompt length where "
+                   "`roofline prefill`, which counts whole blocks, changes regime (mostly within "
+                   "0.5 %; further where the stepped intensity runs close to the ridge for "
+                   "long). Every one is also printed by `roofline crossover --hardware DEVICE "
                    "--model MODEL` for any device and model."),
     "tensor_parallel": ("Tensor parallelism",
                         "Megatron-LM's split of a layer over N_tp devices: the bytes of each "
