@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from . import evaluate
 from .derive.architecture import DEFAULT_ATTENTION
 from .errors import InputError
-from .evaluate import Setting, arith
+from .evaluate import Setting
 from .specs.hardware import Hardware, load_hardware
 from .specs.model import ModelShape, load_model
 from .tables import render, si
@@ -77,10 +77,7 @@ def setting(hardware: str | Hardware, model: str | ModelShape, *, dtype: str = "
         net = network if isinstance(network, Network) else load_network(network)
     s = Setting(hw, mo, dtype, weight_dtype, kv_dtype, attention or DEFAULT_ATTENTION, batch,
                 kv_cache, fusion, mla_decode, tp, pp, overlap, ep, cp, net)
-    # one device's share: its columns and rows under tp, its experts under ep, about 1/pp of
-    # the layers per stage
-    weights = arith.value(s.forms["weights_parallel" if s.parallel else "weights"],
-                          s.numbers()) / pp
+    weights = evaluate.held_bytes(s, "weights")  # one device's share
     if weights > hw.memory_capacity:
         warnings.warn(f"{mo.name}'s weights ({weights / 1e9:.4g} GB in "
                       f"{s.precision['weights']}) do not fit in {hw.name}'s memory "

@@ -30,7 +30,7 @@ from .errors import InputError
 from .evaluate import CrossoverValue, Setting
 from .forked import map_halves
 from .output import check_target, make_folders, remove_folders
-from .tables import binary_size, count, grouped, render, si
+from .tables import binary_size, count, grouped, level_name, render, si
 
 __all__ = ["Report", "build", "markdown", "DEFAULT", "DERIVATIONS", "FIGURES", "PROMPTS"]
 
@@ -231,15 +231,9 @@ def _binding_text(s: Setting, prefill: PrefillTable,
     return " ".join(parts)
 
 
-_LEVEL_NAMES = {"compute": "compute", "hbm": "HBM", "l2": "L2", "l3": "L3", "sram": "SRAM"}
-
-
 def _attention_level(s: Setting, tokens: int) -> str:
-    """What binds the prefill's attention at ``tokens``: compute, HBM, L2, L3 or SRAM (the
-    slowest of its operations' levels)."""
-    (point,) = evaluate.prefill(s, [tokens])
-    levels = {o.level for o in point.operations if o.kind == "attention"}
-    return _LEVEL_NAMES[max(levels, key=list(_LEVEL_NAMES).index)]
+    """What binds the prefill's attention at ``tokens``, named: compute, HBM, L2, L3 or SRAM."""
+    return level_name(evaluate.attention_level(s, tokens))
 
 
 def _uncached(s: Setting) -> dict[str, CrossoverValue]:
@@ -350,7 +344,7 @@ def build(hardware: str = DEFAULT["hardware"], model: str = DEFAULT["model"],
         tmp = _temporary_folder(out)
 
         def draw(kind: str) -> Path:
-            fig = plot.figure(kind, [s], prompts=FIGURE_PROMPTS, batches=BATCHES)
+            fig = plot.figure(kind, [s], prompts=FIGURE_PROMPTS, batches=BATCHES, context=context)
             return _style.savefig(fig, tmp / f"{kind}.png", argument=None)
 
         written = dict(zip(figures, map_halves(draw, list(figures))))  # two at a time

@@ -195,7 +195,8 @@ def attention_intensity_limit(setting: Setting, mode: str, sram: float | None = 
 def footprint(setting: Setting, tokens: np.ndarray | Sequence[int]) -> dict[str, np.ndarray]:
     """Device memory at each T: ``weights``, one layer's naive ``scores`` (T×T per head; the
     T×min(T, W) band where every layer is windowed) and the ``kv_cache`` of all layers (a
-    windowed layer's as the setting's ``kv_cache`` says), in bytes."""
+    windowed layer's as the setting's ``kv_cache`` says), in bytes; one device's share where
+    several run the setting (:func:`roofline.evaluate.footprint`)."""
     xs = _array(tokens, "prompt")
     return {key: np.broadcast_to(evaluate.footprint(setting, key)(xs), xs.shape).astype(float)
             for key in ("weights", "scores", "kv_cache")}

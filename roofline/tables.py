@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["render", "si", "binary_size", "grouped", "count"]
+__all__ = ["render", "si", "binary_size", "grouped", "count", "level_name"]
 
 
 def render(headers: Sequence[str] | None, rows: Sequence[Sequence[object]],
@@ -96,3 +96,16 @@ def count(value: float, unit: str) -> str:
     ('41,196', '59.5', '1,234')
     """
     return f"{value:,.1f}" if unit != "tokens" and abs(value) < 1000 else f"{value:,.0f}"
+
+
+_LEVELS = {"hbm": "HBM", "l2": "L2", "l3": "L3", "sram": "SRAM"}
+
+
+def level_name(level: str) -> str:
+    """What binds an operation (:attr:`roofline.evaluate.OpResult.level`) as tables and
+    sentences name it: compute, HBM, L2, L3, SRAM; a communication's ``link`` or ``network``.
+
+    >>> level_name("l2"), level_name("compute"), level_name("link")
+    ('L2', 'compute', 'link')
+    """
+    return _LEVELS.get(level, level)

@@ -290,6 +290,37 @@ def test_phases(s):
     _legend_clear_of_data(fig)
 
 
+def test_phases_marks_an_end_by_cache_traffic_on_the_curve():
+    # DeepSeek-V2-Lite on H100-SXM: the prefill turns memory-bound again near 88,200 tokens
+    # because of attention's L2 traffic; the HBM intensity drawn stays far above the ridge
+    # there, so the end is marked on the curve (it floated on the ridge line, off every curve)
+    ds = api.setting("H100-SXM", "DeepSeek-V2-Lite")
+    fig = plot.phases_figure(ds, prompts=(2048,), context=8192)
+    left = fig.axes[0]
+    v = evaluate.crossover_values(ds)["prefill_compute_bound_tokens.kernel"]
+    x, y = _xy(_by_gid(left, "crossover:H100-SXM:prefill_compute_bound_tokens.kernel:ends"))
+    assert x[0] == pytest.approx(v.ends_at) and 80_000 < v.ends_at < 100_000
+    assert y[0] == pytest.approx(sweeps.intensity(ds, [v.ends_at])[0]) and y[0] > 3 * ds.ridge
+    # beyond the end the prefill is memory-bound at an HBM intensity above the ridge: a further
+    # level's traffic binds it, as the legend says
+    (after,) = evaluate.prefill(ds, [int(v.ends_at * 1.01)])
+    assert after.bound == "memory" and after.intensity > ds.ridge
+    legend = [t.get_text() for t in left.get_legend().get_texts()]
+    assert any(t.endswith(f"memory-bound again from {v.ends_at:,.0f} (by L2 traffic: on the "
+                          "curve)") for t in legend)
+
+
+def test_titles_name_the_parallel_degrees():
+    # Llama-3-70B's 141 GB of weights over TP 4: a quarter of them on each H100 (80 GB), so
+    # every prefill point and the decode step at B = 1 fit (they were drawn hollow)
+    tp = api.setting("H100-SXM", "Llama-3-70B", tp=4, pp=2)
+    fig = plot.roofline_figure(tp, prompts=(2048,), context=8192)
+    ax = fig.axes[0]
+    assert ax.get_title().endswith("kernel attention, TP 4, PP 2)")
+    points = [a for a in ax.get_lines() if (a.get_gid() or "").startswith("point:")]
+    assert points and all(p.get_markerfacecolor() != "white" for p in points)
+
+
 def test_axes_level_function_uses_the_current_axes(s):
     ax = plot.plot_prefill_intensity(s, tokens=np.array([64.0, 4096.0]))
     assert ax is plt.gca()

@@ -205,3 +205,20 @@ def test_a_setting_that_does_not_fit_is_noted(tmp_path, small_figures):
     text = built.markdown.read_text()
     assert ("the prefill of batch 8 at 32,768 tokens needs 50.42 GB (weights, KV cache), more "
             "than L4's 24 GB") in text
+
+
+def test_figures_draw_the_decode_step_of_the_summary(tmp_path, monkeypatch):
+    # DeepSeek-V2-Lite's context is 163,840 tokens: the summary's decode step is at the table's
+    # longest prompt, 32,768, and the figures' was at their own longest, 8,192
+    from matplotlib.figure import Figure
+
+    from roofline import plot
+
+    asked = []
+    monkeypatch.setattr(os, "cpu_count", lambda: 1)  # every figure in this process, not forked
+    monkeypatch.setattr(plot, "figure",
+                        lambda kind, *a, **k: asked.append((kind, k["context"])) or Figure())
+    built = report.build(model="DeepSeek-V2-Lite", output=tmp_path / "r",
+                         figures=("roofline", "phases"))
+    assert "A decode step at batch 1 (context 32,768)" in built.summary.replace("\n  ", " ")
+    assert sorted(asked) == [("phases", 32_768), ("roofline", 32_768)]

@@ -192,3 +192,28 @@ def test_memory_fits_by_hand(s):
     kv_limit = evaluate.crossover_values(s)["kv_cache_exceeds_memory_tokens"].value
     assert (80e9 - weights) / kv == pytest.approx(kv_limit)
     assert sweeps.with_batch(s, 1) is s and sweeps.with_batch(s, 4).batch == 4
+
+
+def test_memory_is_one_devices_share_under_parallelism():
+    # the figures' "does not fit" (hollow markers, dashed decode, "memory holds B ≤ …") asked
+    # the whole model's weights and KV cache of a device that holds a quarter of them (TP 4).
+    # Llama-3-8B by hand: projections L·218,103,808 parameters split four ways, the vocabulary
+    # (embedding and LM head, 2·V·D) too, the 2L + 1 norms of D in full; one device's KV heads
+    # n_kv/4 = 2 of 8
+    tp = api.setting("H100-SXM", "Llama-3-8B", tp=4)
+    params = 32 * WEIGHTS // 4 + 2 * 128256 * 4096 // 4 + (2 * 32 + 1) * 4096
+    used = sweeps.footprint(tp, [1000])
+    assert used["weights"] == pytest.approx([2 * params])  # 4,015,529,984 bytes
+    assert used["kv_cache"] == pytest.approx([2 * 32 * 2 * 128 * 1000 * 2])
+    assert used["scores"] == pytest.approx([32 * 1000**2 * 2])  # one layer's, as it is
+    assert evaluate.memory_bytes(tp, 1000) == pytest.approx(2 * params + 2 * 32 * 2 * 128 * 1000
+                                                            * 2)
+    # pipeline stages: about 1/N_pp of the layers each (the weights' warning's rule)
+    pp = api.setting("H100-SXM", "Llama-3-8B", pp=2)
+    assert sweeps.footprint(pp, [1000])["weights"] == pytest.approx([8_030_261_248])
+    # Llama-3-70B's 141 GB of weights do not fit in one H100's 80 GB, a quarter of them do
+    with pytest.warns(UserWarning, match="do not fit"):
+        whole = api.setting("H100-SXM", "Llama-3-70B")
+    assert not sweeps.prefill_fits(whole, [2048])[0]
+    quarter = api.setting("H100-SXM", "Llama-3-70B", tp=4)
+    assert sweeps.prefill_fits(quarter, [2048])[0] and sweeps.max_batch(quarter, 8192) > 0

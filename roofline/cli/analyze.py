@@ -132,7 +132,7 @@ def parallel_options(args: argparse.Namespace) -> dict:
 
 def run_prefill(args: argparse.Namespace) -> int:
     from ..api import prefill
-    from ..tables import render, si
+    from ..tables import level_name, render, si
     from . import print_json
 
     prompts = parse_ints(args.prompt, "--prompt")
@@ -145,10 +145,9 @@ def run_prefill(args: argparse.Namespace) -> int:
     longest = max(table.points, key=lambda p: p.prompt_tokens)
     print(f"\nPer operation at T = {longest.prompt_tokens} (all layers):")
     rows = [[o.name, o.kind, si(o.time_s, "s"), si(o.flops), si(o.bytes, "B"),
-             f"{o.intensity:.4g}", o.level if o.kind == "communication" else o.bound]
-            for o in longest.operations]
-    print(render(["operation", "kind", "time", "FLOPs", "bytes", "FLOP/byte", "bound"], rows,
-                 left=(0, 1)))
+             f"{o.intensity:.4g}", level_name(o.level)] for o in longest.operations]
+    print(render(["operation", "kind", "time", "FLOPs", "HBM bytes", "FLOP/byte", "bound by"],
+                 rows, left=(0, 1)))
     return 0
 
 

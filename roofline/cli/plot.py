@@ -108,6 +108,8 @@ def run(args: argparse.Namespace) -> int:
     out = _style.check_output(args.output)  # before any work: a bad extension fails at once
     _style.headless()
     if args.kind == "ttft":
+        if "," in args.hardware:
+            raise InputError("--hardware", "the ttft figure takes one device", args.hardware)
         fig = _ttft_figure(args)
         what = f"ttft: {args.model} on {args.hardware}"
     else:
@@ -125,8 +127,11 @@ def run(args: argparse.Namespace) -> int:
         settings = _settings(args)
         fig = plot.figure(args.kind, settings, prompts=prompts, batches=batches,
                           context=context, max_prompt=max_prompt)
+        from ..plot._common import splits
+
         devices = ", ".join(s.hardware.name for s in settings)
-        what = f"{args.kind}: {settings[0].model.name} on {devices} ({args.dtype})"
+        detail = ", ".join([args.dtype, *splits(settings[0])])
+        what = f"{args.kind}: {settings[0].model.name} on {devices} ({detail})"
     _style.savefig(fig, out)
     print(f"wrote {out} ({what})")
     return 0

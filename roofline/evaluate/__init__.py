@@ -24,9 +24,9 @@ _WHERE = {
                      "solve_closed_forms"), "crossover"),
     "CompiledOp": "compiled",
     **dict.fromkeys(("DecodeResult", "OpResult", "PrefillPoint", "bound", "check_count",
-                     "check_memory", "check_prompts", "footprint", "memory_bytes", "decode",
+                     "check_memory", "check_prompts", "footprint", "held_bytes", "memory_bytes", "decode",
                      "operations", "prefill_time", "roofline_time"), "phases"),
-    **dict.fromkeys(("prefill", "PrefillPoints"), "points"),
+    **dict.fromkeys(("prefill", "PrefillPoints", "attention_level"), "points"),
     "Setting": "setting",
     **dict.fromkeys(("exact", "numeric", "scalar"), "symbolic"),
 }

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 __all__ = ["roofline_time", "level_time", "timed", "OpResult", "PrefillPoint", "DecodeResult",
            "operations", "prefill_time", "exposed_fraction", "decode", "check_prompts",
-           "check_count", "footprint", "memory_bytes", "check_memory"]
+           "check_count", "footprint", "held_bytes", "memory_bytes", "check_memory"]
 
 
 _INF = float("inf")
@@ -238,26 +238,40 @@ def prefill_time(setting: Setting, prompts: np.ndarray | Sequence[int]) -> np.nd
     return total + comm
 
 
+def _held(setting: Setting, key: str) -> tuple[str, int]:
+    """The derived form of the device memory ``key`` that one device holds, and the number of
+    pipeline stages that share it out (see :func:`footprint`)."""
+    if setting.parallel and key in ("weights", "kv_cache"):
+        return f"{key}_parallel", setting.pp
+    return key, 1
+
+
 @lru_cache(maxsize=64)
 def footprint(setting: Setting, key: str) -> Callable[[Any], Any]:
-    """The setting's derived form ``key`` of the device memory (``weights``, ``kv_cache``,
-    ``scores``, and the ``_parallel`` shares) as a function of the prompt length T, of numbers
-    or of numpy arrays, the setting's numbers folded in."""
-    return compiler.compile(setting.forms[key], setting.numbers(), ("T",), array=True)
+    """One device's memory ``key`` (``weights``, ``kv_cache``, ``scores``) as a function of the
+    prompt length T, of numbers or of numpy arrays, the setting's numbers folded in. Where
+    several devices run the setting, a device holds its share of the weights and of the KV
+    cache (its columns and rows under tp, its experts under ep, its T/N_cp positions under cp:
+    ``weights_parallel``, ``kv_cache_parallel``) and about 1/N_pp of the layers under pp; one
+    layer's score matrix as it is."""
+    name, stages = _held(setting, key)
+    f = compiler.compile(setting.forms[name], setting.numbers(), ("T",), array=True)
+    return f if stages == 1 else lambda t: f(t) / stages
+
+
+def held_bytes(setting: Setting, key: str, tokens: int = 0) -> float:
+    """:func:`footprint` at T = ``tokens``, a number (no numpy)."""
+    name, stages = _held(setting, key)
+    return arith.value(setting.forms[name], {**setting.numbers(), "T": tokens}) / stages
 
 
 def memory_bytes(setting: Setting, tokens: int) -> float:
     """Device memory a prefill of ``tokens`` tokens (the setting's batch) holds at its peak: the
-    weights, the KV cache it builds, and with naive attention one layer's score matrix
-    (the derived forms ``weights``, ``kv_cache``, ``scores``; one device's share of the
-    weights and KV cache where several run it)."""
-    vals = {**setting.numbers(), "T": tokens}
-    share = "_parallel" if setting.parallel else ""
-    used = arith.value(setting.forms[f"weights{share}"], vals) \
-        + arith.value(setting.forms[f"kv_cache{share}"], vals)
-    if setting.attention == "naive":
-        used += arith.value(setting.forms["scores"], vals)
-    return used
+    weights, the KV cache it builds, and with naive attention one layer's score matrix (one
+    device's share: :func:`footprint`)."""
+    keys = ("weights", "kv_cache", "scores") if setting.attention == "naive" \
+        else ("weights", "kv_cache")
+    return sum(held_bytes(setting, key, tokens) for key in keys)
 
 
 def check_memory(setting: Setting, tokens: int, what: str) -> str | None:
@@ -265,8 +279,7 @@ def check_memory(setting: Setting, tokens: int, what: str) -> str | None:
     fit in the device's memory; None where it fits, or where the weights alone do not (the
     setting's own warning says so)."""
     used, capacity = memory_bytes(setting, tokens), setting.hardware.memory_capacity
-    weights = arith.value(setting.forms["weights_parallel" if setting.parallel else "weights"],
-                          setting.numbers())
+    weights = held_bytes(setting, "weights")
     if used <= capacity or weights > capacity:  # fits, or the weights alone do not (said apart)
         return None
     scores = " and one layer's scores" if setting.attention == "naive" else ""

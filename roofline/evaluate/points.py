@@ -28,7 +28,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing, which sl
 if TYPE_CHECKING:
     from typing import Any, overload
 
-__all__ = ["prefill", "PrefillPoints"]
+__all__ = ["prefill", "PrefillPoints", "attention_level"]
 
 _INF = float("inf")
 _COMPUTE, _MEMORY = "compute", "memory"
@@ -168,6 +168,17 @@ def prefill(setting: Setting, prompts: Sequence[int]) -> PrefillPoints:
     if setting.overlap:
         _overlap(columns)
     return PrefillPoints(setting, tokens, columns)
+
+
+_LEVEL_ORDER = ("compute", "hbm", "l2", "l3", "sram")  # from the SMs outwards, then inwards
+
+
+def attention_level(setting: Setting, tokens: int) -> str:
+    """What binds the prefill's attention at ``tokens``: "compute", "hbm", "l2", "l3" or "sram"
+    (the last of these that binds one of its operations)."""
+    (point,) = prefill(setting, [tokens])
+    return max((o.level for o in point.operations if o.kind == "attention"),
+               key=_LEVEL_ORDER.index)
 
 
 def _overlap(columns: list[_Column], within: tuple[str, ...] | None = None,

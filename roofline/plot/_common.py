@@ -74,7 +74,14 @@ def title(what: str, settings: list[Setting], attention: bool = True) -> str:
                      + "".join(f"; {mode} on {name}" for name, mode in others.items()))
     if first.batch != 1:
         parts.append(f"batch {first.batch}")
+    parts.extend(splits(first))
     return f"{what}: {models} on {devices} ({', '.join(parts)})"
+
+
+def splits(s: Setting) -> list[str]:
+    """The setting's parallel degrees above 1, as a title names them: ['TP 4', 'PP 2']."""
+    return [f"{name} {n}" for name, n in (("TP", s.tp), ("PP", s.pp), ("EP", s.ep), ("CP", s.cp))
+            if n > 1]
 
 
 def side_legend(ax: Axes, **kwargs) -> None:

@@ -5,13 +5,15 @@ step reuses it over only B rows and reads the KV cache besides."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .. import sweeps
+from .. import evaluate, sweeps
 from ..evaluate import Setting
+from ..tables import level_name
 from . import _style
 from ._common import (as_list, crossovers, device_label, legend_below, log_axes, per_byte,
                       title)
@@ -100,12 +102,21 @@ def plot_prefill_intensity(settings: Setting | Sequence[Setting],
         size, z = _size(i, n, 9.0, 5.0, 6.0), 6 + i / 10
         v = crossovers(s)[f"prefill_compute_bound_tokens.{s.attention}"]
         if v.exists:
-            tail = f"; memory-bound again from {v.ends_at:,.0f}" if v.ends_at else ""
+            # where a cache level's traffic ends the regime, the HBM intensity drawn here stays
+            # above the ridge: that end is marked on the curve, not on the ridge
+            level = evaluate.attention_level(s, math.ceil(v.ends_at)) if v.ends_at else "hbm"
+            cached = level not in ("compute", "hbm")
+            drawn = v.ends_at is not None and xs[0] <= v.ends_at <= xs[-1]
+            tail = "" if not v.ends_at else (
+                f"; memory-bound again from {v.ends_at:,.0f}"
+                + (f" (by {level_name(level)} traffic{': on the curve' if drawn else ''})"
+                   if cached else ""))
             _cross(ax, v.value, s.ridge, color,
                    f"{who}prefill compute-bound from T = {v.value:,.0f}{tail}",
                    f"crossover:{s.hardware.name}:{v.name}", size=size, zorder=z)
-            if v.ends_at and xs[0] <= v.ends_at <= xs[-1]:
-                _cross(ax, v.ends_at, s.ridge, color, None,
+            if drawn:
+                y = sweeps.intensity(s, [v.ends_at])[0] if cached else s.ridge
+                _cross(ax, v.ends_at, y, color, None,
                        f"crossover:{s.hardware.name}:{v.name}:ends", size=size, zorder=z)
         p = crossovers(s)["projection_compute_bound_tokens"]
         if p.exists:

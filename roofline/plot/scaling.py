@@ -165,10 +165,16 @@ def plot_efficiency(data: Scaling, ax: Axes | None = None,
 
 def scaling_figure(settings: Setting | Sequence[Setting], prompts: Sequence[int],
                    degrees: Sequence[int] = DEGREES) -> Figure:
-    """Both panels for the first setting, on a new Figure in the house style."""
+    """Both panels for one setting, on a new Figure in the house style (an InputError for
+    several: the figure's lines are one device's degrees 1–8)."""
+    from ..errors import InputError
     from ._common import plain
 
-    s = settings if isinstance(settings, Setting) else settings[0]
+    group = [settings] if isinstance(settings, Setting) else list(settings)
+    if len(group) != 1:
+        raise InputError("hardware", "the scaling figure takes one device",
+                         ", ".join(s.hardware.name for s in group))
+    s, = group
     data = scaling(s, prompts, degrees)
     lines, hidden = scaling_crossovers(s, data.degrees)
     with _style.style():
