@@ -93,7 +93,9 @@ def _draw_ceilings(ax: Axes, s: Setting, color: str, x: tuple[float, float],
     labels = []
     for names, peak, ridge in rows:
         main = s.dtype in names.split(", ")
-        ax.plot([ridge, x[1]], [peak, peak], color=color, lw=1.8 if main else 1.0,
+        # on to far past the right edge, which moves right where the labels need room
+        ax.plot([ridge, x[1] * 10**_WIDENINGS], [peak, peak], color=color,
+                lw=1.8 if main else 1.0,
                 ls="-" if main else "--", alpha=1.0 if main else 0.6,
                 gid=f"compute:{s.hardware.name}:{names}")
         # several devices: the label in the device's colour, on its line, without its name
@@ -109,6 +111,8 @@ def _draw_ceilings(ax: Axes, s: Setting, color: str, x: tuple[float, float],
 
 
 _LABEL_SIZE = 7.0  # points: the compute ceilings' labels
+_PAD = 2.0  # points between a ceiling and its label
+_WIDENINGS = 3  # decades the x axis may grow by for the ceilings' labels
 
 
 def _text_size(text: str) -> tuple[float, float]:
@@ -126,8 +130,34 @@ def _place_ceiling_labels(ax: Axes, labels: list[tuple[float, str, str, float]],
     """Each compute ceiling's label on its own ceiling, right of ``clear_of`` (the points):
     above the line, else below it, in the rightmost column where its box touches no other
     label and no other ceiling's line crosses it; further columns stagger the labels along x
-    where ceilings lie closer than a line of text (several devices). Placed in points of the
-    laid-out Axes, so that the boxes are those drawn."""
+    where ceilings lie closer than a line of text (several devices). Where some label finds no
+    place that touches no other label, the x axis runs a decade further (up to three times),
+    for one more column. Placed in points of the laid-out Axes, so that the boxes are those
+    drawn."""
+    slots, crowded = _label_slots(ax, labels, clear_of)
+    for _ in range(_WIDENINGS if crowded else 0):
+        x0, x1 = ax.get_xlim()
+        ax.set_xlim(x0, x1 * 10)
+        slots, crowded = _label_slots(ax, labels, clear_of)
+        if not crowded:
+            break
+    for k, offset, side in slots:
+        peak, text, color, _ = labels[k]
+        # anchored to the right edge in points: a later layout that resizes the Axes moves
+        # every label with it, the columns keep their widths
+        ax.annotate(text, (1.0, peak), xycoords=("axes fraction", "data"),
+                    xytext=(offset, side * _PAD), textcoords="offset points",
+                    ha="right", va="bottom" if side > 0 else "top", fontsize=_LABEL_SIZE,
+                    color=color, annotation_clip=False, in_layout=False,
+                    gid=f"ceiling-label:{text}")
+
+
+
+def _label_slots(ax: Axes, labels: list[tuple[float, str, str, float]],
+                 clear_of: float) -> tuple[list[tuple[int, float, int]], int]:
+    """Where each label goes, highest ceiling first: (its index, x offset from the right edge
+    in points, side: 1 above its line, -1 below); and how many found no place clear of the
+    other labels (those take the first column, above their line)."""
     try:
         fig = ax.get_figure(root=True)  # the Figure, also for an Axes in a SubFigure
     except TypeError:  # matplotlib < 3.10
@@ -143,10 +173,10 @@ def _place_ceiling_labels(ax: Axes, labels: list[tuple[float, str, str, float]],
     (x0, x1), (y0, y1) = (np.log10(v) for v in ax.get_xlim()), (np.log10(v) for v in ax.get_ylim())
     px = width / (x1 - x0)  # points per decade
     py = height / (y1 - y0)
-    pad, gap = 2.0, 12.0
+    pad, gap = _PAD, 12.0
     sizes = [_text_size(text) for _, text, _, _ in labels]
     column = max(w for w, _ in sizes) + gap
-    left_limit = (np.log10(clear_of) - x0) * px
+    left_limit = (np.log10(clear_of) - x0) * px + 6  # and a large marker's radius
     lines = [((np.log10(r) - x0) * px, (np.log10(p) - y0) * py) for p, _, _, r in labels]
     placed: list[tuple[float, float, float, float]] = []  # (left, bottom, right, top) points
 
@@ -154,29 +184,27 @@ def _place_ceiling_labels(ax: Axes, labels: list[tuple[float, str, str, float]],
         left, bottom, right, top = rect
         if bottom < 0 or top > height or left < left_limit:
             return False
-        if any(left < r and l < right and bottom < t and b < top for l, b, r, t in placed):
+        if any(left < r + 1 and l < right + 1 and bottom < t + 1 and b < top + 1
+               for l, b, r, t in placed):  # a point apart: text extents round
             return False
         return not lines_too or not any(k != own and bottom < ly < top and lx < right
                                         for k, (lx, ly) in enumerate(lines))
 
-    order = sorted(range(len(labels)), key=lambda k: -labels[k][0])
-    for k in order:
+    slots: list[tuple[int, float, int]] = []
+    crowded = 0
+    for k in sorted(range(len(labels)), key=lambda k: -labels[k][0]):
         w, h = sizes[k]
         y = lines[k][1]
-        slots = [(c, side, (width - 2 - c * column - w, y + pad if side > 0 else y - pad - h,
-                            width - 2 - c * column, y + pad + h if side > 0 else y - pad))
-                 for c in range(6) for side in (1, -1)]
-        c, side, rect = next((slot for strict in (True, False) for slot in slots
-                              if free(slot[2], k, strict)), slots[0])
+        options = [(c, side, (width - 2 - c * column - w, y + pad if side > 0 else y - pad - h,
+                              width - 2 - c * column, y + pad + h if side > 0 else y - pad))
+                   for c in range(6) for side in (1, -1)]
+        found = next((slot for strict in (True, False) for slot in options
+                      if free(slot[2], k, strict)), None)
+        crowded += found is None
+        c, side, rect = found or options[0]
         placed.append(rect)
-        peak, text, color, _ = labels[k]
-        # anchored to the right edge in points: a later layout that resizes the Axes moves
-        # every label with it, the columns keep their widths
-        ax.annotate(text, (1.0, peak), xycoords=("axes fraction", "data"),
-                    xytext=(-2 - c * column, side * pad), textcoords="offset points",
-                    ha="right", va="bottom" if side > 0 else "top", fontsize=_LABEL_SIZE,
-                    color=color, annotation_clip=False, in_layout=False,
-                    gid=f"ceiling-label:{text}")
+        slots.append((k, -2 - c * column, side))
+    return slots, crowded
 
 
 def _fits(s: Setting, p: sweeps.OperationPoint, context: int) -> bool:
