@@ -117,6 +117,13 @@ def test_report(capsys, tmp_path, small_figures):
     (["report", "--model", "Nope-1B"], "roofline: error: unknown model 'Nope-1B'"),
     (["plot", "time", *BASE, "--max-prompt", "16", "-o", "x.png"],
      "roofline: error: --max-prompt: must be more than 16 tokens (got 16)"),
+    (["plot", "ttft", "--hardware", "H100-SXM,MI300X", "--model", "Llama-3-8B", "--prompt",
+      "2048", "-o", "x.png"],
+     "roofline: error: --hardware: the ttft figure takes one device (got 'H100-SXM,MI300X')"),
+    (["plot", "scaling", "--hardware", "H100-SXM,MI300X", "--model", "Llama-3-8B", "-o",
+      "x.png"],
+     "roofline: error: --hardware: the scaling figure takes one device (got 'H100-SXM, "
+     "MI300X')"),
 ])
 def test_bad_options_are_one_line(capsys, tmp_path, monkeypatch, argv, message):
     monkeypatch.chdir(tmp_path)

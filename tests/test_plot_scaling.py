@@ -115,3 +115,26 @@ def test_time_figure_under_context_parallelism_draws_only_the_split_crossovers()
     table = {row[0]: row[1] for row in rows}
     assert table["tp allreduce hidden"] == "– (one device)"
     assert table["projection compute-bound"] == "326"  # kept, without a tag
+
+
+def test_a_time_axis_within_a_decade_or_two_is_readable():
+    # DeepSeek-V2-Lite on H100-SXM: 1.6 ms to 60 ms, a little over one decade; matplotlib
+    # labelled 10⁻² alone (the degrees' axis turned every minor tick off, the time's too)
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    headless()
+    fig = figure("scaling", [api.setting("H100-SXM", "DeepSeek-V2-Lite")], prompts=[128, 8192])
+    FigureCanvasAgg(fig).draw()
+    left = fig.axes[0]
+    low, high = left.get_ylim()
+    shown = [t for t in [*left.yaxis.get_majorticklabels(), *left.yaxis.get_minorticklabels()]
+             if t.get_text() and low <= t.get_position()[1] <= high]
+    assert high / low < 100 and len(shown) >= 4
+    assert [t.get_text() for t in left.xaxis.get_minorticklabels() if t.get_text()] == []
+
+
+def test_several_devices_are_refused():
+    with pytest.raises(InputError, match="^hardware: the scaling figure takes one device "
+                                         r"\(got 'H100-SXM, MI300X'\)"):
+        figure("scaling", [api.setting("H100-SXM", "Llama-3-8B"),
+                           api.setting("MI300X", "Llama-3-8B")], prompts=[2048])

@@ -110,6 +110,8 @@ def plot_scaling_time(data: Scaling, ax: Axes | None = None,
     """Prefill time against the degree, one line per prompt length; the communication part of
     each shaded below its line; the degree crossovers ``lines`` (:func:`scaling_crossovers`)
     that lie on the axis drawn as tagged dotted lines."""
+    from matplotlib.ticker import LogFormatterSciNotation
+
     ax = _style.axes(ax)
     for i, t in enumerate(data.prompts):
         color = _style.device_color(i)
@@ -120,6 +122,10 @@ def plot_scaling_time(data: Scaling, ax: Axes | None = None,
         ax.fill_between(data.degrees, compute, times, color=color, alpha=0.25, linewidth=0)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
+    # times within a decade or two: the 2s and 5s between the powers of ten labelled too
+    # (matplotlib labels none of them past one decade, leaving a single number on the axis)
+    ax.yaxis.set_minor_formatter(LogFormatterSciNotation(labelOnlyBase=False,
+                                                         minor_thresholds=(2, 0.5)))
     _degree_axis(ax, data, lines or {})
     ax.set_ylabel("prefill time (s); shaded: its communication")
     ax.legend(title="prompt length", fontsize=8, title_fontsize=8)
@@ -131,8 +137,10 @@ def _degree_axis(ax: Axes, data: Scaling, lines: dict[str, CrossoverValue]) -> N
     the crossovers on it drawn."""
     low, high = min(data.degrees) / 1.25, _axis_end(data.degrees, lines)
     ax.set_xlim(low, high)
+    from matplotlib.ticker import NullLocator
+
     ax.set_xticks(list(data.degrees), [str(n) for n in data.degrees])
-    ax.minorticks_off()
+    ax.xaxis.set_minor_locator(NullLocator())  # the degrees alone (a log time axis keeps its)
     _draw_lines(ax, _drawn(lines, low, high), low, tags=True)
     ax.set_xlabel("tensor-parallel devices N")
 
