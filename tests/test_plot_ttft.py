@@ -143,3 +143,18 @@ def test_plot_ttft_command_takes_the_ttft_options(tmp_path, capsys):
         "roofline: error: --rate: batching needs an arrival rate: the first prompt waits for the "
         "batch to fill\n")
 
+
+
+def test_batched_prompts_are_in_view(ax):
+    # 8 prompts of 2,048 tokens batched at up to ~28 requests/s: the first waits 7/R for the
+    # batch, 0.25 s at the right edge, on top of the batch's 0.27 s; the axis stopped at twice
+    # the 0.2 s target, so its curve was in the legend and nowhere on the plot
+    from roofline.api import ttft
+    from roofline.plot.ttft import plot_ttft_result
+
+    result = ttft("H100-SXM", "Llama-3-8B", prompt=2048, rate=10, slo=0.2, batch_prompts=8)
+    plot_ttft_result(result, ax=ax)
+    first = next(line for line in ax.lines if line.get_label() == "first of 8 batched prompts")
+    r, y = first.get_xdata(), first.get_ydata()
+    assert y.min() == pytest.approx(result.batching.execution_s + 7 / r.max())
+    assert y.min() > 2 * 0.2 and ax.get_ylim()[1] > y.min()

@@ -116,8 +116,12 @@ def plot_ttft(mean: float, second: float | None = None, *, parallel: str | None 
             e, w = serving.ttft_curve(rates, q)
             curves[name] = e + w
             ax.plot(rates, curves[name], linewidth=1.5, color=color, label=f"total, {name}")
+    top = max(5 * mean, 2 * (slo or 0.0))  # the queue diverges at the right edge
     if batching is not None:
         first = batching.execution_s + serving.batch_wait_curve(batching.batch, rates)
+        # the batched prompts in view: the first one's lowest time (at the highest rate drawn)
+        # and the last one's, a quarter below the top
+        top = max(top, 1.25 * float(np.min(first[1:])), 1.25 * batching.execution_s)
         ax.plot(rates[1:], first[1:], color="tab:brown", linewidth=1.5,
                 label=f"first of {batching.batch} batched prompts")
         ax.axhline(batching.execution_s, color="tab:brown", linestyle="--", linewidth=1,
@@ -148,7 +152,7 @@ def plot_ttft(mean: float, second: float | None = None, *, parallel: str | None 
         if cross is not None and math.isfinite(cross) and cross <= rates[-1]:
             ax.axvline(cross, color="tab:red", linestyle="-.", linewidth=1,
                        label=f"inter-op wins above {per_second(cross)}")
-    ax.set_ylim(0, max(5 * mean, 2 * (slo or 0.0)))  # the queue diverges at the right edge
+    ax.set_ylim(0, top)
     ax.set_xlim(0, rates[-1])
     ax.set_xlabel("arrival rate (requests/s)")
     ax.set_ylabel("mean time to first token (s)")
