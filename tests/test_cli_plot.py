@@ -197,3 +197,22 @@ def test_help_keeps_capitals(capsys, kind, text):
         cli.main(["plot", kind, "--help"])
     assert info.value.code == 0
     assert text in " ".join(capsys.readouterr().out.split())
+
+
+def test_prompts_beyond_the_models_context_are_a_warning(capsys, tmp_path, monkeypatch,
+                                                          small_figures):
+    # Phi-3-mini-4k reads 4,096 tokens: the figures' default prompts run to 8,192, drawn as
+    # `prefill` evaluates them, with its warning (the figure said nothing)
+    monkeypatch.chdir(tmp_path)
+    status, out, err = _run(capsys, "plot", "phases", "--hardware", "H100-SXM", "--model",
+                            "Phi-3-mini-4k", "-o", "p.png")
+    assert status == 0 and out.startswith("wrote p.png")
+    assert err == ("roofline: warning: prompt: 8192 tokens is beyond Phi-3-mini-4k's context "
+                   "of 4096 tokens\n")
+    status, _, err = _run(capsys, "plot", "roofline", "--hardware", "H100-SXM", "--model",
+                          "Llama-3-8B", "--context", "9000", "-o", "r.png")
+    assert status == 0 and err == ("roofline: warning: context: 9000 tokens is beyond "
+                                   "Llama-3-8B's context of 8192 tokens\n")
+    status, _, err = _run(capsys, "plot", "time", "--hardware", "H100-SXM", "--model",
+                          "Phi-3-mini-4k", "-o", "t.png")  # twice the context, on purpose
+    assert status == 0 and err == ""

@@ -11,6 +11,10 @@ import argparse
 
 from .analyze import add_setting_arguments, parse_ints
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing, which slows every start
+if TYPE_CHECKING:
+    from ..specs.model import ModelShape
+
 __all__ = ["register", "run"]
 
 KINDS = ("roofline", "time", "attention", "phases", "ttft", "scaling")
@@ -88,6 +92,21 @@ def _settings(args: argparse.Namespace) -> list:
                     mla_decode=args.mla_decode, **parallel_options(args)) for h in names]
 
 
+def _beyond_context(model: ModelShape, kind: str, prompts: list[int],
+                    context: int | None) -> None:
+    """A warning where the roofline or phases figure places a prompt, or the decode step's
+    context, beyond the model's context (evaluated all the same, as ``prefill`` does; the time
+    figure runs past it on purpose)."""
+    import warnings
+
+    if kind not in ("roofline", "phases"):
+        return
+    for flag, tokens in (("prompt", max(prompts)), ("context", context)):
+        if tokens is not None and tokens > model.max_position:
+            warnings.warn(f"{flag}: {tokens} tokens is beyond {model.name}'s context of "
+                          f"{model.max_position} tokens", stacklevel=2)
+
+
 def _ttft_figure(args: argparse.Namespace):
     from ..api import ttft
     from ..plot import _style
@@ -125,6 +144,7 @@ def run(args: argparse.Namespace) -> int:
         if max_prompt is not None and max_prompt <= 16:
             raise InputError("--max-prompt", "must be more than 16 tokens", max_prompt)
         settings = _settings(args)
+        _beyond_context(settings[0].model, args.kind, prompts, context)
         fig = plot.figure(args.kind, settings, prompts=prompts, batches=batches,
                           context=context, max_prompt=max_prompt)
         from ..plot._common import splits
