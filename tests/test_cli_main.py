@@ -133,20 +133,26 @@ def test_an_error_quoting_a_huge_value_is_cut(capsys, tmp_path):
 
 
 def test_ctrl_c_in_a_real_run_of_report_is_one_line_and_removes_its_temporary_folder(tmp_path):
+    import shutil
     import signal
     import time
 
-    run = subprocess.Popen([sys.executable, "-m", "roofline", "report", "-o", "r"], cwd=tmp_path,
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + 60
-        while not list(tmp_path.glob(".r.tmp-*")) and run.poll() is None:  # drawing figures
-            assert time.monotonic() < deadline
-            time.sleep(0.02)
-        run.send_signal(signal.SIGINT)
-        out, err = run.communicate(timeout=60)
-    finally:
-        run.kill()
+    for _ in range(5):  # a run that ends between the look and the signal is run again
+        run = subprocess.Popen([sys.executable, "-m", "roofline", "report", "-o", "r"],
+                               cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True)
+        try:
+            deadline = time.monotonic() + 60
+            while not list(tmp_path.glob(".r.tmp-*")) and run.poll() is None:  # drawing
+                assert time.monotonic() < deadline
+                time.sleep(0.02)
+            run.send_signal(signal.SIGINT)
+            out, err = run.communicate(timeout=60)
+        finally:
+            run.kill()
+        if run.returncode != 0:
+            break
+        shutil.rmtree(tmp_path / "r")  # done before the signal came (a loaded machine)
     assert (run.returncode, err) == (INTERRUPTED, "roofline: interrupted\n")
     assert list(tmp_path.iterdir()) == []
 
