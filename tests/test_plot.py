@@ -348,6 +348,9 @@ def test_output_checks(tmp_path):
     with pytest.raises(InputError, match=r"^output: the file's extension names the format; "
                                          r"matplotlib writes .*png.* \(got '.*x\.xyz'\)"):
         _style.check_output(tmp_path / "x.xyz")
+    with pytest.raises(InputError, match=r"^output: the file's extension names the format; "
+                                         r"matplotlib writes .*png.* \(got '.*x\.pgf'\)"):
+        _style.check_output(tmp_path / "x.pgf")  # it ran xelatex, and gave 98 lines without
     folder = tmp_path / "x.png"
     folder.mkdir()
     with pytest.raises(InputError,
@@ -659,3 +662,14 @@ def test_label_helpers():
     assert work_unit("int8") == "OP" and work_unit("fp8, int8") == "FLOP"
     assert ceiling_label("int8", 393e12) == "int8: 393 TOP/s"
     assert ceiling_label("bf16, fp16", 989.4e12) == "bf16, fp16: 989 TFLOP/s"
+
+
+def test_window_panel_on_a_device_without_sram():
+    # TPU-v4's file gives no SRAM per SM: the window panel's FLOPs were taken in the tiled mode,
+    # whose bytes need it (a traceback, for every TPU and Gaudi with Mistral, Gemma-2, Phi-3)
+    fig = plot.attention_figure(api.setting("TPU-v4", "Mistral-7B"))
+    flops = _xy(_by_gid(fig.axes[2], "window:flops"))
+    # the fused modes count the same FLOPs: those drawn equal the tiled mode's on an H100
+    h100 = api.setting("H100-SXM", "Mistral-7B")
+    assert flops[1] == pytest.approx(sweeps.window_attention(h100, flops[0], "tiled")[0])
+    assert flops[1][-1] < 0.1 * _xy(_by_gid(fig.axes[2], "window:flops:global"))[1][-1]

@@ -118,10 +118,12 @@ def axes(ax: Axes | None) -> Axes:
 
 
 def formats() -> dict[str, str]:
-    """File extensions matplotlib can write, with their descriptions."""
+    """File extensions matplotlib can write, with their descriptions; not PGF, which runs a
+    TeX installation (``xelatex``) to lay out its text, where SVG and PDF need none."""
     from matplotlib.backend_bases import FigureCanvasBase
 
-    return FigureCanvasBase.get_supported_filetypes()
+    return {ext: what for ext, what in FigureCanvasBase.get_supported_filetypes().items()
+            if ext != "pgf"}
 
 
 def check_output(path: str | Path, argument: str = "output") -> Path:
