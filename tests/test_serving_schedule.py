@@ -265,3 +265,18 @@ def test_moe_batching_and_chunking(recwarn):
     b = service.batching(s, 2048, 4, 2)
     assert b.crossover_rows == pytest.approx(rows, rel=1e-9)
     assert b.stops_helping == pytest.approx(rows / 2048, rel=1e-9)
+
+
+def test_chunks_are_bounded_in_number():
+    # 10⁹ tokens in chunks of 1 token were evaluated chunk by chunk: 15.7 GB and counting;
+    # 100,000 chunks at most: ⌈10⁹ / 10⁵⌉ = 10,000 tokens a chunk at least
+    from roofline.serving.checks import MAX_CHUNKS, check_chunk
+
+    assert MAX_CHUNKS == 100_000
+    check_chunk(10_000, 10**9)
+    check_chunk(2, 200_000)  # exactly 100,000 chunks
+    with pytest.raises(InputError, match=r"^chunk: at most 100,000 chunks: for 1,000,000,000 "
+                                         r"tokens, chunks of at least 10,000 tokens \(got 9999\)"):
+        check_chunk(9_999, 10**9)
+    with pytest.raises(InputError, match=r"chunks of at least 3 tokens \(got 2\)"):
+        check_chunk(2, 200_001)

@@ -9,11 +9,12 @@ from numbers import Integral
 from ..errors import InputError
 from ..specs.distribution import MAX_TOKENS, is_tokens
 
-__all__ = ["PARALLEL", "MAX_BATCH", "MAX_TOKENS", "check_rate", "check_slo", "check_speedup",
+__all__ = ["PARALLEL", "MAX_BATCH", "MAX_CHUNKS", "MAX_TOKENS", "check_rate", "check_slo", "check_speedup",
            "check_replicas", "check_prompt", "check_batch", "check_chunk", "shown"]
 
 PARALLEL = ("inter", "intra")
 MAX_BATCH = 10**6  # the most prompts one batched prefill may hold
+MAX_CHUNKS = 10**5  # the most chunks one chunked prefill may take (each is evaluated)
 
 
 def shown(x: float) -> float | int:
@@ -67,3 +68,6 @@ def check_chunk(chunk: int, prompt: int, option: str = "chunk") -> None:
     if not (is_tokens(chunk) and chunk <= prompt):
         raise InputError(option, f"a chunk must be an integer from 1 to the prompt length "
                          f"{prompt} tokens", chunk)
+    if -(-prompt // chunk) > MAX_CHUNKS:
+        raise InputError(option, f"at most {MAX_CHUNKS:,} chunks: for {prompt:,} tokens, "
+                         f"chunks of at least {-(-prompt // MAX_CHUNKS):,} tokens", chunk)

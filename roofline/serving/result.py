@@ -4,6 +4,7 @@ TTFT at a rate, and batched or chunked prefill; printable as text, and as a dict
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
 from ..tables import si
@@ -186,7 +187,7 @@ def _chunking_lines(c: Chunking) -> list[str]:
     last = f"; the last {c.sizes[-1]} tokens" if c.sizes[-1] != c.chunk else ""
     lines = [f"chunked prefill of {c.prompt} tokens in chunks of {c.chunk} ({n} chunk"
              f"{'' if n == 1 else 's'}{last}; {c.attention} attention; the layers only, batch 1)"]
-    starts = [sum(c.sizes[:k]) for k in range(n)]
+    starts = [0, *accumulate(c.sizes)]  # where each chunk begins
     for k in range(n) if n <= 6 else [0, 1, 2, None, n - 2, n - 1]:
         if k is None:
             lines.append("  …")
