@@ -192,3 +192,15 @@ def test_a_warning_given_twice_is_printed_once(capsys, monkeypatch):
                          "--prompt", "128")
     assert code == 0 and out
     assert err.splitlines() == ["roofline: warning: the same thing", "roofline: warning: another"]
+
+
+def test_an_error_is_the_one_line_without_the_warnings_before_it(capsys):
+    # 100,000 tokens are beyond Llama-3-8B's 8,192 (a warning), and 1,000 prompts a second is
+    # past the queue's steady state (the error): the warning came after the error, two lines
+    code, out, err = run(capsys, "ttft", "--hardware", "H100-SXM", "--model", "Llama-3-8B",
+                         "--prompt", "100000", "--rate", "1000")
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert err.startswith("roofline: error: --rate: the queue has no steady state")
+    code, _, err = run(capsys, "ttft", "--hardware", "H100-SXM", "--model", "Llama-3-8B",
+                       "--prompt", "100000", "--rate", "0.1")
+    assert code == 0 and "roofline: warning: prompt: 100000 tokens is beyond" in err

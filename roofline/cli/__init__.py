@@ -124,7 +124,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 code = int(args.run(args) or 0)
             except RooflineError as err:
                 print(f"roofline: error: {_one_line(_in_flags(err, args))}", file=sys.stderr)
-                code = 2
+                return 2  # the error alone: the warnings of the work it stopped are not shown
         for message in dict.fromkeys(_one_line(str(w.message)) for w in caught):
             print(f"roofline: warning: {message}", file=sys.stderr)  # after the output, once each
         return code
