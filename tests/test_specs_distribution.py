@@ -33,7 +33,9 @@ RULE = (r"bad\.txt:2: a line is a positive integer length of at most 1,000,000,0
                                   # integers that used to wrap or pass: 2⁶⁴ − 1 became −1 token
                                   "18446744073709551615", "1000000001", "+5",
                                   # digits Python's int() takes but a trace never holds
-                                  "٥١٢", "²", "1_0", "５１２"])
+                                  "٥١٢", "²", "1_0", "５１２",
+                                  # and weights so too (float() reads them)
+                                  "512,1_0", "512,٥", "512, ５"])
 def test_malformed_distribution_line(tmp_path, line):
     path = tmp_path / "bad.txt"
     path.write_text(f"128\n{line}\n", encoding="utf-8")
@@ -85,3 +87,16 @@ def test_distribution_of_validates():
         Distribution.of([2**64 - 1])  # numpy would make it −1 as an int64
     with pytest.raises(InputError, match="holds no prompt lengths"):
         Distribution.of([])
+
+
+def test_weights_that_add_up_past_the_largest_float(tmp_path):
+    # 1e308 + 1e308 = inf: the normalised weights were nan, and the error blamed the prefill
+    # time ("must be > 0 seconds (got nan)")
+    path = tmp_path / "o.txt"
+    path.write_text("512,1e308\n2048,1e308\n", encoding="utf-8")
+    with pytest.raises(InputError, match=rf"^{path}: the weights add up past the largest float: "
+                                         r"give them on a smaller scale \(they are relative\) "
+                                         r"\(got 1e\+308\)"):
+        read_distribution(path)
+    path.write_text("512,1e307\n2048,3e307\n", encoding="utf-8")
+    assert read_distribution(path).weights.tolist() == [0.25, 0.75]

@@ -27,6 +27,7 @@ __all__ = ["MAX_TOKENS", "Distribution", "read_distribution", "is_tokens"]
 
 MAX_TOKENS = 10**9  # the longest prompt (and chunk) any TTFT input may name, tokens
 _DIGITS = frozenset("0123456789")
+_FLOAT_CHARACTERS = _DIGITS | frozenset(".eE+-")  # a weight: 0.25, 1e3, ... in ASCII
 _RULE = (f"a line is a positive integer length of at most {MAX_TOKENS:,} tokens in ASCII digits, "
          "optionally ',weight' with a weight > 0")
 
@@ -66,7 +67,12 @@ class Distribution:
             raise InputError(where, "weights must be finite numbers > 0", w.tolist())
         unique, index = np.unique(np.array(values, dtype=np.int64), return_inverse=True)
         summed = np.bincount(index, weights=w)
-        return cls(unique, summed / summed.sum())
+        with np.errstate(over="ignore"):  # inf is the answer, refused below: no warning
+            total = float(summed.sum())
+        if not math.isfinite(total):
+            raise InputError(where, "the weights add up past the largest float: give them on a "
+                             "smaller scale (they are relative)", float(w.max()))
+        return cls(unique, summed / total)
 
 
 def _parse_line(text: str, where: str) -> tuple[int, float]:
@@ -79,6 +85,8 @@ def _parse_line(text: str, where: str) -> tuple[int, float]:
         raise InputError(where, _RULE, text)
     weight = 1.0
     if len(parts) == 2:
+        if not set(parts[1]) <= _FLOAT_CHARACTERS:  # float() also reads 1_0 and other digits
+            raise InputError(where, _RULE, text)
         try:
             weight = float(parts[1])
         except ValueError:
