@@ -119,15 +119,28 @@ def test_integer_of_too_many_digits(tmp_path: Path) -> None:
     json_path, toml_path = tmp_path / "big.json", tmp_path / "big.toml"
     json_path.write_text('{"model_type": "llama", "vocab_size": 1' + "0" * digits + "}")
     toml_path.write_text("name = 1" + "0" * digits + "\n")
-    with pytest.raises(SpecError, match=re.escape(f"{json_path}: is not valid JSON: Exceeds "
-                                                  "the limit")) as info:
+    # said in the file's terms: Python's own words advised sys.set_int_max_str_digits()
+    with pytest.raises(SpecError, match=re.escape(f"{json_path}: is not valid JSON: an integer "
+                                                  f"of more than {digits:,} digits")) as info:
         read_model(json_path)
     assert len(str(info.value)) < 300
-    with pytest.raises(SpecError, match=re.escape(f"{toml_path}: is not valid TOML: Exceeds "
-                                                  "the limit")):
+    with pytest.raises(SpecError, match=re.escape(f"{toml_path}: is not valid TOML: an integer "
+                                                  f"of more than {digits:,} digits")):
         read_hardware(toml_path)
 
 
 def test_parse_helpers_pass_good_text() -> None:
     assert parse_toml("a = 1", "x") == {"a": 1}
     assert parse_json('{"a": [1]}', "x") == {"a": [1]}
+
+
+def test_a_json_key_given_twice_is_refused():
+    # the last one won: hidden_size 4096 then 8192 read as 8192, an 18.7 B model shown as is
+    with pytest.raises(SpecError, match=r"^c\.json: is not valid JSON: the key 'hidden_size' is "
+                                        r"given twice in one object$"):
+        parse_json('{"hidden_size": 4096, "x": {"a": 1}, "hidden_size": 8192}', "c.json")
+    with pytest.raises(SpecError, match="the key 'a' is given twice"):
+        parse_json('{"x": {"a": 1, "a": 2}}', "c.json")
+    assert parse_json('{"x": {"a": 1}, "y": {"a": 2}}', "c.json") == {"x": {"a": 1},
+                                                                       "y": {"a": 2}}
+

@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -116,7 +117,22 @@ def parse_json(text: str, where: str) -> Any:
     ...
     roofline.errors.SpecError: x.json: is not valid JSON: nested too deeply
     """
-    return _parse(json.loads, "JSON", text, where)
+    return _parse(_json_loads, "JSON", text, where)
+
+
+def _json_loads(text: str) -> Any:
+    """``json.loads``, where a key given twice in one object is an error (as TOML has it), not
+    the last one winning."""
+    return json.loads(text, object_pairs_hook=_object)
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"the key {key!r} is given twice in one object")
+        out[key] = value
+    return out
 
 
 def _parse(loads: Callable[[str], Any], language: str, text: str, where: str) -> Any:
@@ -124,7 +140,10 @@ def _parse(loads: Callable[[str], Any], language: str, text: str, where: str) ->
         return loads(text)
     except RecursionError:
         raise SpecError(where, f"is not valid {language}: nested too deeply") from None
-    except ValueError as err:  # a decode error, or an integer of too many digits
+    except ValueError as err:  # a decode error, a duplicate key, or too long an integer
+        if "Exceeds the limit" in str(err):  # Python's own words, with advice for its caller
+            raise SpecError(where, f"is not valid {language}: an integer of more than "
+                            f"{sys.get_int_max_str_digits():,} digits") from None
         raise SpecError(where, f"is not valid {language}: {_one_line(err)}") from None
 
 
