@@ -168,7 +168,8 @@ def prefill(hardware: str | Hardware, model: str | ModelShape, prompts: int | Se
     if context is not None:
         evaluate.check_count(context, "context")
     s = setting(hardware, model, **options)
-    tokens = evaluate.check_prompts([prompts] if isinstance(prompts, int) else prompts)
+    one = not hasattr(prompts, "__iter__")  # one length (a number, numpy's too), checked as such
+    tokens = evaluate.check_prompts([prompts] if one else prompts)
     points = evaluate.prefill(s, tokens)
     longest = max(tokens)
     if longest > s.model.max_position:
@@ -365,11 +366,11 @@ def _intra_speedup(s: Setting, dist: Any, mean: float) -> float:
         two = replace(s, tp=2 * s.tp)
     except InputError as err:
         raise InputError("speedup", f"cannot be derived for two-way intra-op parallelism "
-                         f"({err.rule}); give --speedup K", err.value) from None
+                         f"({err.rule}); give the speedup K", err.value) from None
     mean_two, _ = moments(dist, lambda lengths: _prefill_times(two, lengths))
     k = mean / mean_two
     if not 1 < k <= 2:
         raise InputError("speedup", f"derived K = {k:.4g} (t(1 device)/t(2 devices, tensor "
                          "parallel)) lies outside (1, 2]: DistServe's Eq. 3 does not apply; "
-                         "give --speedup K")
+                         "give the speedup K")
     return k

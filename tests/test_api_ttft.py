@@ -87,3 +87,31 @@ def test_ttft_warns_when_the_batch_does_not_fit():
     with pytest.warns(UserWarning, match=r"the prefill of batch 32 at 131,072 tokens needs "
                                          r"565\.8 GB"):
         roofline.ttft("H100-SXM", "Llama-3-8B", prompt=131_072, rate=0.001, batch_prompts=32)
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"rate": "5"}, r"^rate: the arrival rate must be a finite number > 0 per second \(got '5'\)"),
+    ({"rate": 5, "slo": "1"}, r"^slo: the TTFT target must be a finite number of seconds > 0 "
+                              r"\(got '1'\)"),
+    ({"rate": True}, r"^rate: the arrival rate must be a finite number > 0 per second "
+                     r"\(got True\)"),
+])
+def test_numbers_that_are_not_numbers_are_input_errors(options, message):
+    # a string or a bool where a rate or target belongs gave a bare TypeError (or was read as 1)
+    with pytest.raises(InputError, match=message):
+        roofline.ttft("H100-SXM", "Llama-3-8B", prompt=2048, **options)
+
+
+def test_prompt_lengths_in_any_form_of_integers():
+    # numpy's integers (np.arange) were refused, a float scalar was a TypeError, a string was
+    # read character by character
+    table = roofline.prefill("H100-SXM", "Llama-3-8B", np.arange(1024, 4097, 1024))
+    assert [p.prompt_tokens for p in table.points] == [1024, 2048, 3072, 4096]
+    assert [p.prompt_tokens for p in roofline.prefill("H100-SXM", "Llama-3-8B", 1e3).points] \
+        == [1000]
+    for bad, message in (("128", r"^prompt: needs prompt lengths: a sequence of positive "
+                                 r"integers \(got '128'\)"),
+                         (float("nan"), r"^prompt: a prompt length must be a positive integer"),
+                         (None, r"^prompt: a prompt length must be a positive integer$")):
+        with pytest.raises(InputError, match=message):
+            roofline.prefill("H100-SXM", "Llama-3-8B", bad)

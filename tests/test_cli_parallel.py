@@ -74,7 +74,7 @@ def test_ttft_intra_derives_k(capsys):
 def test_ttft_intra_without_interconnect(capsys):
     code, _, err = run(capsys, "ttft", "--hardware", "TPU-v4", "--model", "Llama-2-7B",
                        "--prompt", "128", "--rate", "1", "--parallel", "intra")
-    assert code == 2 and "--speedup: cannot be derived" in err and "give --speedup K" in err
+    assert code == 2 and "--speedup: cannot be derived" in err and "give the speedup K" in err
 
 
 # --- expert and context parallelism, the network, inter-op from the model (issue 13) --------

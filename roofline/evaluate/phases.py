@@ -144,9 +144,11 @@ def _compiled(setting: Setting, phase: str, array: bool) -> list[CompiledOp]:
 def check_count(value: Any, name: str, what: str = "") -> int:
     """A count of tokens or sequences: a positive integer of at most ``MAX_COUNT`` (10⁹, see
     :mod:`roofline.specs.numbers`), else an InputError naming ``name``."""
+    from numbers import Real  # numpy's integers and floats too
+
     from ..specs.numbers import MAX_COUNT
 
-    if isinstance(value, bool) or not isinstance(value, int | float) or value != value \
+    if isinstance(value, bool) or not isinstance(value, Real) or value != value \
             or value in (float("inf"), float("-inf")) or int(value) != value or value <= 0:
         raise InputError(name, f"{what}must be a positive integer", value)
     if value > MAX_COUNT:
@@ -158,9 +160,14 @@ def check_prompts(prompts: Sequence[int], name: str = "prompt") -> list[int]:
     """Prompt lengths as positive integers of at most 10⁹; anything else is an InputError."""
     from ..specs.numbers import MAX_COUNT
 
-    if len(prompts) == 0:
-        raise InputError(name, "needs at least one prompt length", list(prompts))
-    tokens = list(prompts)
+    try:
+        tokens = list(prompts)
+    except TypeError:  # not a sequence: a number has its own check (api.prefill's, or here)
+        tokens = None
+    if tokens is None or isinstance(prompts, str | bytes):
+        raise InputError(name, "needs prompt lengths: a sequence of positive integers", prompts)
+    if not tokens:
+        raise InputError(name, "needs at least one prompt length", tokens)
     if all(type(t) is int and 0 < t <= MAX_COUNT for t in tokens):  # the common case, at once
         return tokens
     return [check_count(t, name, "a prompt length ") for t in tokens]

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import math
-from numbers import Integral
+from numbers import Integral, Real
 
 from ..errors import InputError
 from ..specs.distribution import MAX_TOKENS, is_tokens
@@ -26,21 +26,27 @@ def shown(x: float) -> float | int:
     return int(x) if math.isfinite(x) and float(x).is_integer() else float(x)
 
 
+def _number(x: object) -> bool:
+    """A real number (numpy's too), not a bool and not a string."""
+    return isinstance(x, Real) and not isinstance(x, bool)
+
+
 def check_rate(rate: float, option: str = "rate") -> None:
-    if not (math.isfinite(rate) and rate > 0):
+    if not (_number(rate) and math.isfinite(rate) and rate > 0):
         raise InputError(option, "the arrival rate must be a finite number > 0 per second",
-                         shown(rate))
+                         shown(rate) if _number(rate) else rate)
 
 
 def check_slo(slo: float, option: str = "slo") -> None:
-    if not (math.isfinite(slo) and slo > 0):
+    if not (_number(slo) and math.isfinite(slo) and slo > 0):
         raise InputError(option, "the TTFT target must be a finite number of seconds > 0", slo)
 
 
 def check_speedup(speedup: float, option: str = "speedup") -> None:
     """Two-way intra-op parallelism speeds a prefill up by K in (1, 2] (DistServe §3.1)."""
-    if not (1 < speedup <= 2):
-        raise InputError(option, "a two-way intra-op speedup must lie in (1, 2]", shown(speedup))
+    if not (_number(speedup) and 1 < speedup <= 2):
+        raise InputError(option, "a two-way intra-op speedup must lie in (1, 2]",
+                         shown(speedup) if _number(speedup) else speedup)
 
 
 def check_replicas(replicas: int, option: str = "replicas") -> None:
