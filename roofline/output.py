@@ -8,6 +8,8 @@
   renames it over the target (``os.replace``): a reader sees the old file or the new one, never
   half of one. The temporary file is removed on any exception, ``KeyboardInterrupt`` included. An
   operating-system error is one line naming the path and the reason.
+- :func:`write_all` does so for several files, all or none: every one is written beside its
+  target before any is renamed, and a failure puts back what was there.
 
 Errors name the library's argument (``output`` by default), not a command-line flag; the command
 line maps an argument it has to its flag.
@@ -22,7 +24,7 @@ from typing import Any
 
 from .errors import InputError, RooflineError
 
-__all__ = ["check_target", "make_folders", "remove_folders", "write_atomic"]
+__all__ = ["check_target", "make_folders", "remove_folders", "write_atomic", "write_all"]
 
 
 def _writable_folder(folder: Path, argument: str, target: Path) -> None:
@@ -136,3 +138,49 @@ def write_atomic(path: str | Path, data: str | bytes, *,
         except OSError:
             pass
     return path
+
+
+def write_all(files: dict[Path, bytes | None], argument: str = "output") -> None:
+    """Each file's new bytes (None: the file removed), all or none: every new file is first
+    written beside its target (a full disk or a read-only folder stops here, nothing changed),
+    then each is renamed over its target and each removal made; where one of those fails (a
+    target that refuses to be replaced) or Ctrl-C comes, the files changed so far get their old
+    bytes back. Folders are the caller's (:func:`make_folders`). An ``OSError`` is one
+    :class:`InputError` of ``argument`` naming the file."""
+    old: dict[Path, bytes | None] = {}
+    temps: dict[Path, Path] = {}
+    done: list[Path] = []
+    path = next(iter(files), Path("."))  # the file at hand, for the error
+    try:
+        for path, data in files.items():
+            old[path] = path.read_bytes() if path.is_file() else None
+            if data is not None:
+                temps[path] = tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+                tmp.write_bytes(data)
+        for path, data in files.items():
+            if data is None:
+                path.unlink()
+            else:
+                os.replace(temps[path], path)
+                del temps[path]  # renamed: nothing left to remove
+            done.append(path)
+    except BaseException as err:
+        for changed in done:  # as it was, where the file system lets it be
+            try:
+                before = old[changed]
+                if before is None:
+                    changed.unlink(missing_ok=True)
+                else:
+                    changed.write_bytes(before)
+            except OSError:
+                pass
+        if isinstance(err, OSError):
+            raise InputError(argument, f"cannot write the file: {_reason(err)}",
+                             str(path)) from None
+        raise
+    finally:
+        for tmp in temps.values():
+            try:
+                tmp.unlink(missing_ok=True)
+            except OSError:
+                pass

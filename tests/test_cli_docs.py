@@ -210,3 +210,25 @@ def test_check_names_a_page_that_is_not_utf8(tmp_path, capsys):
     capsys.readouterr()
     assert main(["docs", "--check", "-o", str(tmp_path)]) == 1
     assert "projection.md: differs from the generated text" in capsys.readouterr().err
+
+
+def test_a_page_that_cannot_be_replaced_leaves_the_folder_as_it_was(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        small_pages: dict[str, str]) -> None:
+    # an immutable old page (chattr +i): 8 new pages were written beside it, then the error
+    from roofline import output
+
+    out = tmp_path / "docs"
+    out.mkdir()
+    (out / "levels.md").write_text("old")
+    real = output.os.replace
+
+    def refuse(src, dst):
+        if Path(dst).name == "levels.md":
+            raise PermissionError(1, "Operation not permitted", str(dst))
+        real(src, dst)
+
+    monkeypatch.setattr(output.os, "replace", refuse)
+    err = _one_error_line(*_run(capsys, "docs", "-o", str(out)))
+    assert "Operation not permitted" in err and "levels.md" in err
+    assert [(p.name, p.read_text()) for p in out.iterdir()] == [("levels.md", "old")]

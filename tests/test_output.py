@@ -132,3 +132,48 @@ def test_check_target_names_its_argument(tmp_path: Path) -> None:
         O.check_target(tmp_path / "x.txt", suffix=".md", argument="report")
     with pytest.raises(ValueError, match="what must be 'file' or 'folder'"):
         O.check_target(tmp_path, "link")
+
+
+def _state(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+
+
+def test_write_all_is_all_or_none(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # `docs -o` wrote 8 pages and stopped at one it could not replace (an immutable file): the
+    # folder then held half of the new pages beside the old
+    for name, text in (("a.md", b"old a"), ("c.md", b"old c"), ("gone.md", b"old gone")):
+        (tmp_path / name).write_bytes(text)
+    before = _state(tmp_path)
+    files = {tmp_path / "a.md": b"new a", tmp_path / "b.md": b"new b",
+             tmp_path / "c.md": b"new c", tmp_path / "gone.md": None}
+    real = os.replace
+
+    def refuse_c(src, dst):
+        if Path(dst).name == "c.md":
+            raise PermissionError(1, "Operation not permitted", str(dst))
+        real(src, dst)
+
+    monkeypatch.setattr(O.os, "replace", refuse_c)
+    with pytest.raises(InputError, match=r"^output: cannot write the file: Operation not "
+                                         rf"permitted \(got '{tmp_path / 'c.md'}'\)$"):
+        O.write_all(files)
+    assert _state(tmp_path) == before  # a.md and b.md put back; no temporary file left
+    monkeypatch.setattr(O.os, "replace", real)
+    O.write_all(files)
+    assert _state(tmp_path) == {"a.md": b"new a", "b.md": b"new b", "c.md": b"new c"}
+
+
+def test_write_all_stops_before_any_rename_where_a_write_fails(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch):
+    (tmp_path / "a.md").write_bytes(b"old a")
+    real = Path.write_bytes
+
+    def full(self, data):
+        if self.name.startswith(".b.md"):
+            raise OSError(28, "No space left on device")
+        return real(self, data)
+
+    monkeypatch.setattr(Path, "write_bytes", full)
+    with pytest.raises(InputError, match=rf"No space left on device \(got '{tmp_path / 'b.md'}'\)"):
+        O.write_all({tmp_path / "a.md": b"new a", tmp_path / "b.md": b"new b"})
+    assert _state(tmp_path) == {"a.md": b"old a"}

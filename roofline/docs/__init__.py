@@ -55,32 +55,28 @@ def write(output: str | Path,
 
     Only files whose text changed are written; a generated page no longer produced (it starts with
     :data:`HEADER`) is removed. Other files are left alone. The target is checked before any work
-    and each page is written whole or not at all (:func:`roofline.output.write_atomic`); a file
-    system that refuses (read-only, full, a folder named like a page) is one error naming
-    ``output``.
+    and the pages are written all or none (:func:`roofline.output.write_all`); a file system
+    that refuses (read-only, full, a folder named like a page, a page that cannot be replaced)
+    is one error naming ``output``, and the folder is left as it was.
     """
-    from ..errors import InputError
-    from ..output import check_target, write_atomic
+    from ..output import check_target, make_folders, remove_folders, write_all
 
     pages = generate() if pages is None else pages
     out = check_target(output, "folder", contents=pages, argument="output")
-    written = []
+    changes: dict[Path, bytes | None] = {}
+    for name, text in sorted(pages.items()):
+        path, data = out / name, text.encode("utf-8")
+        if not _holds(path, data):
+            changes[path] = data
+    removed = _leftovers(out, pages)
+    changes.update(dict.fromkeys(removed))
+    made = make_folders(out)
     try:
-        out.mkdir(parents=True, exist_ok=True)
-        for name, text in sorted(pages.items()):
-            path = out / name
-            data = text.encode("utf-8")
-            if not path.is_file() or path.read_bytes() != data:
-                write_atomic(path, data, argument="output")
-                written.append(name)
-        removed = [p.name for p in _leftovers(out, pages)]
-        for name in removed:
-            (out / name).unlink()
-    except OSError as err:
-        reason = " ".join(str(err.strerror or err).split())
-        raise InputError("output", f"cannot write {err.filename or out}: {reason}",
-                         str(out)) from None
-    return written, removed
+        write_all(changes)
+    except BaseException:
+        remove_folders(made)
+        raise
+    return [p.name for p, data in changes.items() if data is not None], [p.name for p in removed]
 
 
 def stale(directory: str | Path, pages: dict[str, str] | None = None) -> list[tuple[str, str]]:
@@ -99,6 +95,14 @@ def stale(directory: str | Path, pages: dict[str, str] | None = None) -> list[tu
     return found
 
 
+def _holds(path: Path, data: bytes) -> bool:
+    """Whether the file holds these bytes already (one that cannot be read does not)."""
+    try:
+        return path.is_file() and path.read_bytes() == data
+    except OSError:
+        return False
+
+
 def _leftovers(out: Path, pages: dict[str, str]) -> list[Path]:
     if not out.is_dir():
         return []
@@ -108,5 +112,8 @@ def _leftovers(out: Path, pages: dict[str, str]) -> list[Path]:
 
 
 def _starts_with(path: Path, prefix: bytes) -> bool:
-    with path.open("rb") as f:
-        return f.read(len(prefix)) == prefix
+    try:
+        with path.open("rb") as f:
+            return f.read(len(prefix)) == prefix
+    except OSError:  # unreadable: not a page this wrote, left alone
+        return False
