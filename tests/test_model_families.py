@@ -6,6 +6,7 @@ out by hand, every bad window a one-line error with status 2."""
 from __future__ import annotations
 
 import json
+import re
 import math
 from pathlib import Path
 
@@ -281,3 +282,12 @@ def test_window_panel_bends_from_T2_to_WT() -> None:
     b_slope = np.diff(np.log(by)) / np.diff(np.log(bx))
     assert np.all(np.abs(b_slope[bx[:-1] > 64 * w] - 1) < 0.05)
     assert lines["window:W"].get_xdata()[0] == w
+
+
+def test_a_shape_file_string_that_does_not_print_is_refused(tmp_path):
+    text = (FIXTURES / "shape-llama-3-8b.toml").read_text()
+    path = tmp_path / "s.toml"
+    path.write_text(text.replace('family = "llama-like"', 'family = "llama\\u001b[2J"'))
+    with pytest.raises(SpecError, match=re.escape(f"{path}: family: holds '\\x1b', which does "
+                                                  "not print")):
+        load_model(str(path))

@@ -696,3 +696,28 @@ def test_the_vendors_prefix_is_kept_for_the_new_capacities() -> None:
     # into one another (256 MiB is 268,435,456 bytes, 256 MB would be 256,000,000).
     assert load_hardware("MI300X").l3_bytes == 256 * 2**20 != 256e6
     assert load_hardware("Gaudi3").l2_bytes == 96e6 != 96 * 2**20
+
+
+@pytest.mark.parametrize("old, new, where, char", [
+    ('name = "H100-SXM"', 'name = "H100\\u001b[31m"', "name", "'\\x1b'"),
+    ('name = "H100-SXM"', 'name = "H100\\nSXM"', "name", "'\\n'"),
+    ('vendor = "NVIDIA"', 'vendor = "NV\\u202eAIDIV"', "vendor", "'\\u202e'"),
+])
+def test_text_that_does_not_print_is_refused(tmp_path: Path, old: str, new: str, where: str,
+                                             char: str) -> None:
+    # a name with an escape sequence was printed as is: it recoloured the terminal, a line
+    # break split `hardware show`'s title, U+202E reversed what followed it
+    text = (REPO / "hardware" / "H100-SXM.toml").read_text()
+    assert old in text
+    path = tmp_path / "x.toml"
+    path.write_text(text.replace(old, new, 1))
+    with pytest.raises(SpecError, match=f"^{re.escape(str(path))}: {where}: holds "
+                                        f"{re.escape(char)}, which does not print"):
+        read_hardware(path)
+
+
+def test_notes_may_run_over_lines(tmp_path: Path) -> None:
+    text = (REPO / "hardware" / "H100-SXM.toml").read_text()
+    path = tmp_path / "x.toml"
+    path.write_text(text.replace('notes = "H100 SXM5', 'notes = "one\\ntwo: H100 SXM5', 1))
+    assert read_hardware(path).notes.startswith("one\ntwo: H100 SXM5")

@@ -40,7 +40,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing, which sl
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["MAX_BYTES", "read_text", "parse_toml", "parse_json", "unique_names"]
+__all__ = ["MAX_BYTES", "read_text", "parse_toml", "parse_json", "check_printable", "unique_names"]
 
 MAX_BYTES = 2**20  # 1 MiB: a spec file is a few KiB; anything far larger is not one
 
@@ -150,6 +150,24 @@ def _parse(loads: Callable[[str], Any], language: str, text: str, where: str) ->
 def _one_line(err: Exception) -> str:
     text = " ".join(str(err).split())
     return text if len(text) <= 200 else text[:199] + "…"
+
+
+def check_printable(text: str, where: str, lines: bool = False) -> str:
+    """``text`` as a file gives it, if every character prints (and, where ``lines``, line
+    breaks): a control character (an escape sequence, U+202E that reverses what follows) would
+    be written as it is to a terminal, a table or a figure. Else a :class:`SpecError` naming
+    ``where`` and the character.
+
+    >>> check_printable("H100\\x1b[31m", "x.toml: name")
+    Traceback (most recent call last):
+    ...
+    roofline.errors.SpecError: x.toml: name: holds '\\x1b', which does not print; text must be printable characters (got 'H100\\x1b[31m')
+    """
+    for c in text:
+        if not (c.isprintable() or (lines and c == "\n")):
+            raise SpecError(where, f"holds {c!r}, which does not print; text must be printable "
+                            "characters", text)
+    return text
 
 
 def unique_names(records: Iterable[Any]) -> list[Any]:

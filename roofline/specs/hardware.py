@@ -23,7 +23,7 @@ from types import MappingProxyType
 from ..errors import InputError, SpecError, UnknownNameError
 from ._shipped import shipped_files
 from .dtypes import COMPUTE_DTYPES
-from .files import parse_toml, read_text, unique_names
+from .files import check_printable, parse_toml, read_text, unique_names
 from ..tables import si
 from .units import check_number, check_range, parse_quantity
 
@@ -202,7 +202,9 @@ def _check_keys(table: Mapping[str, Any], allowed: set[str] | Mapping[str, Any],
             raise SpecError(f"{where}{key}", f"unknown {what}; allowed: {valid}", key)
 
 
-def _string(data: Mapping[str, Any], key: str, where: str, required: bool = True) -> str:
+def _string(data: Mapping[str, Any], key: str, where: str, required: bool = True,
+            lines: bool = False) -> str:
+    """A string of the file, printable (line breaks too where ``lines``: notes, sources)."""
     if key not in data:
         if required:
             raise SpecError(f"{where}: {key}", "missing required key")
@@ -210,7 +212,7 @@ def _string(data: Mapping[str, Any], key: str, where: str, required: bool = True
     value = data[key]
     if not isinstance(value, str) or (required and not value.strip()):
         raise SpecError(f"{where}: {key}", "must be a non-empty string", value)
-    return value
+    return check_printable(value, f"{where}: {key}", lines)
 
 
 def _table(data: Mapping[str, Any], key: str, where: str) -> Mapping[str, Any] | None:
@@ -231,8 +233,8 @@ def _quantity(entry: Any, unit: str, where: str,
     _check_keys(entry, _QUANTITY_KEYS, f"{where}.", "key of a quantity")
     if "value" not in entry:
         raise SpecError(f"{where}.value", "missing required key")
-    source = _string(entry, "source", where)
-    note = _string(entry, "note", where, required=False)
+    source = _string(entry, "source", where, lines=True)
+    note = _string(entry, "note", where, required=False, lines=True)
 
     def number(raw: Any, key: str) -> float:
         at = f"{where}.{key}" if key != "value" else where
@@ -268,7 +270,7 @@ def _validate(data: Mapping[str, Any], path: Path) -> Hardware:
     kind = _string(data, "kind", file)
     if kind not in KINDS:
         raise SpecError(f"{file}: kind", f"must be one of {', '.join(KINDS)}", kind)
-    notes = _string(data, "notes", file, required=False)
+    notes = _string(data, "notes", file, required=False, lines=True)
 
     values: dict[str, float] = {}
     sources: dict[str, str] = {}
@@ -310,6 +312,7 @@ def _validate(data: Mapping[str, Any], path: Path) -> Hardware:
     for key, value in provenance.items():
         if not isinstance(value, str):
             raise SpecError(f"{file}: provenance.{key}", "must be a string", value)
+        check_printable(value, f"{file}: provenance.{key}", lines=True)
 
     return Hardware(
         name=name, path=path, vendor=vendor, kind=kind,

@@ -65,7 +65,7 @@ def read_network(path: str | Path) -> Network:
     file = str(path)
     _check_keys(data, _TOP, f"{file}: ", "top-level key")
     name, vendor = _string(data, "name", file), _string(data, "vendor", file)
-    notes = _string(data, "notes", file, required=False)
+    notes = _string(data, "notes", file, required=False, lines=True)
     link = data.get("link")
     if not isinstance(link, dict):
         raise SpecError(f"{file}: link", "missing required table" if link is None

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import SpecError, UnknownNameError
-from .files import parse_toml, read_text
+from .files import check_printable, parse_toml, read_text
 from .counts import LIMITS, REQUIRED_SHAPE
 from .model import ModelShape
 
@@ -78,7 +78,7 @@ def read_shape(path: str | Path, name: str | None = None) -> ModelShape:
             raise SpecError(f"{where}: {key}", "must be a non-empty string" if key == "source"
                             else "must be a string", value)
         else:
-            fields[key] = value
+            fields[key] = check_printable(value, f"{where}: {key}", lines=key == "source")
     fields.setdefault("num_kv_heads", fields["num_heads"])
     if "head_dim" not in fields:
         if fields["hidden_size"] % fields["num_heads"]:
