@@ -117,6 +117,9 @@ def test_report(capsys, tmp_path, small_figures):
     (["report", "--model", "Nope-1B"], "roofline: error: unknown model 'Nope-1B'"),
     (["plot", "time", *BASE, "--max-prompt", "16", "-o", "x.png"],
      "roofline: error: --max-prompt: must be more than 16 tokens (got 16)"),
+    (["plot", "time", "--hardware", "H100-SXM,,MI300X", "--model", "Llama-3-8B", "-o", "x.png"],
+     "roofline: error: --hardware: a device name is empty between commas (got "
+     "'H100-SXM,,MI300X')"),
     (["plot", "ttft", "--hardware", "H100-SXM,MI300X", "--model", "Llama-3-8B", "--prompt",
       "2048", "-o", "x.png"],
      "roofline: error: --hardware: the ttft figure takes one device (got 'H100-SXM,MI300X')"),

@@ -291,3 +291,16 @@ def test_a_shape_file_string_that_does_not_print_is_refused(tmp_path):
     with pytest.raises(SpecError, match=re.escape(f"{path}: family: holds '\\x1b', which does "
                                                   "not print")):
         load_model(str(path))
+
+
+@pytest.mark.parametrize("old, new, message", [
+    ("num_kv_heads = 8", "num_kv_heads = 5", "num_kv_heads: must divide the 32 attention heads"),
+])
+def test_a_shape_file_error_names_the_shape_files_key(tmp_path, old, new, message):
+    # it named config.json's key (num_key_value_heads), which a shape file does not have
+    text = (FIXTURES / "shape-llama-3-8b.toml").read_text()
+    assert old in text
+    path = tmp_path / "s.toml"
+    path.write_text(text.replace(old, new))
+    with pytest.raises(SpecError, match=re.escape(f"{path}: {message} (got 5)")):
+        load_model(str(path))

@@ -83,9 +83,11 @@ def _settings(args: argparse.Namespace) -> list:
     from ..errors import InputError
     from .analyze import parallel_options
 
-    names = [h.strip() for h in args.hardware.split(",") if h.strip()]
-    if not names:
+    names = [h.strip() for h in args.hardware.split(",")]
+    if not any(names):
         raise InputError("--hardware", "needs at least one device", args.hardware)
+    if not all(names):  # as --prompt refuses 128,,256
+        raise InputError("--hardware", "a device name is empty between commas", args.hardware)
     return [setting(h, args.model, dtype=args.dtype, weight_dtype=args.weight_dtype,
                     kv_dtype=args.kv_dtype, attention=args.attention,
                     kv_cache=args.kv_cache, fusion=args.fusion,

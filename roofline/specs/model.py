@@ -80,11 +80,12 @@ class ModelShape:
             raise SpecError(f"{where}: position_table_rows",
                             f"must be at most {LIMITS['position_table_rows']:,}",
                             self.position_table_rows)
+        config = self.path.suffix == ".json"  # its keys are Hugging Face's, a shape file's ours
         if self.num_heads % self.num_kv_heads:
-            raise SpecError(f"{where}: num_key_value_heads",
+            raise SpecError(f"{where}: {'num_key_value_heads' if config else 'num_kv_heads'}",
                             f"must divide the {self.num_heads} attention heads", self.num_kv_heads)
         if self.experts_per_token > self.num_experts:
-            raise SpecError(f"{where}: num_experts_per_tok",
+            raise SpecError(f"{where}: {'num_experts_per_tok' if config else 'experts_per_token'}",
                             f"must be at most the {self.num_experts} experts",
                             self.experts_per_token)
         for key, valid in (("norm", ("rms", "layer")), ("activation", ("silu", "gelu", "relu")),
