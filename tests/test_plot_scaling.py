@@ -138,3 +138,11 @@ def test_several_devices_are_refused():
                                          r"\(got 'H100-SXM, MI300X'\)"):
         figure("scaling", [api.setting("H100-SXM", "Llama-3-8B"),
                            api.setting("MI300X", "Llama-3-8B")], prompts=[2048])
+
+
+def test_a_device_without_an_interconnect_is_named_not_a_degree_never_given():
+    # the error blamed --tp (got 2), which the user had not given
+    with pytest.raises(InputError, match=r"^hardware: the scaling figure runs the tensor-parallel "
+                                         r"degrees 1, 2, 4, 8: 2 devices need an interconnect, "
+                                         r"which TPU-v4's file does not give .*\(got 'TPU-v4'\)$"):
+        figure("scaling", [api.setting("TPU-v4", "Llama-3-8B")], prompts=[2048])

@@ -183,7 +183,13 @@ def scaling_figure(settings: Setting | Sequence[Setting], prompts: Sequence[int]
         raise InputError("hardware", "the scaling figure takes one device",
                          ", ".join(s.hardware.name for s in group))
     s, = group
-    data = scaling(s, prompts, degrees)
+    try:
+        data = scaling(s, prompts, degrees)
+    except InputError as err:  # a degree the figure chose, not one given: said so
+        if err.option != "tp":
+            raise
+        raise InputError("hardware", f"the scaling figure runs the tensor-parallel degrees "
+                         f"{', '.join(map(str, degrees))}: {err.rule}", s.hardware.name) from None
     lines, hidden = scaling_crossovers(s, data.degrees)
     with _style.style():
         fig = _style.figure(_style.WIDE)
