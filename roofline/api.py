@@ -176,7 +176,8 @@ def prefill(hardware: str | Hardware, model: str | ModelShape, prompts: int | Se
         warnings.warn(f"prompt: {longest} tokens is beyond {s.model.name}'s context of "
                       f"{s.model.max_position} tokens", stacklevel=2)
     for message in (evaluate.check_memory(s, longest, "the prefill"),
-                    context and evaluate.check_memory(s, context, "the decode step")):
+                    context and evaluate.check_memory(s, context, "the decode step",
+                                                      "decode")):
         if message:
             warnings.warn(message, stacklevel=2)
     return PrefillTable(s, points, evaluate.decode(s, context or longest))

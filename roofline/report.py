@@ -331,8 +331,9 @@ def build(hardware: str = DEFAULT["hardware"], model: str = DEFAULT["model"],
         notes = ([f"prompts beyond {s.model.name}'s context of {s.model.max_position:,} "
                   "tokens are evaluated all the same"] if longest > s.model.max_position else [])
         context = min(longest, s.model.max_position)
-        for tokens, what in ((longest, "the prefill"), (context, "the decode step")):
-            message = evaluate.check_memory(s, tokens, what)
+        for tokens, what, step in ((longest, "the prefill", "prefill"),
+                                   (context, "the decode step", "decode")):
+            message = evaluate.check_memory(s, tokens, what, step)
             if message:
                 notes.append(message)
     notes += [str(w.message) for w in caught]

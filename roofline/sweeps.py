@@ -192,13 +192,16 @@ def attention_intensity_limit(setting: Setting, mode: str, sram: float | None = 
     return float(limit(attention.long_prompts(expr), T, oo))
 
 
-def footprint(setting: Setting, tokens: np.ndarray | Sequence[int]) -> dict[str, np.ndarray]:
+def footprint(setting: Setting, tokens: np.ndarray | Sequence[int],
+              step: str = "prefill") -> dict[str, np.ndarray]:
     """Device memory at each T: ``weights``, one layer's naive ``scores`` (T×T per head; the
     T×min(T, W) band where every layer is windowed) and the ``kv_cache`` of all layers (a
     windowed layer's as the setting's ``kv_cache`` says), in bytes; one device's share where
-    several run the setting (:func:`roofline.evaluate.footprint`)."""
+    several run the setting, in a prefill or (``step="decode"``) a decode step at a context of
+    T (:func:`roofline.evaluate.footprint`)."""
     xs = _array(tokens, "prompt")
-    return {key: np.broadcast_to(evaluate.footprint(setting, key)(xs), xs.shape).astype(float)
+    return {key: np.broadcast_to(evaluate.footprint(setting, key, step)(xs),
+                                 xs.shape).astype(float)
             for key in ("weights", "scores", "kv_cache")}
 
 
@@ -224,7 +227,7 @@ def decode_memory(setting: Setting, batches: np.ndarray | Sequence[int],
                   context: int) -> np.ndarray:
     """Bytes in use by a decode step of B sequences at ``context`` cached tokens, over an array
     of B: the weights and B times one sequence's KV cache (:func:`footprint` at the context)."""
-    one = footprint(with_batch(setting, 1), [context])
+    one = footprint(with_batch(setting, 1), [context], "decode")
     return one["weights"][0] + _array(batches, "batch") * one["kv_cache"][0]
 
 
@@ -237,7 +240,7 @@ def decode_fits(setting: Setting, batches: np.ndarray | Sequence[int],
 def max_batch(setting: Setting, context: int) -> int:
     """The largest batch whose weights and KV cache at ``context`` fit in the device's memory
     (0: not even one sequence fits)."""
-    one = footprint(with_batch(setting, 1), [context])
+    one = footprint(with_batch(setting, 1), [context], "decode")
     room = setting.hardware.memory_capacity - one["weights"][0]
     return max(0, int(np.floor(room / one["kv_cache"][0]))) if room >= 0 else 0
 

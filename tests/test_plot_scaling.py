@@ -142,7 +142,12 @@ def test_several_devices_are_refused():
 
 def test_a_device_without_an_interconnect_is_named_not_a_degree_never_given():
     # the error blamed --tp (got 2), which the user had not given
-    with pytest.raises(InputError, match=r"^hardware: the scaling figure runs the tensor-parallel "
-                                         r"degrees 1, 2, 4, 8: 2 devices need an interconnect, "
-                                         r"which TPU-v4's file does not give .*\(got 'TPU-v4'\)$"):
+    with pytest.raises(InputError, match=r"^scaling: the figure runs the tensor-parallel degrees "
+                                         r"1, 2, 4, 8, and at 2: 2 devices need an interconnect, "
+                                         r"which TPU-v4's file does not give .*\(got 2\)$"):
         figure("scaling", [api.setting("TPU-v4", "Llama-3-8B")], prompts=[2048])
+    # a degree the model refuses is the model's: Qwen2.5-7B's 28 query heads and 8 devices
+    with pytest.raises(InputError, match=r"^scaling: the figure runs the tensor-parallel degrees "
+                                         r"1, 2, 4, 8, and at 8: must divide Qwen2.5-7B's 28 "
+                                         r"query heads"):
+        figure("scaling", [api.setting("H100-SXM", "Qwen2.5-7B")], prompts=[2048])

@@ -144,7 +144,6 @@ def test_plot_ttft_command_takes_the_ttft_options(tmp_path, capsys):
         "batch to fill\n")
 
 
-
 def test_batched_prompts_are_in_view(ax):
     # 8 prompts of 2,048 tokens batched at up to ~28 requests/s: the first waits 7/R for the
     # batch, 0.25 s at the right edge, on top of the batch's 0.27 s; the axis stopped at twice

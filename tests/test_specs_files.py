@@ -143,4 +143,3 @@ def test_a_json_key_given_twice_is_refused():
         parse_json('{"x": {"a": 1, "a": 2}}', "c.json")
     assert parse_json('{"x": {"a": 1}, "y": {"a": 2}}', "c.json") == {"x": {"a": 1},
                                                                        "y": {"a": 2}}
-

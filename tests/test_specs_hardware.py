@@ -719,5 +719,8 @@ def test_text_that_does_not_print_is_refused(tmp_path: Path, old: str, new: str,
 def test_notes_may_run_over_lines(tmp_path: Path) -> None:
     text = (REPO / "hardware" / "H100-SXM.toml").read_text()
     path = tmp_path / "x.toml"
-    path.write_text(text.replace('notes = "H100 SXM5', 'notes = "one\\ntwo: H100 SXM5', 1))
-    assert read_hardware(path).notes.startswith("one\ntwo: H100 SXM5")
+    # and spaces of every width print: a no-break space, a thin space (datasheets paste them)
+    path.write_text(text.replace('notes = "H100 SXM5', 'notes = "one\\n\\ttwo: H100\u00a0SXM5',
+                                 1).replace('name = "H100-SXM"', 'name = "H100\u2009SXM"', 1))
+    hw = read_hardware(path)
+    assert hw.notes.startswith("one\n\ttwo: H100\u00a0SXM5") and hw.name == "H100\u2009SXM"

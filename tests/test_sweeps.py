@@ -205,12 +205,18 @@ def test_memory_is_one_devices_share_under_parallelism():
     used = sweeps.footprint(tp, [1000])
     assert used["weights"] == pytest.approx([2 * params])  # 4,015,529,984 bytes
     assert used["kv_cache"] == pytest.approx([2 * 32 * 2 * 128 * 1000 * 2])
-    assert used["scores"] == pytest.approx([32 * 1000**2 * 2])  # one layer's, as it is
+    assert used["scores"] == pytest.approx([8 * 1000**2 * 2])  # one layer's, 8 of 32 heads
     assert evaluate.memory_bytes(tp, 1000) == pytest.approx(2 * params + 2 * 32 * 2 * 128 * 1000
                                                             * 2)
     # pipeline stages: about 1/N_pp of the layers each (the weights' warning's rule)
     pp = api.setting("H100-SXM", "Llama-3-8B", pp=2)
     assert sweeps.footprint(pp, [1000])["weights"] == pytest.approx([8_030_261_248])
+    # a decode step holds what the decode step models: tensor parallelism's shares alone (its
+    # weights and KV heads; no pipeline stages, as `prefill` prints beside it)
+    assert sweeps.decode_memory(pp, [1], 1000)[0] == pytest.approx(
+        2 * 8_030_261_248 + 2 * 32 * 8 * 128 * 1000 * 2)
+    assert sweeps.decode_memory(tp, [3], 1000)[0] == pytest.approx(
+        2 * params + 3 * 2 * 32 * 2 * 128 * 1000 * 2)
     # Llama-3-70B's 141 GB of weights do not fit in one H100's 80 GB, a quarter of them do
     with pytest.warns(UserWarning, match="do not fit"):
         whole = api.setting("H100-SXM", "Llama-3-70B")

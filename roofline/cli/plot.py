@@ -152,7 +152,9 @@ def run(args: argparse.Namespace) -> int:
         from ..plot._common import splits
 
         devices = ", ".join(s.hardware.name for s in settings)
-        detail = ", ".join([args.dtype, *splits(settings[0])])
+        degrees = [d for d in splits(settings[0])  # the scaling figure runs its own TP degrees
+                   if args.kind != "scaling" or not d.startswith("TP ")]
+        detail = ", ".join([args.dtype, *degrees])
         what = f"{args.kind}: {settings[0].model.name} on {devices} ({detail})"
     _style.savefig(fig, out)
     print(f"wrote {out} ({what})")

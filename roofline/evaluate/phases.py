@@ -245,53 +245,68 @@ def prefill_time(setting: Setting, prompts: np.ndarray | Sequence[int]) -> np.nd
     return total + comm
 
 
-def _held(setting: Setting, key: str) -> tuple[str, int]:
-    """The derived form of the device memory ``key`` that one device holds, and the number of
-    pipeline stages that share it out (see :func:`footprint`)."""
-    if setting.parallel and key in ("weights", "kv_cache"):
-        return f"{key}_parallel", setting.pp
-    return key, 1
+def _held(setting: Setting, key: str, step: str) -> tuple[str, int, dict[str, int]]:
+    """The derived form of the device memory ``key`` that one device holds in ``step``, the
+    number of devices or stages that share it out beyond that form, and the numbers replaced
+    (see :func:`footprint`)."""
+    if not setting.parallel:
+        return key, 1, {}
+    if step == "decode":  # the decode step's own shares: tensor parallelism alone (decode())
+        if key == "kv_cache":
+            return ("kv_cache_tp" if setting.tp > 1 else "kv_cache"), 1, {}
+        return key if key == "scores" else "weights_parallel", 1, {"N_ep": 1}
+    if key == "scores":  # one layer's: its heads under tp, its query rows under cp
+        return key, setting.tp * setting.cp, {}
+    return f"{key}_parallel", setting.pp, {}
 
 
 @lru_cache(maxsize=64)
-def footprint(setting: Setting, key: str) -> Callable[[Any], Any]:
+def footprint(setting: Setting, key: str, step: str = "prefill") -> Callable[[Any], Any]:
     """One device's memory ``key`` (``weights``, ``kv_cache``, ``scores``) as a function of the
-    prompt length T, of numbers or of numpy arrays, the setting's numbers folded in. Where
-    several devices run the setting, a device holds its share of the weights and of the KV
-    cache (its columns and rows under tp, its experts under ep, its T/N_cp positions under cp:
-    ``weights_parallel``, ``kv_cache_parallel``) and about 1/N_pp of the layers under pp; one
-    layer's score matrix as it is."""
-    name, stages = _held(setting, key)
-    f = compiler.compile(setting.forms[name], setting.numbers(), ("T",), array=True)
-    return f if stages == 1 else lambda t: f(t) / stages
+    prompt length T (the context, for a decode step), of numbers or of numpy arrays, the
+    setting's numbers folded in. Where several devices run a prefill, a device holds its share
+    of the weights and of the KV cache (its columns and rows under tp, its experts under ep, its
+    T/N_cp positions under cp: ``weights_parallel``, ``kv_cache_parallel``), about 1/N_pp of the
+    layers under pp, and of one layer's naive score matrix its heads (1/N_tp) and its query rows
+    (1/N_cp). A decode step (``step="decode"``) holds what :func:`decode` models: the
+    tensor-parallel shares alone."""
+    name, shared, numbers = _held(setting, key, step)
+    f = compiler.compile(setting.forms[name], {**setting.numbers(), **numbers}, ("T",),
+                         array=True)
+    return f if shared == 1 else lambda t: f(t) / shared
 
 
-def held_bytes(setting: Setting, key: str, tokens: int = 0) -> float:
+def held_bytes(setting: Setting, key: str, tokens: int = 0, step: str = "prefill") -> float:
     """:func:`footprint` at T = ``tokens``, a number (no numpy)."""
-    name, stages = _held(setting, key)
-    return arith.value(setting.forms[name], {**setting.numbers(), "T": tokens}) / stages
+    name, shared, numbers = _held(setting, key, step)
+    return arith.value(setting.forms[name],
+                       {**setting.numbers(), **numbers, "T": tokens}) / shared
 
 
-def memory_bytes(setting: Setting, tokens: int) -> float:
-    """Device memory a prefill of ``tokens`` tokens (the setting's batch) holds at its peak: the
-    weights, the KV cache it builds, and with naive attention one layer's score matrix (one
-    device's share: :func:`footprint`)."""
+def memory_bytes(setting: Setting, tokens: int, step: str = "prefill") -> float:
+    """Device memory a prefill of ``tokens`` tokens (the setting's batch), or a decode step at a
+    context of ``tokens`` (``step="decode"``), holds at its peak: the weights, the KV cache, and
+    in a prefill with naive attention one layer's score matrix (one device's share:
+    :func:`footprint`)."""
     keys = ("weights", "kv_cache", "scores") if setting.attention == "naive" \
-        else ("weights", "kv_cache")
-    return sum(held_bytes(setting, key, tokens) for key in keys)
+        and step == "prefill" else ("weights", "kv_cache")
+    return sum(held_bytes(setting, key, tokens, step) for key in keys)
 
 
-def check_memory(setting: Setting, tokens: int, what: str) -> str | None:
-    """A warning's text where ``what`` (a prefill of, or a decode step at, ``tokens``) does not
-    fit in the device's memory; None where it fits, or where the weights alone do not (the
-    setting's own warning says so)."""
-    used, capacity = memory_bytes(setting, tokens), setting.hardware.memory_capacity
-    weights = held_bytes(setting, "weights")
+def check_memory(setting: Setting, tokens: int, what: str,
+                 step: str = "prefill") -> str | None:
+    """A warning's text where ``what`` (a prefill of, or a decode step at, ``tokens``:
+    ``step``) does not fit in one device's memory; None where it fits, or where the weights
+    alone do not (the setting's own warning says so)."""
+    used, capacity = memory_bytes(setting, tokens, step), setting.hardware.memory_capacity
+    weights = held_bytes(setting, "weights", step=step)
     if used <= capacity or weights > capacity:  # fits, or the weights alone do not (said apart)
         return None
-    scores = " and one layer's scores" if setting.attention == "naive" else ""
+    scores = " and one layer's scores" if setting.attention == "naive" and step == "prefill" \
+        else ""
+    device = "one device's " if setting.parallel else ""
     return (f"{what} of batch {setting.batch} at {tokens:,} tokens needs {used / 1e9:,.4g} GB "
-            f"(weights, KV cache{scores}), more than {setting.hardware.name}'s "
+            f"({device}weights, KV cache{scores}), more than {setting.hardware.name}'s "
             f"{capacity / 1e9:.4g} GB: the time assumes it fits")
 
 

@@ -170,7 +170,7 @@ def prefill(setting: Setting, prompts: Sequence[int]) -> PrefillPoints:
     return PrefillPoints(setting, tokens, columns)
 
 
-_LEVEL_ORDER = ("compute", "hbm", "l2", "l3", "sram")  # from the SMs outwards, then inwards
+_LEVEL_ORDER = ("compute", "hbm", "l2", "l3", "sram")  # which one is named where several bind
 
 
 def attention_level(setting: Setting, tokens: int) -> str:

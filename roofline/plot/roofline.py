@@ -152,7 +152,6 @@ def _place_ceiling_labels(ax: Axes, labels: list[tuple[float, str, str, float]],
                     gid=f"ceiling-label:{text}")
 
 
-
 def _label_slots(ax: Axes, labels: list[tuple[float, str, str, float]],
                  clear_of: float) -> tuple[list[tuple[int, float, int]], int]:
     """Where each label goes, highest ceiling first: (its index, x offset from the right edge

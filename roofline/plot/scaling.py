@@ -122,8 +122,8 @@ def plot_scaling_time(data: Scaling, ax: Axes | None = None,
         ax.fill_between(data.degrees, compute, times, color=color, alpha=0.25, linewidth=0)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
-    # times within a decade or two: the 2s and 5s between the powers of ten labelled too
-    # (matplotlib labels none of them past one decade, leaving a single number on the axis)
+    # times within a decade or two: minor ticks between the powers of ten labelled too (2, 3,
+    # 4, 6; matplotlib labels none past one decade, leaving a single number on the axis)
     ax.yaxis.set_minor_formatter(LogFormatterSciNotation(labelOnlyBase=False,
                                                          minor_thresholds=(2, 0.5)))
     _degree_axis(ax, data, lines or {})
@@ -176,7 +176,7 @@ def scaling_figure(settings: Setting | Sequence[Setting], prompts: Sequence[int]
     """Both panels for one setting, on a new Figure in the house style (an InputError for
     several: the figure's lines are one device's degrees 1–8)."""
     from ..errors import InputError
-    from ._common import plain
+    from ._common import plain, splits
 
     group = [settings] if isinstance(settings, Setting) else list(settings)
     if len(group) != 1:
@@ -188,8 +188,9 @@ def scaling_figure(settings: Setting | Sequence[Setting], prompts: Sequence[int]
     except InputError as err:  # a degree the figure chose, not one given: said so
         if err.option != "tp":
             raise
-        raise InputError("hardware", f"the scaling figure runs the tensor-parallel degrees "
-                         f"{', '.join(map(str, degrees))}: {err.rule}", s.hardware.name) from None
+        raise InputError("scaling", f"the figure runs the tensor-parallel degrees "
+                         f"{', '.join(map(str, degrees))}, and at {err.value}: {err.rule}",
+                         err.value) from None
     lines, hidden = scaling_crossovers(s, data.degrees)
     with _style.style():
         fig = _style.figure(_style.WIDE)
@@ -197,8 +198,10 @@ def scaling_figure(settings: Setting | Sequence[Setting], prompts: Sequence[int]
         plot_scaling_time(data, ax=left, lines=lines)
         plot_efficiency(data, ax=right, lines=lines)
         overlap = "overlapped" if s.overlap else "not overlapped"
+        others = "".join(f", {d}" for d in splits(s) if not d.startswith("TP "))
         fig.suptitle(f"{plain(s.model.name)} on {plain(s.hardware.name)} ({s.dtype}, "
-                     f"{s.attention} attention): tensor parallelism, all-reduces {overlap}")
+                     f"{s.attention} attention{others}): tensor parallelism, all-reduces "
+                     f"{overlap}")
         note = _note(lines, hidden, _drawn(lines, *left.get_xlim()))
         if note:
             import textwrap

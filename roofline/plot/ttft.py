@@ -116,16 +116,20 @@ def plot_ttft(mean: float, second: float | None = None, *, parallel: str | None 
             e, w = serving.ttft_curve(rates, q)
             curves[name] = e + w
             ax.plot(rates, curves[name], linewidth=1.5, color=color, label=f"total, {name}")
-    top = max(5 * mean, 2 * (slo or 0.0))  # the queue diverges at the right edge
+    top = base = max(5 * mean, 2 * (slo or 0.0))  # the queue diverges at the right edge
     if batching is not None:
         first = batching.execution_s + serving.batch_wait_curve(batching.batch, rates)
-        # the batched prompts in view: the first one's lowest time (at the highest rate drawn)
-        # and the last one's, a quarter below the top
-        top = max(top, 1.25 * float(np.min(first[1:])), 1.25 * batching.execution_s)
+        # the batched prompts in view, their lowest times a quarter below the top (the first
+        # prompt's at the highest rate drawn), unless that would flatten the queue's curves
+        lowest = float(np.min(first[1:]))
+        top = min(max(base, 1.25 * lowest, 1.25 * batching.execution_s), 4 * base)
+        above = " (above the axis)"
         ax.plot(rates[1:], first[1:], color="tab:brown", linewidth=1.5,
-                label=f"first of {batching.batch} batched prompts")
+                label=f"first of {batching.batch} batched prompts"
+                      + (above if lowest > top else ""))
         ax.axhline(batching.execution_s, color="tab:brown", linestyle="--", linewidth=1,
-                   label=f"last of {batching.batch} batched prompts")
+                   label=f"last of {batching.batch} batched prompts"
+                         + (above if batching.execution_s > top else ""))
     if chunked is not None:
         size, time = chunked
         e, w = serving.ttft_curve(rates, serving.queue_model(time, None, None, None, replicas))

@@ -9,8 +9,9 @@ from numbers import Integral, Real
 from ..errors import InputError
 from ..specs.distribution import MAX_TOKENS, is_tokens
 
-__all__ = ["PARALLEL", "MAX_BATCH", "MAX_CHUNKS", "MAX_TOKENS", "check_rate", "check_slo", "check_speedup",
-           "check_replicas", "check_prompt", "check_batch", "check_chunk", "shown"]
+__all__ = ["PARALLEL", "MAX_BATCH", "MAX_CHUNKS", "MAX_TOKENS", "check_rate", "check_slo",
+           "check_speedup", "check_replicas", "check_prompt", "check_batch", "check_chunk",
+           "shown"]
 
 PARALLEL = ("inter", "intra")
 MAX_BATCH = 10**6  # the most prompts one batched prefill may hold

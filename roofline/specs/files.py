@@ -153,21 +153,29 @@ def _one_line(err: Exception) -> str:
 
 
 def check_printable(text: str, where: str, lines: bool = False) -> str:
-    """``text`` as a file gives it, if every character prints (and, where ``lines``, line
-    breaks): a control character (an escape sequence, U+202E that reverses what follows) would
-    be written as it is to a terminal, a table or a figure. Else a :class:`SpecError` naming
+    """``text`` as a file gives it, if it holds no control or format character (Unicode's Cc,
+    Cf, Zl, Zp: an escape sequence, U+202E that reverses what follows, a line break in a name)
+    but, where ``lines``, line breaks and tabs: such a character would be written as it is to a
+    terminal, a table or a figure. Spaces of every width print. Else a :class:`SpecError` naming
     ``where`` and the character.
 
-    >>> check_printable("H100\\x1b[31m", "x.toml: name")
+    >>> check_printable("H100\\x1b[31m", "x.toml: name")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    roofline.errors.SpecError: x.toml: name: holds '\\x1b', which does not print; text must be printable characters (got 'H100\\x1b[31m')
+    roofline.errors.SpecError: x.toml: name: holds '\\x1b', which does not print; ...
     """
+    if text.isprintable():  # the common case, at once
+        return text
+    import unicodedata
+
     for c in text:
-        if not (c.isprintable() or (lines and c == "\n")):
+        if unicodedata.category(c) in _UNPRINTED and not (lines and c in "\n\t"):
             raise SpecError(where, f"holds {c!r}, which does not print; text must be printable "
                             "characters", text)
     return text
+
+
+_UNPRINTED = ("Cc", "Cf", "Zl", "Zp")  # control, format, line and paragraph separators
 
 
 def unique_names(records: Iterable[Any]) -> list[Any]:
