@@ -219,3 +219,24 @@ def test_prompts_beyond_the_models_context_are_a_warning(capsys, tmp_path, monke
     status, _, err = _run(capsys, "plot", "time", "--hardware", "H100-SXM", "--model",
                           "Phi-3-mini-4k", "-o", "t.png")  # twice the context, on purpose
     assert status == 0 and err == ""
+
+
+def test_dpi_of_a_png(capsys, tmp_path, monkeypatch, small_figures):
+    # small_figures draws one inch by one: 150 pixels a side at the house style's 150 dpi,
+    # 300 at --dpi 300 (print); out of range is one line
+    import struct
+
+    from roofline.cli.plot import DPI
+    from roofline.plot._style import RC
+
+    def size(path):
+        return struct.unpack(">II", path.read_bytes()[16:24])  # the PNG's IHDR width, height
+
+    monkeypatch.chdir(tmp_path)
+    assert DPI == RC["savefig.dpi"] == 150
+    for argv, pixels in (([], 150), (["--dpi", "300"], 300)):
+        status, _, _ = _run(capsys, "plot", "roofline", *BASE, *argv, "-o", "r.png")
+        assert status == 0 and size(tmp_path / "r.png") == (pixels, pixels)
+    status, out, err = _run(capsys, "plot", "roofline", *BASE, "--dpi", "20", "-o", "x.png")
+    assert status == 2 and err == "roofline: error: --dpi: must be from 50 to 1200 (got 20)\n"
+    assert not (tmp_path / "x.png").exists()

@@ -53,6 +53,17 @@ def _figure_arguments(p: argparse.ArgumentParser, kind: str) -> None:
     p.add_argument("-o", "--output", required=True, metavar="FILE",
                    help="output file; its extension names the format (png, svg, pdf, ...); a "
                         "missing folder is created")
+    _dpi_argument(p)
+
+
+def _dpi_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--dpi", metavar="N",
+                   help=f"dots per inch of a raster file, PNG (default {DPI}; 300 for print); "
+                        "SVG and PDF are vector drawings")
+
+
+DPI = 150  # the house style's savefig.dpi (roofline.plot._style.RC)
+_DPI_RANGE = (50, 1200)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -73,6 +84,7 @@ def register(sub: argparse._SubParsersAction) -> None:
             k.add_argument("-o", "--output", required=True, metavar="FILE",
                            help="output file; its extension names the format; a missing folder "
                                 "is created")
+            _dpi_argument(k)
         else:
             _figure_arguments(k, kind)
         k.set_defaults(run=run)
@@ -127,6 +139,9 @@ def run(args: argparse.Namespace) -> int:
     from ..plot import _style
 
     out = _style.check_output(args.output)  # before any work: a bad extension fails at once
+    dpi = None if args.dpi is None else parse_ints(args.dpi, "--dpi", single=True)[0]
+    if dpi is not None and not _DPI_RANGE[0] <= dpi <= _DPI_RANGE[1]:
+        raise InputError("--dpi", f"must be from {_DPI_RANGE[0]} to {_DPI_RANGE[1]}", dpi)
     _style.headless()
     if args.kind == "ttft":
         if "," in args.hardware:
@@ -156,6 +171,6 @@ def run(args: argparse.Namespace) -> int:
                    if args.kind != "scaling" or not d.startswith("TP ")]
         detail = ", ".join([args.dtype, *degrees])
         what = f"{args.kind}: {settings[0].model.name} on {devices} ({detail})"
-    _style.savefig(fig, out)
+    _style.savefig(fig, out, dpi=dpi)
     print(f"wrote {out} ({what})")
     return 0
