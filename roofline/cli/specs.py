@@ -15,7 +15,6 @@ if TYPE_CHECKING:
 __all__ = ["register"]
 
 
-
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``hardware`` and ``model`` commands."""
     for command, what, run_list, run_show in (
