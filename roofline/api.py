@@ -172,10 +172,8 @@ def prefill(hardware: str | Hardware, model: str | ModelShape, prompts: int | Se
     tokens = evaluate.check_prompts([prompts] if one else prompts)
     points = evaluate.prefill(s, tokens)
     longest = max(tokens)
-    if longest > s.model.max_position:
-        warnings.warn(f"prompt: {longest} tokens is beyond {s.model.name}'s context of "
-                      f"{s.model.max_position} tokens", stacklevel=2)
-    for message in (evaluate.check_memory(s, longest, "the prefill"),
+    for message in (s.model.beyond_context(longest, f"prompt: {longest} tokens"),
+                    evaluate.check_memory(s, longest, "the prefill"),
                     context and evaluate.check_memory(s, context, "the decode step",
                                                       "decode")):
         if message:
@@ -326,12 +324,12 @@ def ttft(hardware: str | Hardware, model: str | ModelShape, *, prompt: int | Non
     s = setting(hardware, model, dtype=dtype, weight_dtype=weight_dtype, kv_dtype=kv_dtype,
                 attention=attention, kv_cache=kv_cache, fusion=fusion, tp=tp, pp=pp,
                 overlap=overlap, ep=ep, cp=cp, network=network)
-    longest, context = int(dist.lengths.max()), s.model.max_position
-    if longest > context:
-        what = (f"prompt: {longest} tokens" if prompt_dist is None else
-                f"prompt_dist: {longest} tokens (the longest in {prompt_dist})")
-        warnings.warn(f"{what} is beyond {s.model.name}'s context of {context} tokens",
-                      stacklevel=2)
+    longest = int(dist.lengths.max())
+    message = s.model.beyond_context(longest, f"prompt: {longest} tokens" if prompt_dist is None
+                                     else f"prompt_dist: {longest} tokens (the longest in "
+                                     f"{prompt_dist})")
+    if message:
+        warnings.warn(message, stacklevel=2)
     batched = s if not batch_prompts else replace(s, batch=batch_prompts)
     message = evaluate.check_memory(batched, longest, "the prefill")
     if message:

@@ -103,6 +103,12 @@ def remove_folders(made: Iterable[Path]) -> None:
             break
 
 
+def _temporary(path: Path) -> Path:
+    """The temporary file a write goes to before its rename over ``path``: hidden, beside it
+    (the same file system), this process's."""
+    return path.with_name(f".{path.name}.{os.getpid()}.tmp")
+
+
 def _reason(err: OSError) -> str:
     return " ".join(str(err.strerror or err).split())  # one line
 
@@ -119,7 +125,7 @@ def write_atomic(path: str | Path, data: str | bytes, *,
     else a :class:`RooflineError` ``PATH: cannot write the file: REASON``.
     """
     path = Path(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp = _temporary(path)
     raw = data.encode("utf-8") if isinstance(data, str) else bytes(data)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -155,7 +161,7 @@ def write_all(files: dict[Path, bytes | None], argument: str = "output") -> None
         for path, data in files.items():
             old[path] = path.read_bytes() if path.is_file() else None
             if data is not None:
-                temps[path] = tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+                temps[path] = tmp = _temporary(path)
                 tmp.write_bytes(data)
         for path, data in files.items():
             if data is None:

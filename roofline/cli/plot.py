@@ -116,9 +116,9 @@ def _beyond_context(model: ModelShape, kind: str, prompts: list[int],
     if kind not in ("roofline", "phases"):
         return
     for flag, tokens in (("prompt", max(prompts)), ("context", context)):
-        if tokens is not None and tokens > model.max_position:
-            warnings.warn(f"{flag}: {tokens} tokens is beyond {model.name}'s context of "
-                          f"{model.max_position} tokens", stacklevel=2)
+        message = tokens and model.beyond_context(tokens, f"{flag}: {tokens} tokens")
+        if message:
+            warnings.warn(message, stacklevel=2)
 
 
 def _ttft_figure(args: argparse.Namespace):
@@ -167,9 +167,8 @@ def run(args: argparse.Namespace) -> int:
         from ..plot._common import splits
 
         devices = ", ".join(s.hardware.name for s in settings)
-        degrees = [d for d in splits(settings[0])  # the scaling figure runs its own TP degrees
-                   if args.kind != "scaling" or not d.startswith("TP ")]
-        detail = ", ".join([args.dtype, *degrees])
+        # the scaling figure runs its own tensor-parallel degrees
+        detail = ", ".join([args.dtype, *splits(settings[0], tp=args.kind != "scaling")])
         what = f"{args.kind}: {settings[0].model.name} on {devices} ({detail})"
     _style.savefig(fig, out, dpi=dpi)
     print(f"wrote {out} ({what})")

@@ -78,10 +78,11 @@ def title(what: str, settings: list[Setting], attention: bool = True) -> str:
     return f"{what}: {models} on {devices} ({', '.join(parts)})"
 
 
-def splits(s: Setting) -> list[str]:
-    """The setting's parallel degrees above 1, as a title names them: ['TP 4', 'PP 2']."""
-    return [f"{name} {n}" for name, n in (("TP", s.tp), ("PP", s.pp), ("EP", s.ep), ("CP", s.cp))
-            if n > 1]
+def splits(s: Setting, tp: bool = True) -> list[str]:
+    """The setting's parallel degrees above 1, as a title names them: ['TP 4', 'PP 2'] (without
+    the tensor-parallel one where ``tp`` is False: a figure that runs its own degrees)."""
+    degrees = (("TP", s.tp if tp else 1), ("PP", s.pp), ("EP", s.ep), ("CP", s.cp))
+    return [f"{name} {n}" for name, n in degrees if n > 1]
 
 
 def side_legend(ax: Axes, **kwargs) -> None:

@@ -198,7 +198,7 @@ def scaling_figure(settings: Setting | Sequence[Setting], prompts: Sequence[int]
         plot_scaling_time(data, ax=left, lines=lines)
         plot_efficiency(data, ax=right, lines=lines)
         overlap = "overlapped" if s.overlap else "not overlapped"
-        others = "".join(f", {d}" for d in splits(s) if not d.startswith("TP "))
+        others = "".join(f", {d}" for d in splits(s, tp=False))
         fig.suptitle(f"{plain(s.model.name)} on {plain(s.hardware.name)} ({s.dtype}, "
                      f"{s.attention} attention{others}): tensor parallelism, all-reduces "
                      f"{overlap}")

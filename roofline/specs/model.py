@@ -238,6 +238,13 @@ class ModelShape:
         return int(arith.value(forms(self.architecture)["active_parameters"], self.values(),
                                exact=True))
 
+    def beyond_context(self, tokens: int, what: str) -> str | None:
+        """A warning's text where ``what`` (``"prompt: 32768 tokens"``) runs past the model's
+        context (evaluated all the same); None within it."""
+        if tokens <= self.max_position:
+            return None
+        return f"{what} is beyond {self.name}'s context of {self.max_position} tokens"
+
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready dict with the path read and the parameter count."""
         keys = ("name", "model_type", "hidden_size", "num_layers", "num_heads", "num_kv_heads",
