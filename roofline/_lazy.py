@@ -7,10 +7,7 @@ from __future__ import annotations
 import importlib
 import sys
 from collections.abc import Callable, Mapping
-
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing, which slows every start
-if TYPE_CHECKING:
-    from typing import Any
+from typing import Any
 
 __all__ = ["lazy"]
 

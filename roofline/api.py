@@ -7,6 +7,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from . import evaluate
 from .derive.architecture import DEFAULT_ATTENTION
@@ -16,11 +17,9 @@ from .specs.hardware import Hardware, load_hardware
 from .specs.model import ModelShape, load_model
 from .tables import render, si
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing, which slows every start
 if TYPE_CHECKING:  # annotations only: a command imports the parts it runs
-    from typing import Any
-
     from pathlib import Path
+    from typing import Any
 
     import numpy as np
     from sympy import Expr

@@ -1,11 +1,10 @@
 """Named derivations: a stable dotted name → exact expression, meaning, unit, assumptions, source.
 
 The catalogue is built on first use from the ``entries()`` of each derivation module, one topic
-at a time, never at import time. Which topic holds which name (with its meaning and unit) is
-shipped in ``roofline/derived.jsonl`` beside the derived forms, so that listing the names, or
-refusing an unknown one, needs no SymPy, and ``get`` builds only its own topic; so is every
-entry's JSON form (``record``: text, LaTeX, symbols, source), so that printing one needs none
-either. Names are stable: documents cite them (``derivations/<topic>.md#<name>``).
+at a time, never at import time. Which topic holds which name (with its meaning and unit), and
+every entry's JSON form (``record``: text, LaTeX, symbols, source), are kept in the user's cache
+(:mod:`roofline.codegen.cache`) once built, so that listing the names, refusing an unknown one
+or printing an entry needs no SymPy on later calls. Names are stable: documents cite them (``derivations/<topic>.md#<name>``).
 """
 
 from __future__ import annotations
@@ -13,10 +12,11 @@ from __future__ import annotations
 import importlib
 from collections.abc import Iterable
 from functools import cache
+from typing import TYPE_CHECKING, Any
 
+from . import codegen
 from .errors import UnknownNameError
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing, which slows every start
 if TYPE_CHECKING:
     from .derive.entry import Entry
 
@@ -57,16 +57,22 @@ def catalogue() -> dict[str, Entry]:
     return out
 
 
-def index() -> dict[str, dict[str, str]]:
-    """Every name → its topic, meaning and unit: shipped (no SymPy), or built when the shipped
-    file is stale."""
-    from .evaluate.forms import catalogue_topics
+@cache
+def _kept() -> dict[str, Any]:
+    """``index`` (every name → its topic, meaning and unit) and ``entries`` (every entry's JSON
+    form), from the user's cache, built there on first use."""
+    def make() -> str:
+        entries = catalogue()
+        return codegen.module_source("The catalogue's names and entries.", {
+            "index": {n: {"topic": e.topic, "meaning": e.meaning, "unit": e.unit}
+                      for n, e in entries.items()},
+            "entries": {n: e.as_dict() for n, e in entries.items()}})
+    return codegen.load("catalogue", make).DATA
 
-    shipped = catalogue_topics()
-    if shipped is not None:
-        return shipped
-    return {n: {"topic": e.topic, "meaning": e.meaning, "unit": e.unit}
-            for n, e in catalogue().items()}
+
+def index() -> dict[str, dict[str, str]]:
+    """Every name → its topic, meaning and unit."""
+    return _kept()["index"]
 
 
 def names() -> list[str]:
@@ -82,14 +88,12 @@ def get(name: str) -> Entry:
 
 
 def record(name: str) -> dict[str, object]:
-    """The JSON form of the entry called ``name`` (``Entry.as_dict``): shipped, or built from
-    the entry where the shipped file is stale; an unknown name raises as :func:`get` does."""
-    from .evaluate.forms import catalogue_entries
-
-    shipped = catalogue_entries()
-    if shipped is not None and name in shipped:
-        return shipped[name]
-    return get(name).as_dict()
+    """The JSON form of the entry called ``name`` (``Entry.as_dict``); an unknown name raises
+    as :func:`get` does."""
+    entries = _kept()["entries"]
+    if name not in entries:
+        get(name)  # raises
+    return entries[name]
 
 
 def select_names(requested: Iterable[str]) -> list[str]:

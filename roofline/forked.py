@@ -26,11 +26,9 @@ import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, TypeVar
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing, which slows every start
 if TYPE_CHECKING:
-    from typing import Any, TypeVar
-
     Item = TypeVar("Item")
     Done = tuple[Any, list[tuple[Any, ...]]]  # a piece's result and its warnings' showwarning args
 

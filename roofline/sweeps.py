@@ -19,7 +19,8 @@ from sympy import Expr, Integer, Symbol, limit, oo
 from . import evaluate
 from .derive import attention, window
 from .derive.decode import decode_operations
-from .derive.transformer import KINDS, total_bytes, total_flops
+from .derive.architecture import KINDS
+from .derive.transformer import total_bytes, total_flops
 from .errors import InputError
 from .evaluate import Setting, numeric, roofline_time
 from .evaluate.links import LEVELS as LINK_LEVELS
@@ -79,7 +80,7 @@ def by_kind(setting: Setting, tokens: np.ndarray | Sequence[int]) -> KindSweep:
     nbytes: dict[str, np.ndarray] = {}
     time: dict[str, np.ndarray] = {}
     beyond: dict[str, dict[str, np.ndarray]] = {}  # kind → level → bytes beyond the HBM bytes
-    for op in evaluate.operations(setting, array=True):
+    for op in evaluate.operations(setting):
         f = np.broadcast_to(op.count * op.flops(xs), xs.shape).astype(float)
         q = np.broadcast_to(op.count * op.bytes(xs), xs.shape).astype(float)
         t = roofline_time(f, q, peak, bw)
@@ -118,7 +119,7 @@ def intensity(setting: Setting, tokens: np.ndarray | Sequence[int],
         setting, tp=1, pp=1, ep=1, cp=1, overlap=False, network=None)
     flops: Any = 0.0
     nbytes: Any = 0.0
-    for op in evaluate.operations(whole, array=True):
+    for op in evaluate.operations(whole):
         if op.kind in kinds:
             flops = flops + op.count * op.flops(xs)
             nbytes = nbytes + op.count * op.bytes(xs)

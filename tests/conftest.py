@@ -1,13 +1,24 @@
 """Checks that several test modules share, and the garbage collector's work kept to what the
 tests make."""
 
+import atexit
 import gc
 import math
+import os
+import shutil
+import tempfile
 
 import pytest
 
+# The generated code is kept in a cache of the test run's own, made by the first process
+# (pytest's controller, or the only one) and shared with the workers it starts, which inherit the
+# variable: every run derives afresh what it uses, as a new user's first calls do.
+if "PYTEST_XDIST_WORKER" not in os.environ:
+    os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="roofline-tests-")
+    atexit.register(shutil.rmtree, os.environ["XDG_CACHE_HOME"], True)
+
 # The garbage collector's work kept few. A young collection waits for 10,000 new objects, not
-# 700 (from here on: collecting the tests too): most of what SymPy, the compiler and pytest make
+# 700 (from here on: collecting the tests too): most of what SymPy and pytest make
 # dies by its reference count before then and is never walked. A full collection, which walks
 # every object the tests keep (SymPy's caches grow to millions of nodes), waits for ten times as
 # many younger collections as by default: 40-43 full collections took 4-6 s of CPU on each
@@ -27,9 +38,10 @@ def pytest_collection_finish(session):
 @pytest.fixture(scope="session")
 def crossovers_hold():
     """A check: at each crossover of a setting that exists, grows = other (its defining
-    equality), evaluated from the equality's own tree at the root, independently of the solved
-    closed form."""
-    from roofline.evaluate import arith, crossover_values
+    equality), evaluated from the equality's own generated code at the root, independently of
+    the solved closed form."""
+    from roofline.codegen import call
+    from roofline.evaluate import crossover_values
 
     def check(s) -> None:
         for name, c in crossover_values(s).items():
@@ -40,7 +52,7 @@ def crossovers_hold():
             if form["unknown"] != "T":  # a batch crossover: at the model's context limit
                 vals["T"] = s.model.max_position
             at = {**vals, form["unknown"]: c.value}
-            grows, other = arith.value(form["grows"], at), arith.value(form["other"], at)
+            grows, other = call(form["grows"], at), call(form["other"], at)
             assert math.isclose(grows, other, rel_tol=1e-6), (name, c.value, grows, other)
     return check
 

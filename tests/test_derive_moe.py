@@ -7,8 +7,8 @@ from __future__ import annotations
 from roofline.derive import moe
 from roofline.derive.architecture import Architecture
 from roofline.derive.decode import decode_operations
-from roofline.derive.transformer import (parameter_count, prefill_operations, total_bytes,
-                                         total_flops)
+from roofline.derive.transformer import (active_parameter_count, parameter_count,
+                                         prefill_operations, total_bytes, total_flops)
 from roofline.symbols import (B, D, F, F_dense, F_sh, H, L, L_moe, T, V, b_a, b_w, n_a, n_e,
                               n_kv, n_q, n_sh)
 
@@ -64,7 +64,7 @@ def test_parameters_by_hand() -> None:
     total = (5 * (attention + 2 * 8) + 4 * (6 * 3 * 8 * 4 + 8 * 6 + 2 * 3 * 8 * 4)
              + 1 * 3 * 8 * 16 + 8 + 2 * 50 * 8)
     assert parameter_count(DEEPSEEK).subs(v) == total
-    assert moe.active_parameter_count(DEEPSEEK).subs(v) == total - 4 * (6 - 2) * 3 * 8 * 4
+    assert active_parameter_count(DEEPSEEK).subs(v) == total - 4 * (6 - 2) * 3 * 8 * 4
     qwen = parameter_count(QWEN).subs(v)
     assert qwen == (5 * (attention + (2 + 2 * 1) * 4 + 2 * 8 + 6 * 3 * 8 * 4 + 8 * 6
                          + 2 * 3 * 8 * 4 + 8)
@@ -80,8 +80,8 @@ def test_without_the_new_features_nothing_changes() -> None:
         "moe.router", "moe.up", "moe.act", "moe.down", "moe.combine"]
     assert all(op.count in (L, 1) for op in prefill_operations(mixtral, "tiled"))
     dense_total = parameter_count(Architecture()).subs(SMALL)
-    assert moe.active_parameter_count(Architecture()).subs(SMALL) == dense_total
-    assert (parameter_count(mixtral) - moe.active_parameter_count(mixtral)).subs(SMALL) \
+    assert active_parameter_count(Architecture()).subs(SMALL) == dense_total
+    assert (parameter_count(mixtral) - active_parameter_count(mixtral)).subs(SMALL) \
         == 5 * (6 - 2) * 3 * 8 * 4
 
 
@@ -100,5 +100,5 @@ def test_decode_step_keeps_the_layer_counts() -> None:
 def test_entries() -> None:
     entries = {e.name: e for e in moe.entries()}
     assert entries["moe.params"].expr == parameter_count(DEEPSEEK)
-    assert entries["moe.params.active"].expr == moe.active_parameter_count(DEEPSEEK)
+    assert entries["moe.params.active"].expr == active_parameter_count(DEEPSEEK)
     assert set(entries) >= {"moe.params.shared_gate", "moe.params.routed.active", "moe.mlp.flops"}

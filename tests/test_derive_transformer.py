@@ -5,7 +5,7 @@ from sympy import Min
 from roofline.derive import attention, decode
 from roofline.derive.transformer import (Architecture, parameter_count, prefill_operations,
                                          total_bytes, total_flops)
-from roofline.symbols import B, D, F, H, L, T, V, b_a, b_kv, b_w, n_a, n_e, n_kv, n_q
+from roofline.symbols import B, D, F, H, L, T, T_ctx, V, b_a, b_kv, b_w, n_a, n_e, n_kv, n_q
 
 LLAMA3_8B = {D: 4096, L: 32, n_q: 32, n_kv: 8, H: 128, F: 14336, V: 128256}
 
@@ -66,7 +66,7 @@ def test_kv_cache_is_128_kib_per_token_for_llama3_8b_in_bf16():
 
 def test_decode_intensity_is_about_one_flop_per_byte_at_batch_one():
     ops = decode.decode_operations()
-    v = {**LLAMA3_8B, B: 1, b_w: 2, b_a: 2, b_kv: 2, decode.T_ctx: 1024}
+    v = {**LLAMA3_8B, B: 1, b_w: 2, b_a: 2, b_kv: 2, T_ctx: 1024}
     i = total_flops(ops).subs(v) / total_bytes(ops).subs(v)
     # 2 FLOPs per 2-byte weight; GQA attention (4 FLOPs per query head per cached key,
     # 4 bytes per cached key and value head) lifts it a little above 1

@@ -1,20 +1,18 @@
 """Crossovers found numerically as the sign changes of their defining equality, and the branch
 that holds at the root solved for its closed form: against hand-made functions, against SymPy's
-own substitution, and on a setting whose branch the shipped file does not carry."""
+own substitution, and on a setting whose branch has not been solved before."""
 
 import dataclasses
 import math
-from importlib import resources
 
 import pytest
 from sympy import Max, Min
 
 from roofline.api import setting
-from roofline.symbols import T
 from roofline.derive.crossovers import crossovers
 from roofline.evaluate import crossover_value
 from roofline.evaluate.roots import sign_changes
-from roofline.evaluate.forms import SHIPPED
+from roofline.symbols import T
 
 
 def test_a_regime_narrower_than_a_step_of_the_grid_is_found():
@@ -65,7 +63,7 @@ def test_each_value_is_its_branch_closed_form_and_the_branch_holds_there(batch):
         assert grows == pytest.approx(other, rel=1e-9)
 
 
-def test_a_branch_the_shipped_file_lacks_is_solved_when_needed():
+def test_a_branch_not_solved_before_is_solved_when_needed():
     # a device whose ridge is 1 FLOP/byte: Mixtral's projections reach it at about 1 token,
     # whose 2 experts are fewer than all 8: Min(n_e, B·T·n_a) takes B·T·n_a, a branch no
     # shipped device needs
@@ -75,7 +73,8 @@ def test_a_branch_the_shipped_file_lacks_is_solved_when_needed():
     v = crossover_value(s, "projection_compute_bound_tokens")
     form = s.crossover_forms["projection_compute_bound_tokens"]
     assert v.exists and v.value < 4 and v.branch != form["main"]
-    assert v.branch not in form["roots"]  # solved now by SymPy, not shipped
+    assert v.branch not in form["roots"]  # not solved until its closed form is read
+    assert v.expr and v.branch in form["roots"]  # solved by SymPy now, and kept
     c = crossovers(s.architecture, s.caches)["projection_compute_bound_tokens"]
     choice = tuple(int(i) for i in v.branch.split(","))
     (moe,) = [arg for atom, arg in c.branch(choice).choices if isinstance(atom, Min)]
@@ -85,23 +84,23 @@ def test_a_branch_the_shipped_file_lacks_is_solved_when_needed():
 
 
 def test_closed_forms_solved_together_are_those_solved_one_by_one():
-    """An architecture that is not shipped: the closed forms its crossover table reads, solved
-    together (half of them in a forked process where the machine has several cores), are
-    those SymPy gives for each branch alone, and the table's JSON carries them."""
+    """A new architecture: the closed forms its crossover table reads, solved together (half of
+    them in a forked process where the machine has several cores), are those SymPy gives for
+    each branch alone, and the table's JSON carries them."""
     from roofline.api import crossovers as table
-    from roofline.evaluate import forms, solved
+    from roofline.evaluate import solved
 
     model = dataclasses.replace(setting("H100-SXM", "Llama-3-8B").model, gated_mlp=False,
                                 activation="relu")
     t = table("H100-SXM", model)
     s = t.setting
-    assert forms.arch_key(s.architecture, s.caches) not in forms.shipped_architectures()
     wanted = [(v.name, v.branch) for v in t.values.values()]
     assert len(wanted) >= 8  # enough to share
     out = t.as_dict()["crossovers"]
     for name, key in wanted:
-        alone = solved._solve((s.architecture, s.caches, name, key))
-        assert solved.branch_root(s.architecture, s.caches, name, key) == alone, name
+        alone = solved._solve(s.architecture, s.caches, name, key)
+        kept = solved.branch_root(s.architecture, s.caches, name, key)
+        assert (kept["root"], kept["latex"]) == (alone["root"], alone["latex"]), name
         assert out[name]["expr"] == alone["root"] and out[name]["latex"] == alone["latex"]
     assert any(out[name]["expr"] for name, _ in wanted)
 
@@ -113,17 +112,6 @@ def test_a_tie_inside_a_min_is_no_second_root():
     assert v.exists and (v.ends_at is None or v.ends_at > 80_000)
     c = crossovers(s.architecture, s.caches)["prefill_compute_bound_tokens.tiled_fa2"]
     assert any(isinstance(a, Max) for a in c.atoms)
-
-
-def test_the_shipped_file_enumerates_no_branches():
-    """The crossovers ship their equality and the closed forms of the branches that hold at
-    shipped settings, not every combination of Max/Min arguments (2ᵏ: a file of hundreds of MB
-    once memory levels, windows and parallelism multiply them)."""
-    size = (resources.files("roofline") / SHIPPED).stat().st_size
-    # 15 MB in 2026-12 (84 architecture lines as expression trees, each repeated subtree
-    # written once, each shipped closed form with the tree of its value; 0.4 MB entries):
-    # enumerated branches would be hundreds of MB
-    assert size < 20_000_000, size
 
 
 def test_a_device_without_sram_leaves_the_tiled_crossovers_unevaluated():

@@ -12,7 +12,6 @@ moves no bytes, is ``null``.
 from __future__ import annotations
 
 import argparse
-import gc
 import importlib
 import json
 import math
@@ -21,12 +20,9 @@ import sys
 import warnings
 from collections.abc import Sequence
 from functools import cache
+from typing import NoReturn
 
 from ..errors import InputError, RooflineError
-
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing, which slows every start
-if TYPE_CHECKING:
-    from typing import NoReturn
 
 __all__ = ["main", "console", "print_json", "INTERRUPTED"]
 
@@ -181,15 +177,7 @@ def _in_flags(err: RooflineError, args: argparse.Namespace) -> str:
 def console() -> None:
     """The ``roofline`` executable: :func:`main`, then the standard output flushed. A reader
     that went away (``roofline ... | head``) is not an error; a standard output that cannot be
-    written (``> /dev/full``, a closed descriptor) is one line and exit status 2.
-
-    The garbage collector is set for a short process whose objects mostly live to its end: a
-    young collection waits for 10,000 new objects, not 700 (most of what a command makes dies
-    by its reference count before then, and is never walked), and at the end what is left is
-    frozen, so that the interpreter's last collection walks none of it. Measured (medians of 25
-    interleaved runs): ``crossover --json`` 82 -> 71 ms, ``prefill --json`` 64 -> 59 ms; the
-    report 2.2-3.3 -> 2.0-2.1 s with 9 MB more memory, its files the same bytes."""
-    gc.set_threshold(10_000, *gc.get_threshold()[1:])
+    written (``> /dev/full``, a closed descriptor) is one line and exit status 2."""
     try:
         code = main()
         sys.stdout.flush()
@@ -213,7 +201,6 @@ def console() -> None:
             except (OSError, ValueError):
                 pass
         os._exit(code)  # (temporary files are removed already, by whoever made them)
-    gc.freeze()
     sys.exit(code)
 
 

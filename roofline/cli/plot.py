@@ -8,10 +8,10 @@ Wiring only: the figures are drawn by :mod:`roofline.plot`.
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from .analyze import add_setting_arguments, parse_ints
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing, which slows every start
 if TYPE_CHECKING:
     from ..specs.model import ModelShape
 

@@ -5,12 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Sequence
+from typing import Any
 
 from ..tables import binary_size, render, si
-
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing, which slows every start
-if TYPE_CHECKING:
-    from typing import Any
 
 __all__ = ["register"]
 

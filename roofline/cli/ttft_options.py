@@ -4,13 +4,10 @@ keyword arguments of :func:`roofline.ttft`. Wiring only."""
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from ..errors import InputError
 from .analyze import add_setting_arguments, parallel_options, parse_ints
-
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing, which slows every start
-if TYPE_CHECKING:
-    from typing import Any
 
 __all__ = ["add_ttft_arguments", "ttft_options"]
 

@@ -9,17 +9,19 @@ level's bytes over its bandwidth, max(F/P, Q/β_HBM, Q_L2/β_L2, ...).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 
 from sympy import Expr, Integer, Max, Min
 
 from ..symbols import F_op, I_op, P_peak, Q_op, beta_hbm
 from .entry import Entry
+from . import levels
+from .layers import Operation, total_bytes, total_flops
 from .levels import BANDWIDTH
-from .transformer import Architecture, Operation, prefill_operations
+from .transformer import Architecture, prefill_operations
 
 __all__ = ["ridge", "attainable", "op_time", "memory_time", "op_time_no_overlap", "total_time",
-           "put_in", "entries"]
+           "aggregate_time", "aggregate_memory_time", "entries"]
 
 SOURCE = "Williams et al., 'Roofline' (CACM 2009); scaling-book 'All About Rooflines'"
 
@@ -48,22 +50,18 @@ def _max(args: list[Expr]) -> Expr:
     return Max(*args, evaluate=False)
 
 
-def put_in(expr: Expr, sub: Mapping[Expr, Expr]) -> Expr:
-    """``expr.xreplace(sub)`` with its Max and Min rebuilt as they are written (as :func:`_max`
-    keeps them): SymPy would compare their long arguments pairwise again to drop a dominated
-    one (most of the time a latent attention's derivation took, where
-    :mod:`roofline.derive.mla` puts its head widths in for H), and what is put in makes none
-    dominate another for every shape."""
-    if expr in sub:
-        return sub[expr]
-    if not expr.args:
-        return expr
-    args = tuple(put_in(a, sub) for a in expr.args)
-    if args == expr.args:
-        return expr
-    if isinstance(expr, (Max, Min)):
-        return expr.func(*args, evaluate=False)
-    return expr.func(*args)
+def aggregate_memory_time(ops: list[Operation]) -> Expr:
+    """The memory time of a class of operations taken as one aggregated operation: its slowest
+    level, HBM or one the operations' traffic is derived at (each level's bytes summed)."""
+    present = [lv for lv in levels.LEVELS if any(lv in dict(op.levels) for op in ops)]
+    return memory_time(total_bytes(ops), [(lv, total_bytes(ops, level=lv)) for lv in present])
+
+
+def aggregate_time(ops: list[Operation]) -> Expr:
+    """One roofline time for a class of operations, taken as one aggregated operation."""
+    present = [lv for lv in levels.LEVELS if any(lv in dict(op.levels) for op in ops)]
+    return op_time(total_flops(ops), total_bytes(ops),
+                   [(lv, total_bytes(ops, level=lv)) for lv in present])
 
 
 def memory_time(nbytes: Expr = Q_op, levels: Iterable[tuple[str, Expr]] = ()) -> Expr:

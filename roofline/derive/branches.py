@@ -20,12 +20,12 @@ from dataclasses import dataclass
 from functools import cache, cached_property
 from math import prod
 
-from sympy import (Add, Dummy, Expr, Integer, Max, Min, Poly, PolynomialError, Symbol, cancel, expand,
-                   factor_terms, nan, oo, solve, together, zoo)
+from sympy import (Add, Dummy, Expr, Integer, Max, Min, Poly, PolynomialError, Symbol, cancel,
+                   expand, factor_terms, nan, oo, solve, sstr, together, zoo)
 
-from ..symbols import arithmetic, b_a
+from ..symbols import B, M_l2, M_l3, M_sram, N_sm, P_peak, W, b_a, beta_hbm
 
-__all__ = ["Branch", "Choice", "Crossover", "quadratic_root"]
+__all__ = ["Branch", "Choice", "Crossover", "cross", "main_choice", "quadratic_root"]
 
 
 @dataclass(frozen=True)
@@ -83,7 +83,7 @@ class Crossover:
         """The Max/Min atoms of the equality, innermost (shortest) first, so that a choice never
         lands inside an atom already replaced."""
         def key(atom: Expr) -> tuple[int, str]:
-            text = arithmetic(atom)
+            text = sstr(atom, order="none")
             return len(text), text
         return tuple(sorted(self.equation.atoms(Max, Min), key=key))
 
@@ -208,3 +208,42 @@ def _generic_roots(quadratic: bool) -> list[Expr]:
         down = complex(r.subs({c2: -1, c1: 3, c0: -1}))
         return up.real > 0 and down.real < 3 / 2
     return [r for r in roots if first(r)]
+
+
+def main_choice(atom: Expr, memory_bound: bool = False) -> Expr:
+    """The argument of a Max/Min that the main (catalogue) branch takes: the regime of long
+    prompts on a real device. max(1, x) block counts → x (at least one block); min(n_e, rows·n_a)
+    → n_e (every expert receives a token); min(T, W) → W (the prompt outgrows the sliding
+    window); min(H, B_c) → B_c (the SRAM limits the row block);
+    a roofline time max(F/P, Q/β) → F/P (compute-bound), or Q/β where ``memory_bound``."""
+    args = atom.args
+    if isinstance(atom, Min) and W in args:
+        return W  # min(T, W) → W: prompts longer than the sliding window
+    if any(a.has(M_l2, M_l3) for a in args) and 0 in args:
+        return Integer(0)  # max(0, 1 − M/S) → 0: the working set fits in the cache
+    if any(a.has(N_sm) for a in args) and not all(a.has(N_sm) for a in args):
+        if isinstance(atom, Min):  # min(N_sm, T·n_q/(n_kv·B_r)) → N_sm: every SM on one head
+            return next(a for a in args if a == N_sm or a.has(N_sm))
+        return next(a for a in args if not a.has(N_sm))  # the working set of long prompts
+    numbers = [a for a in args if a.is_number]
+    if numbers:
+        return next(a for a in args if not a.is_number)
+    if isinstance(atom, Min):
+        fixed = [a for a in args if not a.has(B) and not a.has(M_sram)]
+        if len(fixed) < len(args) and any(a.has(B) for a in args):
+            return fixed[0]  # min(n_e, rows·n_a)
+        return next((a for a in args if a.has(M_sram)), args[0])  # min(H, B_c)
+    bound = beta_hbm if memory_bound else P_peak
+    return next((a for a in args if a.has(bound)),
+                next((a for a in args if a.has(beta_hbm)), args[0]))  # memory time: HBM's
+
+
+def cross(name, meaning, unit, source, unknown, grows, other, kind, regime=(),
+           wide_form=False, memory_bound: tuple[Expr, ...] = ()) -> Crossover:
+    """A crossover whose main branch takes :func:`_main_choice` for every Max/Min, the
+    time maxima inside the expressions of ``memory_bound`` at their memory roof."""
+    atoms = (grows - other).atoms(Max, Min)
+    slow = {a for e in memory_bound for a in e.atoms(Max)}
+    main = tuple((a, main_choice(a, a in slow)) for a in atoms)
+    return Crossover(name, meaning, unit, source, unknown, grows, other, kind, regime, main,
+                     wide_form)

@@ -14,16 +14,16 @@ from __future__ import annotations
 
 from functools import cache
 
-from sympy import Expr, Integer, Max, Min, Pow, Rational, cancel, factor
+from sympy import Expr, Pow, Rational, cancel, factor
 
-from ..symbols import B, C_mem, M_l2, M_l3, M_sram, N_sm, P_peak, T, W, beta_hbm
+from ..symbols import B, C_mem, P_peak, T
 from . import attention, levels, window
-from .bounds import memory_time, op_time
-from .branches import Branch, Crossover
+from .bounds import aggregate_memory_time, aggregate_time
+from .branches import Branch, Crossover, cross
 from .decode import decode_operations, model_kv_cache_bytes
 from .entry import Entry
 from .parallel_crossovers import parallel_crossovers
-from .transformer import (Architecture, Operation, prefill_operations, total_bytes, total_flops,
+from .transformer import (Architecture, Operation, prefill_operations, total_flops,
                           weight_bytes)
 
 __all__ = ["crossovers", "entries"]
@@ -43,20 +43,6 @@ _ATTENTION_SOURCE = {
 }
 
 
-def _memory(ops: list[Operation]) -> Expr:
-    """The memory time of a class of operations taken as one aggregated operation: its slowest
-    level, HBM or one the operations' traffic is derived at (each level's bytes summed)."""
-    present = [lv for lv in levels.LEVELS if any(lv in dict(op.levels) for op in ops)]
-    return memory_time(total_bytes(ops), [(lv, total_bytes(ops, level=lv)) for lv in present])
-
-
-def _sum_time(ops: list[Operation]) -> Expr:
-    """One roofline time for a class of operations, taken as one aggregated operation."""
-    present = [lv for lv in levels.LEVELS if any(lv in dict(op.levels) for op in ops)]
-    return op_time(total_flops(ops), total_bytes(ops),
-                   [(lv, total_bytes(ops, level=lv)) for lv in present])
-
-
 def _layer_projections(arch: Architecture) -> list[Operation]:
     return [op for op in prefill_operations(arch, "tiled", smooth=True)
             if op.kind == "projection"]
@@ -67,45 +53,6 @@ def _attention(arch: Architecture, mode: str, caches: tuple[str, ...]) -> list[O
             if op.kind == "attention"]
 
 
-def _main_choice(atom: Expr, memory_bound: bool = False) -> Expr:
-    """The argument of a Max/Min that the main (catalogue) branch takes: the regime of long
-    prompts on a real device. max(1, x) block counts → x (at least one block); min(n_e, rows·n_a)
-    → n_e (every expert receives a token); min(T, W) → W (the prompt outgrows the sliding
-    window); min(H, B_c) → B_c (the SRAM limits the row block);
-    a roofline time max(F/P, Q/β) → F/P (compute-bound), or Q/β where ``memory_bound``."""
-    args = atom.args
-    if isinstance(atom, Min) and W in args:
-        return W  # min(T, W) → W: prompts longer than the sliding window
-    if any(a.has(M_l2, M_l3) for a in args) and 0 in args:
-        return Integer(0)  # max(0, 1 − M/S) → 0: the working set fits in the cache
-    if any(a.has(N_sm) for a in args) and not all(a.has(N_sm) for a in args):
-        if isinstance(atom, Min):  # min(N_sm, T·n_q/(n_kv·B_r)) → N_sm: every SM on one head
-            return next(a for a in args if a == N_sm or a.has(N_sm))
-        return next(a for a in args if not a.has(N_sm))  # the working set of long prompts
-    numbers = [a for a in args if a.is_number]
-    if numbers:
-        return next(a for a in args if not a.is_number)
-    if isinstance(atom, Min):
-        fixed = [a for a in args if not a.has(B) and not a.has(M_sram)]
-        if len(fixed) < len(args) and any(a.has(B) for a in args):
-            return fixed[0]  # min(n_e, rows·n_a)
-        return next((a for a in args if a.has(M_sram)), args[0])  # min(H, B_c)
-    bound = beta_hbm if memory_bound else P_peak
-    return next((a for a in args if a.has(bound)),
-                next((a for a in args if a.has(beta_hbm)), args[0]))  # memory time: HBM's
-
-
-def _cross(name, meaning, unit, source, unknown, grows, other, kind, regime=(),
-           wide_form=False, memory_bound: tuple[Expr, ...] = ()) -> Crossover:
-    """A crossover whose main branch takes :func:`_main_choice` for every Max/Min, the
-    time maxima inside the expressions of ``memory_bound`` at their memory roof."""
-    atoms = (grows - other).atoms(Max, Min)
-    slow = {a for e in memory_bound for a in e.atoms(Max)}
-    main = tuple((a, _main_choice(a, a in slow)) for a in atoms)
-    return Crossover(name, meaning, unit, source, unknown, grows, other, kind, regime, main,
-                     wide_form)
-
-
 @cache
 def crossovers(arch: Architecture = Architecture(),
                caches: tuple[str, ...] = ()) -> dict[str, Crossover]:
@@ -113,24 +60,24 @@ def crossovers(arch: Architecture = Architecture(),
     ``caches`` (:mod:`roofline.derive.levels`), by name."""
     out: list[Crossover] = []
     proj = _layer_projections(arch)
-    out.append(_cross(
+    out.append(cross(
         "projection_compute_bound_tokens",
         "prompt length at which the layer's projections reach the ridge intensity", "tokens",
         f"{BOOK}: a matmul is compute-bound when its batch exceeds ≈ I_ridge·b_w/2", T,
-        total_flops(proj), P_peak * _memory(proj), "intensity",
+        total_flops(proj), P_peak * aggregate_memory_time(proj), "intensity",
         ("projections of one layer (QKV, O, MLP) as one operation", "B sequences"), True))
     cached = f"; cache levels from {levels.SOURCE}" if caches else ""
     for mode in attention.MODES:
         ops = prefill_operations(arch, mode, smooth=True, caches=caches)
-        out.append(_cross(
+        out.append(cross(
             f"prefill_compute_bound_tokens.{mode}",
             f"prompt length at which the whole prefill ({mode} attention) reaches the ridge",
             "tokens", f"{BOOK}; attention bytes from {FA1}{cached}", T,
-            total_flops(ops), P_peak * _memory(ops), "intensity",
+            total_flops(ops), P_peak * aggregate_memory_time(ops), "intensity",
             ("all operations as one: total FLOPs / total bytes", f"attention: {mode}",
              *(("the slowest memory level binds",) if caches else ())), True))
     attn_t = _attention(arch, "tiled", caches)
-    out.append(_cross(
+    out.append(cross(
         "attention_equals_projection_flops_tokens",
         "prompt length at which causal attention's FLOPs equal the projections' FLOPs", "tokens",
         f"{BOOK}: attention FLOPs equal QKVO FLOPs at T = 2D (MHA, non-causal, QKVO only)", T,
@@ -138,27 +85,27 @@ def crossovers(arch: Architecture = Architecture(),
         ("one layer; causal attention; all projections (QKV, O, MLP)",)))
     for mode in attention.MODES:
         attn = _attention(arch, mode, caches)
-        attn_time = _sum_time(attn)
+        attn_time = aggregate_time(attn)
         # the catalogue shows attention memory-bound where its intensity is capped (naive, tiled)
         slow = (attn_time,) if mode not in ("ideal", "kernel") else ()
-        out.append(_cross(
+        out.append(cross(
             f"attention_dominates_time_tokens.{mode}",
             f"prompt length at which {mode} attention's roofline time equals the projections'",
             "tokens", f"{BOOK} (roofline time max(F/P, Q/β)); {FA1}{cached}", T,
-            attn_time, _sum_time(proj), "balance",
+            attn_time, aggregate_time(proj), "balance",
             ("one layer; each class as one operation at its own roof",
              "main branch: projections compute-bound; attention "
              + ("memory-bound" if slow else "compute-bound")), memory_bound=slow))
-        out.append(_cross(
+        out.append(cross(
             f"attention_compute_bound_tokens.{mode}",
             f"prompt length at which {mode} attention reaches the ridge intensity", "tokens",
             _ATTENTION_SOURCE[mode] + cached, T,
-            total_flops(attn), P_peak * _memory(attn), "intensity", (f"attention: {mode}",)))
+            total_flops(attn), P_peak * aggregate_memory_time(attn), "intensity", (f"attention: {mode}",)))
     if caches:
         windowed = arch.window == "all"  # every layer windowed: its working set is the band's
         last = caches[-1]
         for mode in levels.TILED:
-            out.append(_cross(
+            out.append(cross(
                 f"attention_cache_spill_tokens.{mode}",
                 f"prompt length at which the data {mode} attention's thread blocks in flight "
                 f"re-read outgrow the {last.upper()} cache", "tokens", levels.SOURCE, T,
@@ -167,18 +114,18 @@ def crossovers(arch: Architecture = Architecture(),
                           "sliding-window layers: the keys of the band" if windowed else
                           "global (full causal) layers")))
     weights = weight_bytes(arch)
-    out.append(_cross(
+    out.append(cross(
         "naive_scores_exceed_memory_tokens",
         "prompt length at which one layer's materialised scores no longer fit beside the weights",
         "tokens", f"{FA1} Algorithm 0 (S, P are T×T per head)", T,
         weights + window.largest_scores(arch), C_mem, "memory",
         ("one layer's scores at a time; weights resident; KV cache and activations ignored",)))
-    out.append(_cross(
+    out.append(cross(
         "kv_cache_exceeds_memory_tokens",
         "prompt length at which the KV cache no longer fits beside the weights", "tokens",
         f"{INFERENCE} (KV cache 2·bytes·H·K·L·T)", T,
         weights + model_kv_cache_bytes(arch), C_mem, "memory", ("weights resident; B sequences",)))
-    out.append(_cross(
+    out.append(cross(
         "kv_cache_exceeds_memory_batch",
         "sequences at which the KV cache of T tokens each no longer fits beside the weights "
         "(evaluated at the model's context limit)", "sequences",
@@ -187,12 +134,12 @@ def crossovers(arch: Architecture = Architecture(),
         ("weights resident; each sequence's KV cache of T tokens",
          "the largest batch that fits is the value rounded down")))
     dec = [op for op in decode_operations(arch) if op.kind == "projection"]
-    out.append(_cross(
+    out.append(cross(
         "decode_critical_batch",
         "decode batch at which one step's projections reach the ridge intensity", "sequences",
         f"{INFERENCE}: critical batch ≈ I_ridge·b_w/2 (240 in bf16 on TPU v5e, 120 with int8 "
         "weights)", B,
-        total_flops(dec), P_peak * _memory(dec), "intensity",
+        total_flops(dec), P_peak * aggregate_memory_time(dec), "intensity",
         ("one decode step; projections of one layer as one operation",), True))
     out += _new_family_crossovers(arch)
     out += parallel_crossovers(arch, caches)
@@ -209,8 +156,8 @@ def _new_family_crossovers(arch: Architecture) -> list[Crossover]:
     from . import mla
     from ..symbols import T_ctx
 
-    naive, absorbed = (_sum_time(mla.decode_step(form)) for form in ("naive", "absorbed"))
-    return [_cross(
+    naive, absorbed = (aggregate_time(mla.decode_step(form)) for form in ("naive", "absorbed"))
+    return [cross(
         "mla_absorption_pays_off_context",
         "decode context beyond which latent attention's absorbed step is faster than expanding "
         "the latent cache", "tokens", f"{mla.SOURCE}; {mla.REFERENCE}", T_ctx,

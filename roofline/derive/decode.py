@@ -13,9 +13,10 @@ from __future__ import annotations
 
 from sympy import Expr
 
-from ..symbols import B, H, L, T, T_ctx, b_a, b_kv, n_kv, n_q
-from . import attention, window
+from ..symbols import B, H, L, T, b_kv, n_kv
+from . import mla, window
 from .entry import Entry
+from .layers import attention_step
 from .transformer import (Architecture, Operation, edge_operations, layer_operations,
                           total_bytes, total_flops)
 
@@ -40,33 +41,21 @@ def model_kv_cache_bytes(arch: Architecture = Architecture()) -> Expr:
     buffer, Mistral 7B arXiv 2310.06825 §2). Multi-head latent attention keeps its latent,
     d_c + H_r elements per token and layer (:func:`roofline.derive.mla.kv_cache_bytes`)."""
     if arch.mla:
-        from . import mla
-
         return mla.kv_cache_bytes()
     glob, local = window.layer_split(arch)
     out = kv_cache_bytes(T, glob) if glob != 0 else 0
     return out + (kv_cache_bytes(window.cached_tokens(arch), local) if local != 0 else 0)
 
 
-def attention_step(keys: Expr = T_ctx + 1, name: str = "attention.decode",
-                   layers: Expr = 1) -> Operation:
-    """One layer's decode attention: each of the B new queries attends to the T_ctx cached keys
-    and its own: FLOPs 4·B·n_q·H·(T_ctx + 1); bytes: Q read and O written (b_a), the cache read
-    and the new K, V written (b_kv): 2·B·n_kv·H·(T_ctx + 1)·b_kv. A windowed layer attends to
-    ``keys`` = min(T_ctx + 1, W) of them.
-    """
-    flops = attention.flops(queries=1, keys=keys, causal=False)
-    cache = 2 * B * n_kv * H * keys * b_kv
-    return Operation(name, "attention", flops, 2 * B * n_q * H * b_a + cache, layers)
-
-
 def decode_operations(arch: Architecture = Architecture()) -> list[Operation]:
-    """Every operation of one decode step of B sequences at context T_ctx (multi-head latent
-    attention: :func:`roofline.derive.mla.decode_operations`, in the architecture's form)."""
+    """Every operation of one decode step of B sequences at context T_ctx. Multi-head latent
+    attention in the architecture's form (``arch.mla_decode``,
+    :func:`roofline.derive.mla.decode_step`) in the attention's place, less the per-head
+    key/value up-projection of the new token (``mla.kv_up``): the naive form expands the new
+    latent with the cached ones, the absorbed form never expands it."""
     if arch.mla:
-        from . import mla
-
-        return mla.decode_operations(arch)
+        ops = layer_operations(arch, B, mla.decode_step(arch.mla_decode, layers=L))
+        return [*(op for op in ops if op.name != "mla.kv_up"), *edge_operations(arch, B, B)]
     step: Operation | list[Operation] = attention_step()
     if arch.window != "none":
         glob, local = window.layer_split(arch)

@@ -45,12 +45,14 @@ from sympy import Expr, Integer, cancel, factor, limit, oo, solve
 from ..symbols import B, D, H, H_r, L, T, T_ctx, b_a, b_kv, b_w, d_c, d_cq, n_kv, n_q
 from . import attention, projection
 from .architecture import Architecture
-from .bounds import put_in
 from .entry import Entry
+from .layers import (ROPE_FLOPS, Operation, attention_step, elementwise_op, norm_op,
+                     projection_op, put_in)
+from .layers import attention_operations as plain_attention
 
 __all__ = ["SOURCE", "head_substitution", "projections", "attention_operations",
            "attention_parameters", "cache_elements", "kv_cache_bytes", "gqa_groups",
-           "decode_step", "decode_operations", "step_flops", "absorb_crossover_context",
+           "decode_step", "step_flops", "absorb_crossover_context",
            "absorb_query_limit", "entries"]
 
 V2 = "DeepSeek-V2 (arXiv 2405.04434)"
@@ -96,27 +98,25 @@ def projections(arch: Architecture, rows: Expr) -> list:
     the key-value latent with the rotary key (W^DKV and W^KR, D → d_c + H_r), the latent's
     RMSNorm, the rotary encoding of n_q + 1 parts of H_r (each head's q^R and the one k^R), and
     the keys and values of every head (W^UK and W^UV, d_c → 2·n_q·H), which prefill
-    materialises (a decode step drops it: :func:`decode_operations`).
+    materialises (a decode step drops it: :func:`roofline.derive.decode.decode_operations`).
 
     >>> [op.name for op in projections(Architecture(mla=True, q_lora=True), T)]
     ['mla.q_down', 'mla.q_norm', 'mla.q_up', 'mla.kv_down', 'mla.kv_norm', 'rope', 'mla.kv_up']
     """
-    from .transformer import _ROPE_FLOPS, _elementwise, _norm, _proj
-
     _check(arch)
     queries = n_q * (H + H_r)
     if arch.q_lora:
-        q = [_proj("mla.q_down", rows, D, d_cq, False),
-             _latent_norm(_norm(arch, "mla.q_norm", rows), d_cq),
-             _proj("mla.q_up", rows, d_cq, queries, False)]
+        q = [projection_op("mla.q_down", rows, D, d_cq, False),
+             _latent_norm(norm_op(arch, "mla.q_norm", rows), d_cq),
+             projection_op("mla.q_up", rows, d_cq, queries, False)]
     else:
-        q = [_proj("mla.q_proj", rows, D, queries, False)]
+        q = [projection_op("mla.q_proj", rows, D, queries, False)]
     rotated = rows * (n_q + 1) * H_r
     return [*q,
-            _proj("mla.kv_down", rows, D, d_c + H_r, False),
-            _latent_norm(_norm(arch, "mla.kv_norm", rows), d_c),
-            _elementwise("rope", _ROPE_FLOPS, rotated, rotated, rotated),
-            _proj("mla.kv_up", rows, d_c, 2 * n_q * H, False)]
+            projection_op("mla.kv_down", rows, D, d_c + H_r, False),
+            _latent_norm(norm_op(arch, "mla.kv_norm", rows), d_c),
+            elementwise_op("rope", ROPE_FLOPS, rotated, rotated, rotated),
+            projection_op("mla.kv_up", rows, d_c, 2 * n_q * H, False)]
 
 
 def _latent_norm(op, width: Expr):
@@ -127,15 +127,13 @@ def _latent_norm(op, width: Expr):
 def attention_operations(arch: Architecture, mode: str, smooth: bool = False,
                          caches: Sequence[str] = ()):
     """The prefill's attention in ``mode`` behind the cache levels ``caches``:
-    :func:`roofline.derive.transformer.attention_operations` of the same architecture without
+    :func:`roofline.derive.layers.attention_operations` of the same architecture without
     MLA, with :func:`head_substitution` put in by ``xreplace`` (one operation, or a list when the
     architecture splits its layers). The bytes each memory level serves, and the working set of
     the thread blocks in flight (the materialised K and V of 2H + H_r elements a key per head),
     take the same substitution."""
-    from .transformer import attention_operations as plain
-
     _check(arch)
-    ops = plain(replace(arch, mla=False), mode, smooth, caches)
+    ops = plain_attention(replace(arch, mla=False), mode, smooth, caches)
     if isinstance(ops, list):
         return [_substituted(op) for op in ops]
     return _substituted(ops)
@@ -197,12 +195,12 @@ def decode_step(form: str = "absorbed", keys: Expr = T_ctx + 1,
                 layers: Expr = Integer(1)) -> list:
     """The operations of one layer's decode step that depend on the form, B sequences each
     attending to ``keys`` = T_ctx + 1 positions (the cache and the new token, as
-    :func:`roofline.derive.decode.attention_step`); the operations of kind ``attention`` count
+    :func:`roofline.derive.layers.attention_step`); the operations of kind ``attention`` count
     ``layers`` layers (the others take the layer's count from ``layer_operations``):
 
     - ``naive``: ``mla.expand`` applies W^UK and W^UV to every cached latent (d_c → 2·n_q·H over
       B·keys rows, reading c^KV and k^R, b_kv each, writing per-head keys [k^C; k^R] of H + H_r
-      and values of H, b_a each); then :func:`roofline.derive.decode.attention_step` over those
+      and values of H, b_a each); then :func:`roofline.derive.layers.attention_step` over those
       keys and values with :func:`head_substitution` (and b_kv → b_a: they come from the
       expansion, not the cache). The expansion scales with the context: kind ``attention``.
     - ``absorbed``: ``mla.q_absorb`` maps each head's q^C into the latent (W^UKᵀ per head,
@@ -212,9 +210,6 @@ def decode_step(form: str = "absorbed", keys: Expr = T_ctx + 1,
       the values), queries and latent outputs once per head; ``mla.out_absorb`` maps each head's
       latent output back (W^UV per head, d_c → H) before W^O.
     """
-    from .decode import attention_step
-    from .transformer import Operation
-
     if form == "naive":
         rows = B * keys
         expand = Operation(
@@ -237,18 +232,6 @@ def decode_step(form: str = "absorbed", keys: Expr = T_ctx + 1,
     out_absorb = Operation("mla.out_absorb", "projection", projection.flops(heads, d_c, H),
                            projection.hbm_bytes(heads, d_c, H, matrices=n_q))
     return [q_absorb, latent, out_absorb]
-
-
-def decode_operations(arch: Architecture) -> list:
-    """Every operation of one decode step of B sequences at context T_ctx in the architecture's
-    form (``arch.mla_decode``): the layer's operations with the form's in the attention's place,
-    less the per-head key/value up-projection of the new token (``mla.kv_up``): the naive form
-    expands the new latent with the cached ones, the absorbed form never expands it."""
-    from .transformer import edge_operations, layer_operations
-
-    _check(arch)
-    ops = layer_operations(arch, B, decode_step(arch.mla_decode, layers=L))
-    return [*(op for op in ops if op.name != "mla.kv_up"), *edge_operations(arch, B, B)]
 
 
 def _step_totals(form: str) -> tuple[Expr, Expr]:

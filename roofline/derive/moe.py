@@ -35,9 +35,12 @@ from sympy import Expr, Integer
 from ..symbols import B, D, F, F_dense, F_sh, L, L_moe, T, b_a, n_a, n_e, n_sh
 from .architecture import Architecture
 from .entry import Entry
+from .layers import (Operation, attention_parameters, layer_mlp, model_parameters,
+                     projection_op, total_flops)
+from .layers import mlp_parameters as one_mlp
 
-__all__ = ["SOURCE", "layer_split", "mlp_operations", "mlp_parameters",
-           "active_parameter_count", "entries"]
+__all__ = ["SOURCE", "layer_split", "layered", "mlp_operations", "routed_parameters", "mlp_parameters",
+           "unused_parameters", "entries"]
 
 SOURCE = ("DeepSeek-V2 (arXiv 2405.04434) §2.2.1 (shared and routed experts); DeepSeekMoE "
           "(arXiv 2401.06066) §3.2 (shared expert isolation); HF transformers "
@@ -65,8 +68,6 @@ def _dense(arch: Architecture) -> Architecture:
 def _widened(ops: list, width: Expr, prefix: str | None, layers: Expr) -> list:
     """The dense MLP's operations with F → ``width``, renamed ``prefix``.* (if given), each
     counting ``layers`` layers."""
-    from .transformer import Operation
-
     sub = {F: width}
     return [Operation(op.name if prefix is None else op.name.replace("mlp.", prefix, 1),
                       op.kind, op.flops.xreplace(sub), op.bytes.xreplace(sub), layers)
@@ -80,40 +81,51 @@ def mlp_operations(arch: Architecture, rows: Expr) -> list:
     D → 1), and the sum of the shared output and the routed one (``moe.shared.add``: one
     addition per element, and with the gate its sigmoid and a product); in the dense layers
     an MLP of width F_dense (``mlp.*``)."""
-    from .transformer import Operation, _mlp, _proj
-
     dense_layers, moe_layers = layer_split(arch)
     routed = [Operation(op.name, op.kind, op.flops, op.bytes, moe_layers)
-              for op in _mlp(arch, rows)]
+              for op in layer_mlp(arch, rows)]
     ops = list(routed)
     if arch.shared_experts:
-        plain = _mlp(_dense(arch), rows)
+        plain = layer_mlp(_dense(arch), rows)
         ops += _widened(plain, n_sh * F_sh, "moe.shared.", moe_layers)
         gate = arch.shared_gate
         if gate:
-            ops.append(replace(_proj("moe.shared_gate", rows, D, 1, False), count=moe_layers))
+            ops.append(replace(projection_op("moe.shared_gate", rows, D, 1, False), count=moe_layers))
         flops = (2 * rows * D + _SIGMOID_FLOPS * rows) if gate else rows * D
         read = 2 * rows * D + (rows if gate else 0)
         ops.append(Operation("moe.shared.add", "elementwise", flops,
                              b_a * (read + rows * D), moe_layers))
     if dense_layers != 0:
-        ops += _widened(_mlp(_dense(arch), rows), F_dense, None, dense_layers)
+        ops += _widened(layer_mlp(_dense(arch), rows), F_dense, None, dense_layers)
     return ops
 
 
-def mlp_parameters(arch: Architecture, routed: Expr) -> Expr:
-    """Parameters of every layer's MLP, given ``routed``, one MoE layer's router and routed
-    experts (n_e·expert + D·n_e, from :func:`roofline.derive.transformer.parameter_count`):
-    each MoE layer adds n_sh shared experts of width F_sh (and Qwen2-MoE's gate, D), each dense
-    layer has an MLP of width F_dense.
+def layered(arch: Architecture) -> bool:
+    """Whether the MLPs differ between layers (this module's :func:`mlp_operations`): shared
+    experts, or dense layers beside the MoE ones."""
+    return arch.moe and (arch.shared_experts or arch.moe_layers != "all")
 
-    >>> mlp_parameters(Architecture(moe=True, shared_experts=True), n_e * 3 * D * F + D * n_e)
+
+def routed_parameters(arch: Architecture) -> Expr:
+    """Parameters of one MoE layer's router and n_e routed experts: n_e·expert + D·n_e.
+
+    >>> routed_parameters(Architecture(moe=True))
+    3*D*F*n_e + D*n_e
+    """
+    return n_e * one_mlp(arch) + D * n_e
+
+
+def mlp_parameters(arch: Architecture) -> Expr:
+    """Parameters of every layer's MLP: in each MoE layer the router and n_e routed experts
+    (n_e·expert + D·n_e), n_sh shared experts of width F_sh (and Qwen2-MoE's gate, D); in each
+    dense layer an MLP of width F_dense.
+
+    >>> mlp_parameters(Architecture(moe=True, shared_experts=True))
     L*(3*D*F*n_e + 3*D*F_sh*n_sh + D*n_e)
     """
-    from .transformer import mlp_parameters as one_mlp
-
     dense_layers, moe_layers = layer_split(arch)
     plain = one_mlp(_dense(arch))
+    routed = routed_parameters(arch)
     shared = Integer(0)
     if arch.shared_experts:
         shared = n_sh * plain.xreplace({F: F_sh}) + (D if arch.shared_gate else 0)
@@ -123,26 +135,23 @@ def mlp_parameters(arch: Architecture, routed: Expr) -> Expr:
     return out
 
 
-def active_parameter_count(arch: Architecture = Architecture(moe=True)) -> Expr:
-    """Parameters a token uses: :func:`roofline.derive.transformer.parameter_count` less the
-    n_e − n_a routed experts it does not reach in each MoE layer. A dense model's are all.
+def unused_parameters(arch: Architecture) -> Expr:
+    """Parameters a token does not use: the n_e − n_a routed experts it does not reach in each
+    MoE layer (``transformer.active_parameter_count`` subtracts them)."""
+    return layer_split(arch)[1] * (n_e - n_a) * one_mlp(arch)
 
-    >>> active_parameter_count(Architecture())
-    2*D*V + D + L*(3*D*F + D*H*n_q + D*H*(2*n_kv + n_q) + 2*D)
-    """
-    from .transformer import mlp_parameters as one_mlp
-    from .transformer import parameter_count
 
-    total = parameter_count(arch)
-    if not arch.moe:
-        return total
-    _, moe_layers = layer_split(arch)
-    return total - moe_layers * (n_e - n_a) * one_mlp(arch)
+def _parameters(arch: Architecture) -> tuple[Expr, Expr]:
+    """All parameters of a model of ``arch`` with Llama-style attention, and those a token uses
+    (``transformer.parameter_count`` and ``active_parameter_count``, for this topic's
+    entries)."""
+    attention = attention_parameters(arch)
+    total = (model_parameters(arch, attention, mlp_params=mlp_parameters(arch)) if layered(arch)
+             else model_parameters(arch, attention, routed_parameters(arch)))
+    return total, total - unused_parameters(arch)
 
 
 def entries() -> list[Entry]:
-    from .transformer import parameter_count, total_flops
-
     deepseek = Architecture(moe=True, shared_experts=True, moe_layers="some")
     qwen = Architecture(moe=True, shared_experts=True, shared_gate=True, qkv_bias=True)
     mixtral = Architecture(moe=True)
@@ -152,19 +161,19 @@ def entries() -> list[Entry]:
     gated = ("Llama-style attention with Q, K, V biases", "every layer MoE: n_a of n_e routed "
              "experts of width F, n_sh shared experts of width F_sh behind a sigmoid gate")
     return [
-        Entry("moe.params", parameter_count(deepseek),
+        Entry("moe.params", _parameters(deepseek)[0],
               "parameters of a model with shared experts and dense layers (DeepSeekMoE)", "1",
               SOURCE, layered),
-        Entry("moe.params.active", active_parameter_count(deepseek),
+        Entry("moe.params.active", _parameters(deepseek)[1],
               "parameters a token uses in that model", "1", SOURCE,
               (*layered, "n_a of the n_e routed experts per MoE layer")),
-        Entry("moe.params.shared_gate", parameter_count(qwen),
+        Entry("moe.params.shared_gate", _parameters(qwen)[0],
               "parameters of a model whose shared expert has a gate (Qwen2-MoE)", "1", SOURCE,
               gated),
-        Entry("moe.params.shared_gate.active", active_parameter_count(qwen),
+        Entry("moe.params.shared_gate.active", _parameters(qwen)[1],
               "parameters a token uses in that model", "1", SOURCE,
               (*gated, "n_a of the n_e routed experts per layer")),
-        Entry("moe.params.routed.active", active_parameter_count(mixtral),
+        Entry("moe.params.routed.active", _parameters(mixtral)[1],
               "parameters a token uses in a model of routed experts only (Mixtral)", "1",
               f"{SOURCE}; Mixtral (arXiv 2401.04088) §2.1",
               ("as transformer.params.moe", "n_a of the n_e experts per layer")),

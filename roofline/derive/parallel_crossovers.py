@@ -25,6 +25,8 @@ from ..symbols import C_mem, N_tp, P_peak, T
 from . import expert_parallel as ep
 from . import tensor_parallel as tp
 from .architecture import Architecture
+from .bounds import aggregate_time
+from .branches import cross
 from .transformer import Operation, total_flops
 
 __all__ = ["parallel_crossovers", "link_time"]
@@ -40,7 +42,6 @@ def parallel_crossovers(arch: Architecture, caches: tuple[str, ...]) -> list:
     parallelism behind the cache levels ``caches``."""
     from . import context_parallel as cp
     from . import parallel
-    from .crossovers import _cross, _sum_time
 
     layers = tp.layer_operations_per_device(arch, "kernel", caches)  # the default attention
     comm = [op for op in tp.tp_prefill_operations(arch, "kernel", True, caches)
@@ -49,19 +50,19 @@ def parallel_crossovers(arch: Architecture, caches: tuple[str, ...]) -> list:
     source = f"{tp.SOURCE}; {tp.comm.SOURCE}"
     held = parallel.device_weight_bytes(arch) + parallel.device_kv_cache_bytes(arch)
     out = [
-        _cross("tp_allreduce_hidden_tokens",
+        cross("tp_allreduce_hidden_tokens",
                "prompt length above which a layer's all-reduces take less time than its "
                "compute (FLOP time) on one tensor-parallel device: overlapped, they are hidden",
                "tokens", source, T, total_flops(layers) / P_peak, link, "hidden",
                ("N_tp devices; ring all-reduces of B·T·D·b_a bytes, two per layer",
                 "compute: the device's share of the layers' FLOPs at P_peak")),
-        _cross("tp_communication_dominates_degree",
+        cross("tp_communication_dominates_degree",
                "tensor-parallel degree beyond which a layer's all-reduces take longer than the "
                "device's share of its roofline time (at the model's context length)", "devices",
-               source, N_tp, link, _sum_time(layers), "balance",
+               source, N_tp, link, aggregate_time(layers), "balance",
                ("T at the model's context length; B sequences",
                 "the layers' operations as one at their roof; ring all-reduces")),
-        _cross("tp_fits_memory_degree",
+        cross("tp_fits_memory_degree",
                "smallest tensor-parallel degree whose device memory holds one device's weights "
                "and KV cache (at the model's context length); round it up to a degree the heads "
                "allow", "devices", source, N_tp, C_mem, held, "balance",
@@ -72,7 +73,7 @@ def parallel_crossovers(arch: Architecture, caches: tuple[str, ...]) -> list:
     device = parallel.device_prefill_operations(arch, "kernel", True, caches)
     attention = [op for op in device if op.kind == "attention"]
     passes = [op for op in device if op.name.startswith("cp.")]
-    out.append(_cross(
+    out.append(cross(
         "cp_kv_pass_hidden_tokens",
         "prompt length above which a context-parallel device's causal attention (FLOP time) "
         "takes longer than ring attention's K/V passes, which are then hidden under it",
@@ -83,7 +84,7 @@ def parallel_crossovers(arch: Architecture, caches: tuple[str, ...]) -> list:
     if arch.moe:
         routed = [op for op in device if op.name in ep.ROUTED]
         a2a = [op for op in device if op.name.startswith("ep.")]
-        out.append(_cross(
+        out.append(cross(
             "ep_alltoall_hidden_tokens",
             "prompt length above which an expert-parallel device's routed-expert GEMMs (FLOP "
             "time) take longer than their dispatch and combine all-to-alls, which can then be "

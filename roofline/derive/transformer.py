@@ -29,91 +29,27 @@ SiLU 4, GELU 8 (tanh form), ReLU 1, residual add 1, a gated product 1, the embed
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
 from functools import cache
 
-from collections.abc import Sequence
+from sympy import Expr, Integer
 
-from sympy import Expr, Integer, Min
-
-from ..symbols import B, D, F, H, L, T, T_pos, V, b_a, b_w, n_a, n_e, n_kv, n_q
-from . import attention, levels, projection, window
-from .architecture import KINDS, Architecture
+from ..symbols import B, D, H, L, T, V, b_a, b_w, n_kv, n_q
+from . import attention, layers, mla, moe, projection
+from .architecture import Architecture
 from .entry import Entry
+from .layers import (ROPE_FLOPS, Operation, elementwise_op, fused, layer_mlp, mlp_parameters,
+                     norm_op, projection_op, total_bytes, total_flops)
 
-__all__ = ["Architecture", "Operation", "layer_operations", "attention_operations",
-           "prefill_operations", "mlp_parameters", "parameter_count", "weight_bytes",
-           "total_flops", "total_bytes", "entries"]
+__all__ = ["Architecture", "Operation", "layer_operations", "edge_operations",
+           "attention_operations", "prefill_operations", "mlp_parameters", "parameter_count",
+           "active_parameter_count", "weight_bytes", "total_flops", "total_bytes", "entries"]
 
 SOURCE = ("Llama (arXiv 2302.13971) §2.2 and HF transformers modeling_llama.py (the operations "
           "of a decoder layer, in order); scaling-book 'All the Transformer Math You Need to "
           "Know' (FLOPs, parameters) and 'All About Transformer Inference' (prefill keeps the "
           "last position's logits)")
 MIXTRAL = "Mixtral (Jiang et al. 2024, arXiv 2401.04088) §2.1 (router, n_a of n_e experts)"
-_NORM_FLOPS = {"rms": 4, "layer": 7}
-_ACT_FLOPS = {"silu": 4, "gelu": 8, "relu": 1}
-_ROPE_FLOPS = 3  # per rotated element: two products and a sum
-
-
-@dataclass(frozen=True)
-class Operation:
-    """One operation: ``count`` × (``flops``, ``bytes``); ``count`` is L for per-layer ones.
-    ``bytes`` are HBM bytes; ``levels`` the bytes each other memory level serves, where the
-    operation's traffic there is derived (:mod:`roofline.derive.levels`: fused attention)."""
-
-    name: str
-    kind: str  # one of KINDS
-    flops: Expr
-    bytes: Expr
-    count: Expr = Integer(1)
-    levels: tuple[tuple[str, Expr], ...] = ()  # (level, bytes served), nearest the SMs first
-
-    def level_bytes(self, level: str) -> Expr:
-        """Bytes at ``level`` ("hbm", or one of ``levels.LEVELS``): an operation whose traffic
-        there is not derived moves its HBM bytes through it (every HBM byte passes the caches
-        and is staged in SRAM on its way)."""
-        return dict(self.levels).get(level, self.bytes) if level != "hbm" else self.bytes
-
-
-def _proj(name: str, rows: Expr, n_in: Expr, n_out: Expr, bias: bool) -> Operation:
-    return Operation(name, "projection", projection.flops(rows, n_in, n_out, bias),
-                     projection.hbm_bytes(rows, n_in, n_out, bias))
-
-
-def _elementwise(name: str, flops_per: int, elements: Expr, read: Expr, written: Expr,
-                 weights: Expr = Integer(0)) -> Operation:
-    return Operation(name, "elementwise", flops_per * elements,
-                     b_a * (read + written) + b_w * weights)
-
-
-def _norm(arch: Architecture, name: str, rows: Expr) -> Operation:
-    gains = D if arch.norm == "rms" else 2 * D
-    return _elementwise(name, _NORM_FLOPS[arch.norm], rows * D, rows * D, rows * D, gains)
-
-
-def _mlp(arch: Architecture, rows: Expr) -> list[Operation]:
-    bias, act = arch.linear_bias, _ACT_FLOPS[arch.activation]
-    width = 2 * F if arch.gated_mlp else F  # the up (and gate) projection's output
-    act_flops = act + 1 if arch.gated_mlp else act
-    if not arch.moe:
-        return [
-            _proj("mlp.up", rows, D, width, bias),
-            _elementwise("mlp.act", act_flops, rows * F, rows * width, rows * F),
-            _proj("mlp.down", rows, F, D, bias),
-        ]
-    routed = rows * n_a  # token–expert pairs
-    experts = Min(n_e, routed)  # experts that receive a token: their weights are read
-    return [
-        _proj("moe.router", rows, D, n_e, False),
-        Operation("moe.up", "projection", projection.flops(routed, D, width),
-                  projection.hbm_bytes(routed, D, width, matrices=experts)),
-        _elementwise("moe.act", act_flops, routed * F, routed * width, routed * F),
-        Operation("moe.down", "projection", projection.flops(routed, F, D),
-                  projection.hbm_bytes(routed, F, D, matrices=experts)),
-        _elementwise("moe.combine", 2, routed * D, routed * D, rows * D),
-    ]
-
-
 def layer_operations(arch: Architecture, rows: Expr,
                      attention_op: Operation | Sequence[Operation]) -> list[Operation]:
     """One layer's operations over ``rows`` token rows, with the given attention operation (or
@@ -122,52 +58,28 @@ def layer_operations(arch: Architecture, rows: Expr,
     a model with dense and MoE layers, :mod:`roofline.derive.moe`); the others count L."""
     split = not isinstance(attention_op, Operation)
     attention_ops = list(attention_op) if split else [attention_op]
-    ops = [_norm(arch, "attn_norm", rows)]
+    ops = [norm_op(arch, "attn_norm", rows)]
     if arch.mla:  # latent projections and the rotary part of the heads
-        from . import mla
-
         ops += mla.projections(arch, rows)
     else:
         qkv = (n_q + 2 * n_kv) * H
-        ops.append(_proj("qkv_proj", rows, D, qkv, arch.qkv_bias or arch.linear_bias))
+        ops.append(projection_op("qkv_proj", rows, D, qkv, arch.qkv_bias or arch.linear_bias))
         if arch.position == "rope":
             rotated = rows * (n_q + n_kv) * H
-            ops.append(_elementwise("rope", _ROPE_FLOPS, rotated, rotated, rotated))
-    mlp = _mlp(arch, rows)
-    if _layered(arch):
-        from . import moe
-
-        mlp = moe.mlp_operations(arch, rows)
+            ops.append(elementwise_op("rope", ROPE_FLOPS, rotated, rotated, rotated))
+    mlp = moe.mlp_operations(arch, rows) if moe.layered(arch) else layer_mlp(arch, rows)
     post = arch.post_norms  # Gemma-2: the sublayer's output is normed before the residual add
     ops += [*attention_ops,
-            _proj("o_proj", rows, n_q * H, D, arch.linear_bias),
-            *([_norm(arch, "post_attn_norm", rows)] if post else []),
-            _elementwise("residual_add.attn", 1, rows * D, 2 * rows * D, rows * D),
-            _norm(arch, "mlp_norm", rows),
+            projection_op("o_proj", rows, n_q * H, D, arch.linear_bias),
+            *([norm_op(arch, "post_attn_norm", rows)] if post else []),
+            elementwise_op("residual_add.attn", 1, rows * D, 2 * rows * D, rows * D),
+            norm_op(arch, "mlp_norm", rows),
             *mlp,
-            *([_norm(arch, "post_mlp_norm", rows)] if post else []),
-            _elementwise("residual_add.mlp", 1, rows * D, 2 * rows * D, rows * D)]
+            *([norm_op(arch, "post_mlp_norm", rows)] if post else []),
+            elementwise_op("residual_add.mlp", 1, rows * D, 2 * rows * D, rows * D)]
     ops = [op if (split and op.kind == "attention") or op.count != 1 else
            Operation(op.name, op.kind, op.flops, op.bytes, L, op.levels) for op in ops]
-    return _fused(arch, ops)
-
-
-def _fused(arch: Architecture, ops: list[Operation]) -> list[Operation]:
-    """With ``fusion="elementwise"`` every element-wise operation (norms, rotary encoding,
-    residual adds, the activation product, the MoE combine, Gemma's embedding scale) is folded
-    into the GEMM or attention kernel beside it, as TensorRT-LLM's fused kernels and compiled
-    graphs (torch.compile, XLA) run them: its activations never make an HBM round trip (b_a → 0
-    in its bytes), its FLOPs remain, and its weights (a norm's gains) are still read once."""
-    if arch.fusion == "none":
-        return ops
-    return [Operation(op.name, op.kind, op.flops, op.bytes.subs(b_a, 0), op.count, op.levels)
-            if op.kind == "elementwise" else op for op in ops]
-
-
-def _layered(arch: Architecture) -> bool:
-    """Whether the MLP is :mod:`roofline.derive.moe`'s: shared experts, or dense layers beside
-    the MoE ones."""
-    return arch.moe and (arch.shared_experts or arch.moe_layers != "all")
+    return fused(arch, ops)
 
 
 def edge_operations(arch: Architecture, rows: Expr, positions: Expr) -> list[Operation]:
@@ -179,40 +91,21 @@ def edge_operations(arch: Architecture, rows: Expr, positions: Expr) -> list[Ope
                       b_w * (rows * D + table) + b_a * (rows * D + 2 * added))
     head = projection.flops(B, D, V), projection.hbm_bytes(B, D, V)
     # Gemma: the embeddings are multiplied by sqrt(D), one product per element
-    scale = [_elementwise("embed_scale", 1, rows * D, rows * D, rows * D)] \
+    scale = [elementwise_op("embed_scale", 1, rows * D, rows * D, rows * D)] \
         if arch.embed_scale else []
-    return _fused(arch, [embed, *scale, _norm(arch, "final_norm", B),
+    return fused(arch, [embed, *scale, norm_op(arch, "final_norm", B),
                          Operation("lm_head", "lm_head", *head)])
-
-
-def _attention_op(name: str, flops: Expr, mode: str, caches: Sequence[str], windowed: bool,
-                  smooth: bool, count: Expr = Integer(1)) -> Operation:
-    hbm, served = levels.level_bytes(mode, caches, windowed, smooth)
-    return Operation(name, "attention", flops, hbm, count, tuple(served.items()))
 
 
 def attention_operations(arch: Architecture, mode: str, smooth: bool = False,
                          caches: Sequence[str] = ()) -> Operation | list[Operation]:
-    """The prefill's attention in ``mode`` behind the cache levels ``caches``
-    (:mod:`roofline.derive.levels`): one operation (every layer alike), or, with a sliding
-    window, the global and the windowed layers apart, each with its count of layers
-    (:mod:`roofline.derive.window`). Multi-head latent attention: these operations with the
-    head dimension and head counts substituted
+    """The prefill's attention in ``mode`` behind the cache levels ``caches``: one operation
+    (every layer alike) or, with a sliding window, the global and the windowed layers apart
+    (:func:`roofline.derive.layers.attention_operations`); multi-head latent attention's
     (:func:`roofline.derive.mla.attention_operations`)."""
     if arch.mla:
-        from . import mla
-
         return mla.attention_operations(arch, mode, smooth, caches)
-    full = _attention_op(f"attention.{mode}", attention.mode_flops(mode), mode, caches, False,
-                         smooth)
-    if arch.window == "none":
-        return full
-    glob, local = window.layer_split(arch)
-    local_op = _attention_op(f"attention.{mode}.window", window.flops(mode), mode, caches, True,
-                             smooth, local)
-    if glob == 0:
-        return [local_op]
-    return [Operation(full.name, full.kind, full.flops, full.bytes, glob, full.levels), local_op]
+    return layers.attention_operations(arch, mode, smooth, caches)
 
 
 def prefill_operations(arch: Architecture = Architecture(), mode: str = "tiled",
@@ -230,49 +123,27 @@ def _prefill_operations(arch: Architecture, mode: str, smooth: bool,
     return (*layer_operations(arch, B * T, attn), *edge_operations(arch, B * T, T))
 
 
-def total_flops(ops: list[Operation], kinds: tuple[str, ...] = KINDS) -> Expr:
-    return sum((op.count * op.flops for op in ops if op.kind in kinds), Integer(0))
-
-
-def total_bytes(ops: list[Operation], kinds: tuple[str, ...] = KINDS, level: str = "hbm") -> Expr:
-    """Σ count·bytes at ``level`` (HBM by default; see :meth:`Operation.level_bytes`)."""
-    return sum((op.count * op.level_bytes(level) for op in ops if op.kind in kinds), Integer(0))
-
-
-def mlp_parameters(arch: Architecture = Architecture()) -> Expr:
-    """Parameters of one MLP of width F (one expert, for MoE): D·2F + F·D gated, D·F + F·D
-    plain, with their biases where the linear layers have them.
-
-    >>> mlp_parameters()
-    3*D*F
-    """
-    width = 2 * F if arch.gated_mlp else F
-    return D * width + F * D + ((width + D) if arch.linear_bias else 0)
-
-
 def parameter_count(arch: Architecture = Architecture()) -> Expr:
-    """Parameters of the model: weights and biases of every layer, norms, embeddings, head.
-    Latent attention's are :func:`roofline.derive.mla.attention_parameters`; the MLPs of a
-    model with shared experts or dense layers :func:`roofline.derive.moe.mlp_parameters`."""
-    qkv, bias = (n_q + 2 * n_kv) * H, arch.linear_bias
-    attn = D * qkv + n_q * H * D + (qkv if arch.qkv_bias or bias else 0) + (D if bias else 0)
-    if arch.mla:
-        from . import mla
+    """Parameters of the model: weights and biases of every layer, norms, embeddings, head
+    (:func:`roofline.derive.layers.model_parameters`). Latent attention's are
+    :func:`roofline.derive.mla.attention_parameters`; a mixture of experts' MLPs
+    :func:`roofline.derive.moe.mlp_parameters`."""
+    attn = mla.attention_parameters(arch) if arch.mla else layers.attention_parameters(arch)
+    if moe.layered(arch):
+        return layers.model_parameters(arch, attn, mlp_params=moe.mlp_parameters(arch))
+    mlp = moe.routed_parameters(arch) if arch.moe else mlp_parameters(arch)
+    return layers.model_parameters(arch, attn, mlp)
 
-        attn = mla.attention_parameters(arch)
-    mlp = mlp_parameters(arch)
-    if arch.moe:
-        mlp = n_e * mlp + D * n_e
-    norms = (2 * D if arch.norm == "rms" else 4 * D) * (2 if arch.post_norms else 1)
-    final = D if arch.norm == "rms" else 2 * D
-    embed = V * D * (1 if arch.tied_embeddings else 2)
-    positions = T_pos * D if arch.position == "learned" else 0
-    layers = L * (attn + mlp + norms)
-    if _layered(arch):
-        from . import moe
 
-        layers = L * (attn + norms) + moe.mlp_parameters(arch, mlp)
-    return layers + final + embed + positions
+def active_parameter_count(arch: Architecture = Architecture(moe=True)) -> Expr:
+    """Parameters a token uses: :func:`parameter_count` less the routed experts it does not
+    reach (:func:`roofline.derive.moe.unused_parameters`). A dense model's are all.
+
+    >>> active_parameter_count(Architecture())
+    2*D*V + D + L*(3*D*F + D*H*n_q + D*H*(2*n_kv + n_q) + 2*D)
+    """
+    total = parameter_count(arch)
+    return total - moe.unused_parameters(arch) if arch.moe else total
 
 
 def weight_bytes(arch: Architecture = Architecture()) -> Expr:

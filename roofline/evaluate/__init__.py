@@ -1,13 +1,11 @@
 """The evaluation core: the one place where numbers are made.
 
 A :class:`Setting` (device, model, data types, attention mode, batch) specialises the derived
-forms of its model's architecture (:mod:`.forms`: expression trees written once by SymPy,
-shipped for the shipped architectures and checked by fingerprint; :mod:`.arith`, their safe
-reader). The fast path compiles those trees with the setting's numbers folded in
-(:mod:`.compiler`, no SymPy, no ``eval``) and evaluates prefill, decode (:mod:`.phases`; the
-prefill at many prompt lengths, :mod:`.points`) and crossovers (:mod:`.crossover`); the
-symbolic path (:mod:`.symbolic`) evaluates any other SymPy expression for a setting, exactly
-or over arrays.
+forms of its model's architecture (:mod:`.forms`: Python functions that SymPy wrote, kept in the
+user's cache by :mod:`roofline.codegen`), with the setting's numbers bound
+(:mod:`.compiled`), to prefill, decode (:mod:`.phases`; the prefill at many prompt lengths,
+:mod:`.points`) and crossovers (:mod:`.crossover`); the symbolic path (:mod:`.symbolic`)
+evaluates any other SymPy expression for a setting, exactly or over arrays.
 An operation's roofline time is :func:`roofline_time`, written once.
 
 >>> from roofline.evaluate import Setting, prefill  # doctest: +SKIP

@@ -1,93 +1,111 @@
-"""An operation's derived forms with a setting's numbers folded in, compiled when first used:
-as functions of one point or of many (:mod:`.compiler`)."""
+"""Generated functions with a setting's numbers bound: functions of the free symbols alone.
+
+:func:`bind` gives a derived form (a function that :mod:`roofline.codegen` wrote, or a number)
+as a function of its free symbols (the prompt length T; a decode step's context and T), every
+other symbol from the setting's numbers; it takes numbers or numpy arrays. A
+:class:`CompiledOp` is one operation so bound.
+
+>>> from roofline.codegen.runtime import Max
+>>> def flops(T, a, b):
+...     return Max(a * T, b) + 1
+>>> f = bind(flops, {"a": 2, "b": 5}, ("T",))
+>>> f(1), f(4), each(f, [1, 4])
+(6, 9, [6, 9])
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any
 
-from . import arith, compiler
+from ..codegen import call, names
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing, which slows every start
-if TYPE_CHECKING:
-    from typing import Any
+__all__ = ["CompiledOp", "compile_ops", "bind", "each"]
 
-__all__ = ["CompiledOp", "compile_ops"]
+
+def bind(form: Callable[..., Any] | int | float, numbers: Mapping[str, Any],
+         free: Sequence[str] = ()) -> Callable[..., Any]:
+    """``form`` as a function of the ``free`` symbols (positional, in that order), every other
+    symbol's value from ``numbers``; a symbol in neither is a KeyError, raised now."""
+    if not callable(form):
+        return lambda *xs: form
+    args = names(form)
+    slots = [free.index(n) if n in free else None for n in args]
+    fixed = [None if n in free else numbers[n] for n in args]
+    used = [s for s in slots if s is not None]
+    if not used:
+        value = form(*fixed)
+        return lambda *xs: value
+    if len(used) == 1 and len(free) == 1:
+        i = slots.index(0)
+        before, after = tuple(fixed[:i]), tuple(fixed[i + 1:])
+        return lambda x: form(*before, x, *after)
+    return lambda *xs: form(*[v if s is None else xs[s] for s, v in zip(slots, fixed)])
+
+
+def each(f: Callable[[Any], Any], points: Sequence[Any]) -> list[Any]:
+    """``f`` at each of ``points`` (a function of one free symbol, from :func:`bind`)."""
+    return list(map(f, points))
 
 
 @dataclass(frozen=True, eq=False)
 class CompiledOp:
-    """An operation with the setting's numbers folded in: ``flops(x)``, ``bytes(x)`` of its
-    free variable (the prompt length, or the decode context), ``count`` times; ``levels``:
-    (name, bandwidth, bytes(x)) of each further memory level whose traffic is derived and whose
+    """An operation with the setting's numbers bound: ``flops(x)``, ``bytes(x)`` of its free
+    symbols (the prompt length, or the decode context), ``count`` times; ``levels``: (name,
+    bandwidth, bytes(x)) of each further memory level whose traffic is derived and whose
     bandwidth the device gives; ``flops_each(xs)``, ``bytes_each(xs)``, ``levels_each``: the
-    same at many points at once (:meth:`.compiler.Folding.each`, one free variable). Each is
-    compiled when first used: a caller that evaluates one way does not pay for the other."""
+    same at many points of one free symbol."""
 
     name: str
     kind: str
     count: int
-    form: Mapping[str, Any]  # the operation's derived trees: flops, bytes, levels
+    form: Mapping[str, Any]  # the operation's generated functions: flops, bytes, levels
     numbers: Mapping[str, Any] = field(repr=False)
     free: tuple[str, ...] = ("T",)
-    array: bool = False
     bandwidths: Mapping[str, float] = field(default_factory=dict, repr=False)
-    # the folding of the operations compiled together (:func:`compile_ops`): a subtree they
-    # share is folded once; None: one of its own
-    folding: compiler.Folding | None = field(default=None, repr=False, compare=False)
 
-    @cached_property
-    def _folded(self) -> compiler.Folding:
-        return self.folding or compiler.Folding(self.numbers, self.free)
+    def _bound(self, form: Any) -> Callable[..., Any]:
+        return bind(form, self.numbers, self.free)
 
-    def _one(self, expr: arith.Tree) -> Callable[..., Any]:
-        return self._folded.one(expr, self.array)
-
-    def _each(self, expr: arith.Tree) -> Callable[[Sequence[Any]], list[Any]]:
-        return self._folded.each(expr)
-
-    def _level_forms(self) -> list[tuple[str, arith.Tree]]:
+    def _level_forms(self) -> list[tuple[str, Any]]:
         return [(level, q) for level, q in self.form.get("levels", {}).items()
                 if level in self.bandwidths]
 
     @cached_property
     def flops(self) -> Callable[..., Any]:
-        return self._one(self.form["flops"])
+        return self._bound(self.form["flops"])
 
     @cached_property
     def bytes(self) -> Callable[..., Any]:
-        return self._one(self.form["bytes"])
+        return self._bound(self.form["bytes"])
 
     @cached_property
     def levels(self) -> tuple[tuple[str, float, Callable[..., Any]], ...]:
-        return tuple((level, self.bandwidths[level], self._one(q))
+        return tuple((level, self.bandwidths[level], self._bound(q))
                      for level, q in self._level_forms())
 
-    @cached_property
-    def flops_each(self) -> Callable[[Sequence[Any]], list[Any]]:
-        return self._each(self.form["flops"])
+    def flops_each(self, points: Sequence[Any]) -> list[Any]:
+        return each(self.flops, points)
 
-    @cached_property
-    def bytes_each(self) -> Callable[[Sequence[Any]], list[Any]]:
-        return self._each(self.form["bytes"])
+    def bytes_each(self, points: Sequence[Any]) -> list[Any]:
+        return each(self.bytes, points)
 
-    @cached_property
+    @property
     def levels_each(self) -> tuple[Callable[[Sequence[Any]], list[Any]], ...]:
-        return tuple(self._each(q) for _, q in self._level_forms())
+        return tuple((lambda points, q=q: each(q, points)) for _, _, q in self.levels)
 
     @property
     def level_names(self) -> tuple[tuple[str, float], ...]:
-        """(name, bandwidth) of each further level timed (without compiling its bytes)."""
+        """(name, bandwidth) of each further level timed."""
         return tuple((level, self.bandwidths[level]) for level, _ in self._level_forms())
 
 
 def compile_ops(ops: list[dict[str, Any]], numbers: dict[str, Any], free: tuple[str, ...],
-                array: bool, bandwidths: dict[str, float]) -> list[CompiledOp]:
-    """The derived operations ``ops`` with ``numbers`` folded in, but those that occur zero
-    times (one pipeline stage sends nothing)."""
-    counted = [(op, int(arith.value(op["count"], numbers))) for op in ops]
-    folding = compiler.Folding(numbers, free)
-    return [CompiledOp(op["name"], op["kind"], count, op, numbers, free, array, bandwidths,
-                       folding)
+                bandwidths: dict[str, float]) -> list[CompiledOp]:
+    """The derived operations ``ops`` with ``numbers`` bound, but those that occur zero times
+    (one pipeline stage sends nothing)."""
+    counted = [(op, int(call(op["count"], numbers))) for op in ops]
+    return [CompiledOp(op["name"], op["kind"], count, op, numbers, free, bandwidths)
             for op, count in counted if count != 0]  # pp.send on one stage: none

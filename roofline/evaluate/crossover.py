@@ -2,11 +2,10 @@
 equality ``grows − other`` for a setting, found numerically (:mod:`.roots`), and the closed form
 of the branch that holds there.
 
-The equality is compiled with the setting's numbers folded in (:mod:`.compiler`); the crossovers
-of a setting share one folding and one sampling grid, so that a subtree they share is folded and
-sampled once. Where the closed form of the root's branch is shipped, the value reported is the
-closed form's own (the shipped closed forms' values, where their own branch holds, are the root
-finder's guesses). A root where the two sides touch without crossing (a tie inside a Min, a
+The equality is a pair of generated functions (:mod:`.forms`) with the setting's numbers bound
+(:func:`.compiled.bind`). Where the closed form of the root's branch has been solved, the value
+reported is the closed form's own (the solved closed forms' values, where their own branch
+holds, are the root finder's guesses). A root where the two sides touch without crossing (a tie inside a Min, a
 double root) is no crossover. The first sign change from below opens the regime; the next one,
 if any, closes it.
 
@@ -16,21 +15,17 @@ whose closed form is reported (shipped, or solved by SymPy the first time a sett
 
 from __future__ import annotations
 
-import itertools
 import math
-import operator
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache, partial
+from typing import Any
 
-from . import arith, compiler
-from .roots import GRID, sign_changes
+from ..codegen import call, names
+from .compiled import bind
+from .roots import sign_changes
 from .setting import Setting
 from .solved import branch_root, choice_key, solve_branches
-
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing, which slows every start
-if TYPE_CHECKING:
-    from typing import Any
 
 __all__ = ["CrossoverValue", "crossover_values", "crossover_value", "solve_closed_forms"]
 
@@ -95,20 +90,40 @@ def crossover_value(setting: Setting, name: str,
     return _evaluate(name, c, vals, folding, setting)
 
 
+class _Bound:
+    """The generated functions of a setting's crossovers as functions of the unknown ``x``
+    alone, every other symbol from ``numbers``; each bound once."""
+
+    def __init__(self, numbers: dict[str, Any], x: str):
+        self.numbers, self.x = numbers, x
+        self._bound: dict[int, tuple[Any, Callable[[float], Any]]] = {}
+
+    def one(self, form: Any) -> Callable[[float], Any]:
+        if id(form) not in self._bound:
+            self._bound[id(form)] = (form, bind(form, self.numbers, (self.x,)))
+        return self._bound[id(form)][1]
+
+    def at(self, form: Any, x: float) -> Any:
+        return self.one(form)(x)
+
+    def value(self, form: Any) -> Any:
+        """A form without the unknown in it (a closed form) at the numbers."""
+        return call(form, self.numbers)
+
+
 @lru_cache(maxsize=16)
-def _numbers(setting: Setting, group: str, x: str) -> tuple[dict[str, Any], compiler.Folding]:
+def _numbers(setting: Setting, group: str, x: str) -> tuple[dict[str, Any], _Bound]:
     """The numbers of the crossovers of ``setting`` in the unknown ``x`` whose collectives run
-    on ``group``'s link, and their folding: one for all of them, so that a subtree the
-    crossovers share (the prefill's time, an operation's bytes) is folded once. Read only."""
+    on ``group``'s link, and their functions of ``x`` alone. Read only."""
     vals = setting.numbers(batch=x != "B")
     vals.update(setting.link_numbers(group))  # its link
     vals.pop(x, None)  # a degree (N_tp) as the unknown: not the setting's value
     if x != "T":  # a batch crossover that depends on T: at the model's context limit
         vals["T"] = setting.model.max_position
-    return vals, compiler.Folding(vals, (x,), grid=GRID)
+    return vals, _Bound(vals, x)
 
 
-def _evaluate(name: str, c: dict[str, Any], vals: dict[str, Any], folding: compiler.Folding,
+def _evaluate(name: str, c: dict[str, Any], vals: dict[str, Any], folding: _Bound,
               setting: Setting) -> CrossoverValue:
     def closed(key: str) -> Callable[[], dict[str, Any]]:
         shipped = c["roots"].get(key)
@@ -145,17 +160,17 @@ def _evaluate(name: str, c: dict[str, Any], vals: dict[str, Any], folding: compi
     note = "" if ends is None else _ends_note(c, ends)
     key = branches[first] if first in branches else _choice(c, folding, first)
     shipped = c["roots"].get(key)
-    exact = _real(shipped["tree"], folding) if shipped else None
+    exact = _real(shipped["value"], folding) if shipped else None
     if exact is not None and abs(exact - first) <= 1e-9 * first:
         first = exact  # the closed form's own value, where it is this root
     approx = c["simplified"] if key == c["main"] else None
     return value(value=first, exists=True, reason=note, ends_at=ends,
-                 simplified=_real(approx["tree"], folding) if approx else None,
+                 simplified=_real(approx["value"], folding) if approx else None,
                  simplified_expr=approx["expr"] if approx else None, branch=key,
                  closed_form=closed(key))
 
 
-def _guesses(c: dict[str, Any], folding: compiler.Folding,
+def _guesses(c: dict[str, Any], folding: _Bound,
              branches: dict[float, str]) -> Iterator[float]:
     """The values of the shipped closed forms whose own branch holds there (noted in
     ``branches``), the main branch's first; each computed only when the root finder reads it
@@ -165,7 +180,7 @@ def _guesses(c: dict[str, Any], folding: compiler.Folding,
     roots = c["roots"]
     for key in dict.fromkeys([c["main"], *roots]):
         if key in roots:
-            value = _real(roots[key]["tree"], folding)
+            value = _real(roots[key]["value"], folding)
             if value is not None and _choice(c, folding, value) == key:
                 branches[value] = key
                 yield value
@@ -173,44 +188,28 @@ def _guesses(c: dict[str, Any], folding: compiler.Folding,
 
 def _names(c: dict[str, Any]) -> set[str]:
     """The symbol names of a crossover's equality."""
-    return arith.names(c["grows"]) | arith.names(c["other"])
+    return set(_names_of(c["grows"])) | set(_names_of(c["other"]))
 
 
-def _difference(c: dict[str, Any], folding: compiler.Folding) -> tuple[
+def _names_of(form: Any) -> tuple[str, ...]:
+    return names(form) if callable(form) else ()
+
+
+def _difference(c: dict[str, Any], folding: _Bound) -> tuple[
         Callable[[float], float], Callable[[Sequence[float]], list[float]]]:
     """grows − other at one point (NaN where it cannot be evaluated there: a division by zero,
-    an overflow) and at many at once (:meth:`.compiler.Folding.each`; where one point fails,
-    each point on its own), the two sides folded together (a subtree they share, once). The
-    first two points asked for are evaluated node by node (:meth:`.compiler.Folding.at`: a root
-    from a closed form is checked at two), any further one by functions built then (a
-    bisection takes a dozen)."""
-    grows, other = c["grows"], c["other"]
-    grows_each, other_each = folding.each(grows), folding.each(other)
-    sides: list[Callable[[float], Any]] = []  # grows and other as functions, once built
-    calls = itertools.count()
-
-    def built(x: float) -> Any:
-        if not sides:
-            sides.extend((folding.one(grows), folding.one(other)))
-        return float(sides[0](x)) - float(sides[1](x))
+    an overflow, a complex value) and at many."""
+    grows, other = folding.one(c["grows"]), folding.one(c["other"])
 
     def one(x: float) -> float:
         try:
-            if next(calls) < 2:
-                return float(folding.at(grows, x)) - float(folding.at(other, x))
-            return built(x)
-        except (OverflowError, ZeroDivisionError, ValueError):
+            return float(grows(x)) - float(other(x))
+        except (OverflowError, ZeroDivisionError, ValueError, TypeError):
             return math.nan
-
-    def each(at: Sequence[float]) -> list[float]:
-        try:
-            return list(map(operator.sub, map(float, grows_each(at)), map(float, other_each(at))))
-        except (OverflowError, ZeroDivisionError, ValueError):
-            return [one(x) for x in at]
-    return one, each
+    return one, lambda points: list(map(one, points))
 
 
-def _choice(c: dict[str, Any], folding: compiler.Folding, at: float) -> str:
+def _choice(c: dict[str, Any], folding: _Bound, at: float) -> str:
     """The branch that holds where the unknown is ``at``: each atom's argument that equals its
     value (the main branch's where two are equal there)."""
     main = [int(i) for i in c["main"].split(",")] if c["main"] else []
@@ -224,14 +223,13 @@ def _choice(c: dict[str, Any], folding: compiler.Folding, at: float) -> str:
     return choice_key(choice)
 
 
-def _real(expr: arith.Tree | None, folding: compiler.Folding) -> float | None:
-    """A closed form's value (it has no unknown in it: folded to a number, its subtrees shared
-    with the other closed forms folded once), where it has a real positive one (None: no tree,
-    no value)."""
-    if expr is None:
+def _real(form: Any, folding: _Bound) -> float | None:
+    """A closed form's value (it has no unknown in it), where it has a real positive one (None:
+    no form, no value)."""
+    if form is None:
         return None
     try:
-        v = float(folding.one(expr)())
+        v = float(folding.value(form))
     except (ValueError, ZeroDivisionError, OverflowError, TypeError):  # no real value (a
         return None  # complex one, from a fractional power of a negative number: TypeError)
     return v if v > 0 and math.isfinite(v) else None
@@ -244,7 +242,7 @@ def _ends_note(c: dict[str, Any], ends: float) -> str:
     return f"the two sides are equal again at {ends:,.0f} {c['unit']}"
 
 
-def _never(c: dict[str, Any], vals: dict[str, Any], folding: compiler.Folding,
+def _never(c: dict[str, Any], vals: dict[str, Any], folding: _Bound,
            setting: Setting) -> str:
     x = c["unknown"]
     grows, other = folding.one(c["grows"]), folding.one(c["other"])
@@ -283,13 +281,13 @@ def _never(c: dict[str, Any], vals: dict[str, Any], folding: compiler.Folding,
 _LEVEL_NAMES = (("beta_sram", "SRAM"), ("beta_l2", "L2"), ("beta_l3", "L3"), ("beta_hbm", "HBM"))
 
 
-def _binding_level(c: dict[str, Any], folding: compiler.Folding, at: float) -> str:
+def _binding_level(c: dict[str, Any], folding: _Bound, at: float) -> str:
     """The memory level whose time is the largest where the unknown is ``at`` in the
     crossover's memory time (the Max over levels' bytes/bandwidth), by its name: "HBM" where
     there is no other."""
     for atom in c["atoms"]:
         args = atom["args"]
-        used = [arith.names(a) for a in args]
+        used = [_names_of(a) for a in args]
         if atom["kind"] == "Max" and len(args) > 1 \
                 and all(any(n.startswith("beta_") for n in u) for u in used):
             values = [float(folding.at(a, at)) for a in args]
@@ -300,7 +298,7 @@ def _binding_level(c: dict[str, Any], folding: compiler.Folding, at: float) -> s
 
 def _window_reason(c: dict[str, Any], vals: dict[str, Any]) -> str:
     """Why a sliding window can remove a crossover, in words; "" without a window in it."""
-    if "W" not in vals or "W" not in arith.names(c["grows"]):
+    if "W" not in vals or "W" not in _names_of(c["grows"]):
         return ""
     w = vals["W"]
     if c["kind"] == "memory":

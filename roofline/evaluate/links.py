@@ -15,14 +15,10 @@ whose sends leave a node are timed at the network, the others at the interconnec
 
 from __future__ import annotations
 
-from collections import namedtuple
 from collections.abc import Callable
+from typing import Any, NamedTuple
 
 from ..errors import InputError
-
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing, which slows every start
-if TYPE_CHECKING:
-    from typing import Any, NamedTuple
 
 __all__ = ["GROUPS", "LEVELS", "Link", "spans", "crosses", "boundary_crosses",
            "crossing_boundaries", "group_of", "resolve", "linked"]
@@ -31,17 +27,13 @@ GROUPS = ("tp", "cp", "ep", "pp")  # the prefix of each collective's operation n
 LEVELS = ("link", "network")  # the levels that time a collective: its bytes are no memory traffic
 
 
-# Typed named tuples for the checker, collections.namedtuple at run time (typing.NamedTuple
-# would import typing at every start); tests/test_layout.py holds both to the same fields.
-if TYPE_CHECKING:
-    class Link(NamedTuple):
-        alpha: float
-        beta: float
-        level: str
-else:
-    Link = namedtuple("Link", ("alpha", "beta", "level"))
-Link.__doc__ = """α (s per message), β (bytes/s each way per device) and the level's name: "link"
-(the interconnect) or "network"."""
+class Link(NamedTuple):
+    """α (s per message), β (bytes/s each way per device) and the level's name: "link" (the
+    interconnect) or "network"."""
+
+    alpha: float
+    beta: float
+    level: str
 
 
 def spans(tp: int, cp: int, ep: int) -> dict[str, int]:
@@ -122,7 +114,7 @@ def resolve(hardware, network, tp: int, cp: int, ep: int, pp: int) -> dict[str, 
     return out
 
 
-def linked(setting: Any, ops: list[dict[str, Any]], free: tuple[str, ...], array: bool,
+def linked(setting: Any, ops: list[dict[str, Any]], free: tuple[str, ...],
            compile: Callable[..., list]) -> list:
     """``ops`` (derived forms) compiled by ``compile`` (:func:`roofline.evaluate.phases.
     _compile`), each collective with the α and β of its group's link (:func:`resolve`: the
@@ -133,19 +125,19 @@ def linked(setting: Any, ops: list[dict[str, Any]], free: tuple[str, ...], array
     for op in ops:
         group = group_of(op["name"]) if op["kind"] == "communication" else None
         if group is None:
-            out += compile([op], numbers, free, array, bandwidths)
+            out += compile([op], numbers, free, bandwidths)
             continue
         parts = [(op, setting.links[group])]
         if group == "pp":
             across = crossing_boundaries(setting.tp * setting.cp * setting.ep, setting.pp,
                                          setting.hardware.devices_per_node)
             if across:
-                parts = [({**op, "count": f"N_pp - 1 - {across}"}, setting.links["pp"]),
-                         ({**op, "name": "pp.send.network", "count": str(across)},
+                parts = [({**op, "count": setting.pp - 1 - across}, setting.links["pp"]),
+                         ({**op, "name": "pp.send.network", "count": across},
                           setting.links["network"])]
         for part, link in parts:
             levels = {link.level: part["levels"]["link"]}  # its time as bytes at that link
             out += compile([{**part, "levels": levels}],
                            {**numbers, "alpha_link": link.alpha, "beta_link": link.beta},
-                           free, array, {**bandwidths, link.level: link.beta})
+                           free, {**bandwidths, link.level: link.beta})
     return out

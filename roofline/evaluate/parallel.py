@@ -74,7 +74,7 @@ def stage_times(setting: Setting, prompts: Any) -> Any:
     share = np.array(stage_layer_counts(layers, n), dtype=float) / layers
     parts = {key: np.zeros((n, tokens.size)) for key in ("compute", "attention", "ring", "comm")}
     sends = {}
-    for op in operations(setting, array=True):
+    for op in operations(setting):
         t = roofline_time(op.flops(tokens), op.bytes(tokens), setting.peak, setting.bandwidth)
         for _, level_bw, q in op.levels:
             t = np.maximum(t, q(tokens) / level_bw)

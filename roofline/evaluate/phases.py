@@ -11,21 +11,18 @@ and validation, calls them.
 
 from __future__ import annotations
 
-from collections import namedtuple
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING, Any, NamedTuple
 
+from ..codegen import call
 from ..errors import InputError
-from . import arith, compiler
-from .compiled import CompiledOp, compile_ops
+from .compiled import CompiledOp, bind, compile_ops
 from .links import linked
 from .setting import Setting
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing, which slows every start
 if TYPE_CHECKING:
-    from typing import Any, NamedTuple
-
     import numpy as np
 
 __all__ = ["roofline_time", "level_time", "timed", "OpResult", "PrefillPoint", "DecodeResult",
@@ -71,38 +68,32 @@ def bound(flops: float, nbytes: float, peak: float, bandwidth: float) -> str:
     return "compute" if flops / peak >= nbytes / bandwidth else "memory"
 
 
-# Typed named tuples for the checker, collections.namedtuple at run time (typing.NamedTuple
-# would import typing at every start); tests/test_layout.py holds both to the same fields.
-if TYPE_CHECKING:
-    class OpResult(NamedTuple):
-        name: str
-        kind: str
-        count: int
-        flops: float
-        bytes: float
-        intensity: float
-        time_s: float
-        bound: str  # "compute" | "memory"
-        level: str = "hbm"  # what binds: "compute", "hbm", or a memory level ("l2", "l3", "sram")
-        levels: tuple[tuple[str, float], ...] = ()  # bytes at each further level, where derived
+class OpResult(NamedTuple):
+    """One operation at one prompt length: totals over its ``count`` (layers). A named tuple: a
+    prefill over many prompt lengths makes one per operation and length read."""
 
-    class PrefillPoint(NamedTuple):
-        prompt_tokens: int
-        time_s: float
-        flops: float
-        bytes: float
-        intensity: float
-        bound: str
-        operations: list[OpResult]
-else:
-    OpResult = namedtuple("OpResult", ("name", "kind", "count", "flops", "bytes", "intensity",
-                                       "time_s", "bound", "level", "levels"),
-                          defaults=("hbm", ()))
-    PrefillPoint = namedtuple("PrefillPoint", ("prompt_tokens", "time_s", "flops", "bytes",
-                                               "intensity", "bound", "operations"))
-OpResult.__doc__ = """One operation at one prompt length: totals over its ``count`` (layers). A
-named tuple: a prefill over many prompt lengths makes one per operation and length read."""
-PrefillPoint.__doc__ = """The whole prefill at one prompt length, with its operations."""
+    name: str
+    kind: str
+    count: int
+    flops: float
+    bytes: float
+    intensity: float
+    time_s: float
+    bound: str  # "compute" | "memory"
+    level: str = "hbm"  # what binds: "compute", "hbm", or a memory level ("l2", "l3", "sram")
+    levels: tuple[tuple[str, float], ...] = ()  # bytes at each further level, where derived
+
+
+class PrefillPoint(NamedTuple):
+    """The whole prefill at one prompt length, with its operations."""
+
+    prompt_tokens: int
+    time_s: float
+    flops: float
+    bytes: float
+    intensity: float
+    bound: str
+    operations: list[OpResult]
 
 
 @dataclass(frozen=True)
@@ -118,27 +109,27 @@ class DecodeResult:
     communication_s: float = 0.0  # its all-reduces under tensor parallelism
 
 
-def operations(setting: Setting, array: bool = False) -> list[CompiledOp]:
-    """The setting's prefill operations as functions of T."""
-    return _compiled(setting, "prefill", array)
+def operations(setting: Setting) -> list[CompiledOp]:
+    """The setting's prefill operations as functions of T (numbers or numpy arrays)."""
+    return _compiled(setting, "prefill")
 
 
 # kept for the settings asked for last (a check over thousands of settings keeps 64 of them)
 @lru_cache(maxsize=64)
-def _compiled(setting: Setting, phase: str, array: bool) -> list[CompiledOp]:
+def _compiled(setting: Setting, phase: str) -> list[CompiledOp]:
     numbers, bandwidths = setting.numbers(), setting.level_bandwidths
     if phase == "prefill":
         setting.check_attention()
         if not setting.parallel:
-            return compile_ops(setting.forms["prefill"][setting.attention], numbers, ("T",), array,
-                            bandwidths)
+            return compile_ops(setting.forms["prefill"][setting.attention], numbers, ("T",),
+                               bandwidths)
         degree = {"tp": setting.tp, "ep": setting.ep, "cp": setting.cp}
         ops = [op for op in setting.forms["prefill_parallel"][setting.attention]  # one device's
                if degree.get(op["name"].partition(".")[0], 2) > 1]  # share; no collective on one
-        return linked(setting, ops, ("T",), array, compile_ops)
+        return linked(setting, ops, ("T",), compile_ops)
     if phase == "decode" and setting.tp > 1:  # one device's share, with its all-reduces
-        return linked(setting, setting.forms["decode_tp"], ("T_ctx", "T"), array, compile_ops)
-    return compile_ops(setting.forms["decode"], numbers, ("T_ctx", "T"), array, bandwidths)
+        return linked(setting, setting.forms["decode_tp"], ("T_ctx", "T"), compile_ops)
+    return compile_ops(setting.forms["decode"], numbers, ("T_ctx", "T"), bandwidths)
 
 
 def check_count(value: Any, name: str, what: str = "") -> int:
@@ -227,7 +218,7 @@ def prefill_time(setting: Setting, prompts: np.ndarray | Sequence[int]) -> np.nd
     tokens = np.asarray(prompts, dtype=float)
     peak, bw = setting.peak, setting.bandwidth
     total, comm, attn, ring = (np.zeros(tokens.shape) for _ in range(4))
-    for op in operations(setting, array=True):
+    for op in operations(setting):
         t = roofline_time(op.flops(tokens), op.bytes(tokens), peak, bw)
         for _, level_bw, q in op.levels:
             t = np.maximum(t, q(tokens) / level_bw)
@@ -271,16 +262,14 @@ def footprint(setting: Setting, key: str, step: str = "prefill") -> Callable[[An
     (1/N_cp). A decode step (``step="decode"``) holds what :func:`decode` models: the
     tensor-parallel shares alone."""
     name, shared, numbers = _held(setting, key, step)
-    f = compiler.compile(setting.forms[name], {**setting.numbers(), **numbers}, ("T",),
-                         array=True)
+    f = bind(setting.forms[name], {**setting.numbers(), **numbers}, ("T",))
     return f if shared == 1 else lambda t: f(t) / shared
 
 
 def held_bytes(setting: Setting, key: str, tokens: int = 0, step: str = "prefill") -> float:
     """:func:`footprint` at T = ``tokens``, a number (no numpy)."""
     name, shared, numbers = _held(setting, key, step)
-    return arith.value(setting.forms[name],
-                       {**setting.numbers(), **numbers, "T": tokens}) / shared
+    return call(setting.forms[name], {**setting.numbers(), **numbers, "T": tokens}) / shared
 
 
 def memory_bytes(setting: Setting, tokens: int, step: str = "prefill") -> float:
@@ -316,8 +305,8 @@ def decode(setting: Setting, context: int) -> DecodeResult:
     share of the KV cache (the other splits are not applied to the decode step)."""
     check_count(context, "context")
     peak, bw = setting.peak, setting.bandwidth
-    results = _results(_compiled(setting, "decode", False), peak, bw, context, context)
-    kv = arith.value(setting.forms["kv_cache_tp" if setting.tp > 1 else "kv_cache"],
-                     {**setting.numbers(), "T": context})
+    results = _results(_compiled(setting, "decode"), peak, bw, context, context)
+    kv = float(call(setting.forms["kv_cache_tp" if setting.tp > 1 else "kv_cache"],
+                    {**setting.numbers(), "T": context}))
     comm = sum(r.time_s for r in results if r.kind == "communication")
     return DecodeResult(context, setting.batch, *_totals(results, peak, bw), kv, comm)

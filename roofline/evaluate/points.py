@@ -17,16 +17,13 @@ import operator
 from collections.abc import Iterator, Sequence
 from functools import partial
 from itertools import repeat
+from typing import Any, overload
 
 from .compiled import CompiledOp
 from .links import LEVELS as LINK_LEVELS
 from .phases import (OpResult, PrefillPoint, check_prompts, exposed_fraction, operations,
                      timed)
 from .setting import Setting
-
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing, which slows every start
-if TYPE_CHECKING:
-    from typing import Any, overload
 
 __all__ = ["prefill", "PrefillPoints", "attention_level"]
 
@@ -121,12 +118,11 @@ class PrefillPoints(Sequence[PrefillPoint]):
     def __len__(self) -> int:
         return len(self.prompt_tokens)
 
-    if TYPE_CHECKING:
-        @overload
-        def __getitem__(self, i: int) -> PrefillPoint: ...
+    @overload
+    def __getitem__(self, i: int) -> PrefillPoint: ...
 
-        @overload
-        def __getitem__(self, i: slice) -> list[PrefillPoint]: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[PrefillPoint]: ...
 
     def __getitem__(self, i: int | slice) -> PrefillPoint | list[PrefillPoint]:
         if isinstance(i, slice):

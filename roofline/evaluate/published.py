@@ -36,11 +36,11 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from functools import cache
 
+from ..codegen import call, function
 from ..specs.dtypes import bytes_per_element
 from ..specs.hardware import Hardware
 from ..specs.model import ModelShape
 from ..specs.published import Measurement, ParallelMeasurement
-from . import arith
 from .phases import PrefillPoint, level_time
 from .points import prefill
 from .setting import Setting, device_caches, device_numbers, level_bandwidths
@@ -76,15 +76,13 @@ class Check:
 
 @cache
 def attention_forms(mode: str, causal: bool, caches: tuple[str, ...]) -> dict[str, object]:
-    """One layer's attention in ``mode`` as text: FLOPs, HBM bytes and the bytes each further
-    level serves (derived by SymPy once, then evaluated by :mod:`.arith`)."""
-    from ..symbols import arithmetic
-
+    """One layer's attention in ``mode``: FLOPs, HBM bytes and the bytes each further level
+    serves, as generated functions (derived by SymPy once)."""
     from ..derive import attention, levels
 
     hbm, served = levels.level_bytes(mode, caches, causal=causal)
-    return {"flops": arithmetic(attention.mode_flops(mode, causal)), "bytes": arithmetic(hbm),
-            "levels": {level: arithmetic(q) for level, q in served.items()}}
+    return {"flops": function(attention.mode_flops(mode, causal)), "bytes": function(hbm),
+            "levels": {level: function(q) for level, q in served.items()}}
 
 
 def _time(m: Measurement, hw: Hardware, mode: str, caches: tuple[str, ...]) -> tuple[float, str]:
@@ -92,10 +90,10 @@ def _time(m: Measurement, hw: Hardware, mode: str, caches: tuple[str, ...]) -> t
     b = bytes_per_element(m.dtype)
     numbers = {**device_numbers(hw, m.dtype), "B": m.batch, "T": m.seq_len, "H": m.head_dim,
                "n_q": m.heads, "n_kv": m.kv_heads, "b_a": b.numerator / b.denominator}
-    f, q = arith.value(forms["flops"], numbers), arith.value(forms["bytes"], numbers)
+    f, q = float(call(forms["flops"], numbers)), float(call(forms["bytes"], numbers))
     bandwidths = level_bandwidths(hw)
-    served = [(level, bandwidths[level], arith.value(text, numbers))
-              for level, text in forms["levels"].items() if level in bandwidths]
+    served = [(level, bandwidths[level], float(call(q, numbers)))
+              for level, q in forms["levels"].items() if level in bandwidths]
     t_compute = f / numbers["P_peak"]
     t_memory, slowest = level_time(q / numbers["beta_hbm"], served)
     if t_compute >= t_memory:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
 from ..derive.architecture import (ATTENTION_MODES, DEFAULT_ATTENTION, FUSIONS, KV_CACHES,
                                    MLA_DECODES, Architecture)
@@ -17,10 +18,7 @@ from ..specs.model import ModelShape
 from .forms import crossover_forms, forms
 from .links import Link, resolve
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing, which slows every start
 if TYPE_CHECKING:
-    from typing import Any
-
     from sympy import Expr, Symbol
 
     from ..specs.network import Network

@@ -1,30 +1,26 @@
-"""Every crossover of an architecture as data: what :mod:`roofline.evaluate.crossover` evaluates
-without SymPy (expression trees, :func:`roofline.evaluate.forms.tree`, evaluated by
-:mod:`roofline.evaluate.arith`; the closed forms, which users read, as ``sympy.sstr`` text).
+"""The closed forms of the crossovers' branches, solved by SymPy when first asked for and kept.
 
-A crossover is kept as its defining equality (``grows``, ``other``), the Max/Min atoms of it with
-their arguments (so that the branch holding at a root can be named), and the closed forms of the
-branches solved so far, keyed by :func:`choice_key`: in the shipped file the main branch and
-every branch that holds at the root of a shipped device and model; derived now, none. Any other
-branch is solved by SymPy when a setting first asks for its closed form (:func:`branch_root`). No branch is enumerated:
-their number doubles with every atom.
+A crossover (:func:`.forms.crossover_forms`) is kept as its defining equality and the Max/Min
+atoms of it; at a root every atom takes one argument, and that choice (:func:`choice_key`)
+names the branch whose closed form is reported. No branch is enumerated (their number doubles
+with every atom): a branch's closed form is solved the first time a setting needs it
+(:func:`branch_root`) and appended to the architecture's ``roots`` module in the user's cache
+(:mod:`roofline.codegen.cache`), its value a generated function like every other form, its text
+(``sympy.sstr``) and LaTeX beside it; later calls read it from there without SymPy.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import hashlib
+from collections.abc import Iterable, Sequence
+from functools import cache
+from typing import Any
 
+from .. import codegen
 from ..derive.architecture import Architecture
 from ..forked import map_halves
-from .forms import Derived
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing, which slows every start
-if TYPE_CHECKING:
-    from typing import Any
-
-    from ..derive.branches import Crossover
-
-__all__ = ["solve_crossovers", "branch_root", "solve_branches", "choice_key"]
+__all__ = ["roots", "branch_root", "solve_branches", "choice_key"]
 
 
 def choice_key(choice: Sequence[int]) -> str:
@@ -32,88 +28,77 @@ def choice_key(choice: Sequence[int]) -> str:
     return ",".join(map(str, choice))
 
 
-# (architecture, cache levels, crossover name, branch key) → the branch's closed form
-_ROOTS: dict[tuple[Architecture, tuple[str, ...], str, str], dict[str, Any]] = {}
+def _name(arch: Architecture, caches: tuple[str, ...]) -> str:
+    """The cache's name of the closed forms of ``arch`` behind ``caches`` (as
+    :func:`.forms.module_name` names its other parts)."""
+    return codegen.module_name("roots", arch, list(caches))
+
+
+@cache
+def roots(arch: Architecture, caches: tuple[str, ...] = ()) -> dict[str, dict[str, Any]]:
+    """Crossover name → branch key → its closed form (``root`` as ``sstr``, ``latex``, and
+    ``value``, a generated function; "" and None where the branch has no closed form of degree
+    ≤ 2), for the branches solved so far. Updated in place as branches are solved."""
+    return codegen.load(_name(arch, caches), _empty).DATA
+
+
+def _empty() -> str:
+    return codegen.module_source("Closed forms of crossover branches, added as solved.", {})
 
 
 def branch_root(arch: Architecture, caches: tuple[str, ...], name: str,
                 key: str) -> dict[str, Any]:
-    """The closed form of one branch of a crossover of ``arch`` behind ``caches`` (``root`` as
-    ``sstr`` and ``latex``, for users; ``tree``, for its value), solved by SymPy the first
-    time it is asked for."""
-    where = (arch, caches, name, key)
-    if where not in _ROOTS:
-        _ROOTS[where] = _solve(where)
-    return _ROOTS[where]
+    """The closed form of one branch of a crossover of ``arch`` behind ``caches``, solved by
+    SymPy and kept the first time it is asked for."""
+    solve_branches(arch, caches, [(name, key)])
+    return roots(arch, caches)[name][key]
 
 
 def solve_branches(arch: Architecture, caches: tuple[str, ...],
                    branches: Iterable[tuple[str, str]]) -> None:
-    """Solve the closed forms of several branches (crossover name, branch key) at once, for
-    :func:`branch_root` to return: SymPy takes a second or more for the thirty of a crossover
-    table of an architecture that is not shipped, so on Linux with several cores a forked
-    process (:func:`roofline.forked.map_halves`, which inherits the crossovers derived here)
-    solves half of them meanwhile."""
-    todo = [(arch, caches, name, key) for name, key in dict.fromkeys(branches)
-            if (arch, caches, name, key) not in _ROOTS]
-    if todo:  # the crossovers derived once, here: a forked process inherits them
-        from ..derive.crossovers import crossovers
+    """Solve and keep the closed forms of several branches (crossover name, branch key) at
+    once: SymPy takes a second or more for the thirty of a crossover table of a new
+    architecture, so on Linux with several cores a forked process
+    (:func:`roofline.forked.map_halves`) solves half of them meanwhile."""
+    known = roots(arch, caches)
+    todo = [(name, key) for name, key in dict.fromkeys(branches)
+            if key not in known.get(name, {})]
+    if not todo:
+        return
+    from ..derive.crossovers import crossovers
 
-        crossovers(arch, caches)
-    _ROOTS.update(zip(todo, map_halves(_solve, todo, least=8)))
-
-
-def _value_tree(expr: Any) -> Any:
-    """A closed form's tree (:func:`.forms.tree`), for its value; None where it has no
-    arithmetic (a NaN of a degenerate branch)."""
-    from .forms import tree
-
-    try:
-        return tree(expr)
-    except ValueError:
-        return None
+    crossovers(arch, caches)  # derived once, here: a forked process inherits them
+    solved = map_halves(lambda branch: _solve(arch, caches, *branch), todo, least=8)
+    additions = []
+    for (name, key), closed in zip(todo, solved):
+        known.setdefault(name, {})[key] = closed
+        tag = hashlib.blake2b(f"{name}/{key}".encode(), digest_size=4).hexdigest()
+        additions.append(codegen.addition_source(f"r{tag}_", [name, key], closed))
+    module = codegen.load(_name(arch, caches), _empty, extend="\n\n\n".join(additions))
+    for name, branches_of in module.DATA.items():  # functions, in place of the expressions
+        known.setdefault(name, {}).update(branches_of)
 
 
-def _solve(where: tuple[Architecture, tuple[str, ...], str, str]) -> dict[str, Any]:
+def _solve(arch: Architecture, caches: tuple[str, ...], name: str, key: str) -> dict[str, Any]:
     from sympy import PolynomialError, sstr
 
     from ..derive.crossovers import crossovers
     from ..symbols import latex
 
-    arch, caches, name, key = where
     c = crossovers(arch, caches)[name]
     try:
         root = c.branch(tuple(int(i) for i in key.split(",")) if key else ()).root
     except (PolynomialError, ValueError):  # not of degree ≤ 2 on this branch: the value stands
-        return {"root": "", "latex": "", "tree": None}  # alone, found numerically
-    return {"root": sstr(root), "latex": latex(root), "tree": _value_tree(root)}
+        return {"root": "", "latex": "", "value": None}  # alone, found numerically
+    value = root if _printable(root) else None
+    return {"root": sstr(root), "latex": latex(root), "value": value}
 
 
-def solve_crossovers(arch: Architecture,
-                     caches: tuple[str, ...] = ()) -> dict[str, Mapping[str, Any]]:
-    """Every crossover of ``arch`` behind ``caches``, as data; each part made on first use
-    (``Derived``)."""
-    from sympy import sstr
+def _printable(expr: Any) -> bool:
+    """Whether ``expr`` is arithmetic that generated code can evaluate (not a NaN, a complex
+    unit or an unevaluated function of a degenerate branch)."""
+    from sympy import Abs, I, Max, Min, ceiling, floor, nan, preorder_traversal, zoo
 
-    from ..derive.crossovers import crossovers
-    from ..symbols import latex
-    from .forms import tree
-
-    def simplified(c: Crossover) -> dict[str, Any] | None:
-        approx = c.simplified()
-        return None if approx is None else {"expr": sstr(approx), "latex": latex(approx),
-                                            "tree": _value_tree(approx)}
-
-    def atoms(c: Crossover) -> list[dict[str, Any]]:
-        return [{"kind": type(a).__name__, "args": [tree(arg) for arg in a.args]}
-                for a in c.atoms]
-
-
-    return {name: Derived({
-        "meaning": lambda c=c: c.meaning, "unit": lambda c=c: c.unit,
-        "unknown": lambda c=c: c.unknown.name, "kind": lambda c=c: c.kind,
-        "grows": lambda c=c: tree(c.grows), "other": lambda c=c: tree(c.other),
-        "atoms": lambda c=c: atoms(c), "main": lambda c=c: choice_key(c.main_choice),
-        "roots": lambda: {},  # solved on first use (:func:`branch_root`), or shipped
-        "simplified": lambda c=c: simplified(c),
-    }) for name, c in crossovers(arch, caches).items()}
+    allowed = (Max, Min, ceiling, floor, Abs)
+    return not expr.has(nan, zoo, I) and all(
+        e.func in allowed for e in preorder_traversal(expr) if e.is_Function)

@@ -1,8 +1,8 @@
 """Any SymPy expression evaluated for a setting: the symbolic path, for the expressions that
 are not among the derived forms (the figures' sweeps, TTFT's chunks, the documents' worked
 examples, validation's shapes). Exact substitution for single values; for arrays the expression
-is written as text once and compiled by :mod:`roofline.evaluate.compiler`, the same reader the
-derived forms go through, so there is one way from an expression to a number.
+is written as Python by :mod:`roofline.codegen`, as the derived forms are, so there is one way
+from an expression to a number.
 """
 
 from __future__ import annotations
@@ -57,15 +57,15 @@ def numeric(expr: Expr, where: Values, *free: Symbol, **extra: Any) -> Callable[
     broadcast arguments. A symbol left without a value is a ``ValueError``."""
     import numpy as np
 
-    from ..symbols import arithmetic
-    from . import arith, compiler
+    from ..codegen import function
+    from .compiled import bind
 
-    text = arithmetic(exact(expr, where, **extra))
+    specialised = exact(expr, where, **extra)
     names = tuple(s.name for s in free)
-    left = arith.names(text) - set(names)
+    left = {s.name for s in specialised.free_symbols} - set(names)
     if left:
         raise ValueError(f"symbols without a value: {', '.join(sorted(left))}")
-    f = compiler.compile(text, {}, names, array=True)
+    f = bind(function(specialised), {}, names)
 
     def call(*xs: Any) -> Any:
         arrays = [np.asarray(x, dtype=float) for x in xs]

@@ -8,10 +8,7 @@ does not import SymPy.
 from __future__ import annotations
 
 import importlib
-
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing, which slows every start
-if TYPE_CHECKING:
-    from typing import Any
+from typing import Any
 
 __all__ = [
     "Hardware", "load_hardware", "list_hardware",

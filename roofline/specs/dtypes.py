@@ -12,9 +12,10 @@ Fraction(1, 2)
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..errors import UnknownNameError
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing, which slows every start
 if TYPE_CHECKING:
     from fractions import Fraction
 
@@ -41,7 +42,9 @@ def _bits(dtype: str) -> int:
 def bytes_per_element(dtype: str) -> Fraction:
     """Bytes of one element of ``dtype``, exact; :class:`UnknownNameError` lists the valid
     ones."""
-    from fractions import Fraction  # for the exact path only: the numbers need no fractions
+    from fractions import (
+        Fraction,  # for the exact path only: the numbers need no fractions
+    )
 
     return Fraction(_bits(dtype), 8)
 

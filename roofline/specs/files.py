@@ -32,13 +32,9 @@ import stat
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 from ..errors import SpecError
-from .toml_cache import known
-
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing, which slows every start
-if TYPE_CHECKING:
-    from typing import Any
 
 __all__ = ["MAX_BYTES", "read_text", "parse_toml", "parse_json", "check_printable", "unique_names"]
 
@@ -101,10 +97,7 @@ def parse_toml(text: str, where: str) -> dict[str, Any]:
     ...
     roofline.errors.SpecError: x.toml: is not valid TOML: nested too deeply
     """
-    parsed = known(text)  # a shipped device file as shipped: parsed ahead (.toml_cache)
-    if parsed is not None:
-        return parsed
-    import tomllib  # here, not at the top: a shipped device file's start needs none of it
+    import tomllib
 
     return _parse(tomllib.loads, "TOML", text, where)
 

@@ -19,17 +19,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
+from typing import Any
 
 from ..errors import InputError, SpecError, UnknownNameError
+from ..tables import si
 from ._shipped import shipped_files
 from .dtypes import COMPUTE_DTYPES
 from .files import check_printable, parse_toml, read_text, unique_names
-from ..tables import si
 from .units import check_number, check_range, parse_quantity
-
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing, which slows every start
-if TYPE_CHECKING:
-    from typing import Any
 
 __all__ = ["Hardware", "KINDS", "PLAUSIBLE", "load_hardware", "list_hardware", "read_hardware"]
 

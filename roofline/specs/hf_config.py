@@ -83,14 +83,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 from ..errors import SpecError
 from .counts import LIMITS, REQUIRED_SHAPE, check_count
 from .hf_keys import ConfigKeys
-
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing, which slows every start
-if TYPE_CHECKING:
-    from typing import Any
 
 __all__ = ["SUPPORTED_MODEL_TYPES", "config_fields"]
 

@@ -6,13 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from ..errors import SpecError
 from .counts import DEFAULT_LIMIT, LIMITS, check_count
-
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing, which slows every start
-if TYPE_CHECKING:
-    from typing import Any
 
 __all__ = ["ConfigKeys"]
 

@@ -7,8 +7,9 @@ shape file (``.toml``, :mod:`roofline.specs.shape`); the shipped presets by name
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cache, cached_property
 from pathlib import Path
+from typing import Any
 
 from ..derive.architecture import Architecture
 from ..errors import SpecError, UnknownNameError
@@ -16,10 +17,7 @@ from ._shipped import shipped_files
 from .counts import LIMITS, REQUIRED_SHAPE, check_count, check_zero_or_count
 from .files import parse_json, read_text
 from .hf_config import SUPPORTED_MODEL_TYPES, config_fields
-
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing, which slows every start
-if TYPE_CHECKING:
-    from typing import Any
+from .shape import shape_fields
 
 __all__ = ["ModelShape", "SUPPORTED_MODEL_TYPES", "REQUIRED_SHAPE", "LIMITS", "load_model",
            "list_models", "read_model"]
@@ -221,22 +219,15 @@ class ModelShape:
 
     @cached_property
     def parameters(self) -> int:
-        """Parameters in total: ``transformer.params`` of the architecture at this shape (its
-        derived form, evaluated exactly in integers)."""
-        from ..evaluate import arith
-        from ..evaluate.forms import forms
-
-        return int(arith.value(forms(self.architecture)["parameters"], self.values(), exact=True))
+        """Parameters in total: ``transformer.params`` of the architecture at this shape (the
+        derivation's generated code, evaluated in integers)."""
+        return _counted(self, "parameters")
 
     @cached_property
     def active_parameters(self) -> int:
         """Parameters a token uses: all but the routed experts it does not reach
-        (``roofline.derive.moe.active_parameter_count``); a dense model's are all."""
-        from ..evaluate import arith
-        from ..evaluate.forms import forms
-
-        return int(arith.value(forms(self.architecture)["active_parameters"], self.values(),
-                               exact=True))
+        (``roofline.derive.transformer.active_parameter_count``); a dense model's are all."""
+        return _counted(self, "active_parameters")
 
     def beyond_context(self, tokens: int, what: str) -> str | None:
         """A warning's text where ``what`` (``"prompt: 32768 tokens"``) runs past the model's
@@ -267,13 +258,12 @@ def read_model(path: str | Path, name: str | None = None) -> ModelShape:
     :mod:`roofline.specs.shape`); the name is the file's stem unless given."""
     path = Path(path)
     if path.suffix == ".toml":
-        from .shape import read_shape
-
-        return read_shape(path, name)
-    config = parse_json(read_text(path, "model config"), str(path))
-    if not isinstance(config, dict):
-        raise SpecError(str(path), "must hold a JSON object", type(config).__name__)
-    model_type, fields = config_fields(config, path)
+        model_type, fields = shape_fields(path)
+    else:
+        config = parse_json(read_text(path, "model config"), str(path))
+        if not isinstance(config, dict):
+            raise SpecError(str(path), "must hold a JSON object", type(config).__name__)
+        model_type, fields = config_fields(config, path)
     return ModelShape(name=name or path.stem, path=path, model_type=model_type, **fields)
 
 
@@ -297,3 +287,23 @@ def load_model(name_or_path: str | Path, directory: str | Path | None = None) ->
     if text not in by_name:
         raise UnknownNameError("model", text, by_name)
     return read_model(by_name[text])
+
+
+@cache
+def _parameter_counts(arch: Architecture) -> dict[str, Any]:
+    """The parameter counts of ``arch`` (``transformer.params``, ``moe.active_params``) as
+    generated functions, kept in the user's cache."""
+    from .. import codegen
+
+    def make() -> str:
+        from ..derive.transformer import active_parameter_count, parameter_count
+
+        return codegen.module_source("Parameter counts.", {
+            "parameters": parameter_count(arch), "active_parameters": active_parameter_count(arch)})
+    return codegen.load(codegen.module_name("counts", arch), make).DATA
+
+
+def _counted(model: ModelShape, what: str) -> int:
+    from ..codegen import call
+
+    return int(call(_parameter_counts(model.architecture)[what], model.values()))

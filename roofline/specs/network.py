@@ -16,15 +16,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
+from typing import Any
 
 from ..errors import SpecError, UnknownNameError
 from ._shipped import shipped_dir
 from .files import parse_toml, read_text, unique_names
 from .hardware import PLAUSIBLE, _check_keys, _quantity, _string
-
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing, which slows every start
-if TYPE_CHECKING:
-    from typing import Any
 
 __all__ = ["Network", "read_network", "list_networks", "load_network", "FOLDER"]
 

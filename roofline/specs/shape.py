@@ -1,6 +1,6 @@
 """Shape files: a model of a family that :mod:`roofline.specs.model` does not read from its
 ``config.json``, described in the project's own schema. Parse (TOML) → validate → the same
-frozen :class:`~roofline.specs.model.ModelShape`.
+frozen :class:`~roofline.specs.model.ModelShape` (made by :func:`roofline.specs.model.read_model`).
 
 A shape file is TOML whose keys are the fields of ``roofline model show --json``::
 
@@ -40,9 +40,8 @@ from typing import Any
 from ..errors import SpecError, UnknownNameError
 from .files import check_printable, parse_toml, read_text
 from .counts import LIMITS, REQUIRED_SHAPE
-from .model import ModelShape
 
-__all__ = ["read_shape", "SHAPE_KEYS"]
+__all__ = ["shape_fields", "SHAPE_KEYS"]
 
 _NEW = ("kv_lora_rank", "q_lora_rank", "rope_head_dim", "shared_experts", "shared_expert_size",
         "moe_layers", "dense_intermediate_size", "mtp_layers")  # issue 12's; 0: none
@@ -55,8 +54,10 @@ SHAPE_KEYS = (*_INTS, *_BOOLS, *_TEXTS)
 _MAY_BE_ZERO = ("window_layers", "position_table_rows", *_NEW)
 
 
-def read_shape(path: str | Path, name: str | None = None) -> ModelShape:
-    """Parse and validate one shape file; the name is the file's stem unless given."""
+def shape_fields(path: str | Path) -> tuple[str, dict[str, Any]]:
+    """Parse and validate one shape file: its family (the model type shown) and the fields of
+    a :class:`~roofline.specs.model.ModelShape` (which :func:`~roofline.specs.model.read_model`
+    makes of them)."""
     path = Path(path)
     where = str(path)
     data = parse_toml(read_text(path, "model shape file"), where)
@@ -90,8 +91,7 @@ def read_shape(path: str | Path, name: str | None = None) -> ModelShape:
         fields.setdefault("window_layers", fields["num_layers"])
         fields.setdefault("layer_pattern", "every layer" if fields["window_layers"]
                           == fields["num_layers"] else "")
-    family = fields.pop("family", "shape")
-    return ModelShape(name=name or path.stem, path=path, model_type=family, **fields)
+    return fields.pop("family", "shape"), fields
 
 
 def _integer(value: object, where: str, key: str) -> int:
