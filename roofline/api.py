@@ -196,6 +196,7 @@ class CrossoverTable:
             "crossovers": {name: {"value": v.value, "unit": v.unit, "exists": v.exists,
                                   "reason": v.reason, "ends_at": v.ends_at,
                                   "expr": v.expr, "latex": v.latex,
+                                  "conditions": v.conditions, "symbols": v.symbols,
                                   "meaning": v.meaning, "evaluated": v.evaluated,
                                   "simplified": v.simplified,
                                   "simplified_expr": v.simplified_expr}

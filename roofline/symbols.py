@@ -106,7 +106,9 @@ N_cp = _count("N_cp")  # context-parallel degree
 N_dev = _count("N_dev")  # devices taking part in one collective
 S_msg = _real("S_msg")  # bytes of one collective's buffer on each device; bytes
 beta_link = _real("beta_link")  # interconnect bandwidth per device, one direction; bytes/s
-alpha_link = _real("alpha_link")  # interconnect latency per message (one step); s
+# interconnect latency per message (one step); s. Non-negative: a device file that gives none
+# charges none (a bound), so 0 is a value it takes
+alpha_link = Symbol("alpha_link", nonnegative=True)
 c_chunk = _count("c_chunk")  # chunks of a prompt sent through a pipeline
 
 # --- one operation on the roofline -----------------------------------------------------------

@@ -26,7 +26,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-__all__ = ["key", "directory", "load", "module_name", "clear_memory"]
+__all__ = ["key", "key_of", "directory", "load", "module_name", "clear_memory"]
 
 # What generated code is made from: a change to any of these gives a new key.
 _SOURCES = ("symbols.py", "catalog.py", "derive", "codegen", "evaluate/forms.py",
@@ -48,8 +48,13 @@ def _sympy_version() -> str:
 
 @cache
 def key() -> str:
-    """The digest of the derivation sources and the SymPy version (32 hex digits)."""
-    root = Path(__file__).parents[1]
+    """The digest of this package's derivation sources and the SymPy version (32 hex digits)."""
+    return key_of(Path(__file__).parents[1])
+
+
+def key_of(root: Path) -> str:
+    """The digest of the derivation sources of the package at ``root`` and the SymPy
+    version."""
     digest = hashlib.blake2b(_sympy_version().encode(), digest_size=16)
     for name in _SOURCES:
         path = root / name

@@ -54,7 +54,27 @@ def _printer() -> Any:
         def _print_Pow(self, expr: Any, rational: bool = False) -> str:
             return self._hprint_Pow(expr, rational=rational, sqrt="sqrt")
 
+        def _print_Function(self, expr: Any) -> str:  # the inert Max and Min (:func:`_inert`)
+            name = type(expr).__name__
+            if name in ("Max", "Min"):
+                return self._call(name, expr)
+            return super()._print_Function(expr)
+
     return Printer({"fully_qualified_modules": False, "standard": "python3"})
+
+
+def _inert(expr: Any) -> Any:
+    """``expr`` with every Max and Min an inert function of the same name: ``cse`` rebuilds the
+    expressions it shares, and SymPy's own Max and Min compare their arguments pairwise on every
+    rebuild (most of the time a crossover's code took); the printer writes both alike."""
+    from sympy import Function, Max, Min
+
+    if not expr.args:
+        return expr
+    args = [_inert(a) for a in expr.args]
+    if isinstance(expr, Max | Min):
+        return Function(type(expr).__name__)(*args)
+    return expr.func(*args) if args != list(expr.args) else expr
 
 
 def _function(name: str, expr: Any, printer: Any) -> str:
@@ -64,7 +84,7 @@ def _function(name: str, expr: Any, printer: Any) -> str:
     args = sorted(s.name for s in expr.free_symbols)
     taken = set(args)
     temps = (s for s in numbered_symbols("x") if s.name not in taken)
-    steps, (reduced,) = cse(expr, symbols=temps, order="none")
+    steps, (reduced,) = cse(_inert(expr), symbols=temps, order="none")
     body = [f"    {s} = {printer.doprint(v)}" for s, v in steps]
     return "\n".join([f"def {name}({', '.join(args)}):", *body,
                       f"    return {printer.doprint(reduced)}"])

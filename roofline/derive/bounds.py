@@ -18,7 +18,8 @@ from .entry import Entry
 from . import levels
 from .layers import Operation, total_bytes, total_flops
 from .levels import BANDWIDTH
-from .transformer import Architecture, prefill_operations
+from .architecture import DEFAULT_ATTENTION
+from .transformer import DEFAULT_CACHES, Architecture, prefill_operations
 
 __all__ = ["ridge", "attainable", "op_time", "memory_time", "op_time_no_overlap", "total_time",
            "aggregate_time", "aggregate_memory_time", "entries"]
@@ -88,7 +89,8 @@ def total_time(ops: list[Operation]) -> Expr:
 
 
 def entries() -> list[Entry]:
-    prefill = total_time(prefill_operations(Architecture(), "tiled"))
+    prefill = total_time(prefill_operations(Architecture(), DEFAULT_ATTENTION,
+                                            caches=DEFAULT_CACHES))
     return [
         Entry("roofline.ridge", ridge(), "ridge intensity: compute-bound above it", "FLOP/byte",
               SOURCE),
@@ -100,5 +102,6 @@ def entries() -> list[Entry]:
               "time of one operation when compute and traffic never overlap", "s", SOURCE),
         Entry("prefill.time", prefill, "prefill time: the sum of every operation's roofline time",
               "s", SOURCE + "; operations as prefill.flops",
-              ("operations run one after another, each at its own roof", "attention: tiled")),
+              ("operations run one after another, each at its own roof",
+               "attention: kernel, behind an L2 (the default)")),
     ]

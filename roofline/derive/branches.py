@@ -20,8 +20,9 @@ from dataclasses import dataclass
 from functools import cache, cached_property
 from math import prod
 
-from sympy import (Add, Dummy, Expr, Integer, Max, Min, Poly, PolynomialError, Symbol, cancel,
-                   expand, factor_terms, nan, oo, solve, sstr, together, zoo)
+from sympy import (Add, And, Dummy, Eq, Expr, Integer, Max, Min, Piecewise, Poly, PolynomialError,
+                   Symbol, cancel, expand, factor_terms, nan, oo, solve, sstr, together, true,
+                   zoo)
 
 from ..symbols import B, M_l2, M_l3, M_sram, N_sm, P_peak, W, b_a, beta_hbm
 
@@ -45,6 +46,37 @@ class Branch:
     def root(self) -> Expr:
         """The closed form of this branch's crossover, solved by SymPy."""
         return _root(*self.coefficients)
+
+    @cached_property
+    def conditions(self) -> tuple[Expr, ...]:
+        """Where this branch holds: for each Max (Min) its chosen argument ≥ (≤) each other
+        argument, every atom inside them replaced by its own choice; inequalities in the
+        unknown and the other symbols (those that no shape makes false are left out).
+
+        >>> x = Symbol("x", positive=True)
+        >>> Crossover("c", "", "", "", x, Max(x, 4), Integer(8), "balance").branch((0,)).conditions
+        (x >= 4,)
+        """
+        rule = dict(self.choices)
+        out = []
+        for atom, arg in self.choices:
+            chosen = _chosen(arg, rule)
+            for other in atom.args:
+                if other != arg:
+                    other = _chosen(other, rule)
+                    holds = chosen >= other if isinstance(atom, Max) else chosen <= other
+                    if holds is not true:
+                        out.append(holds)
+        return tuple(out)
+
+
+def _chosen(expr: Expr, rule: dict[Expr, Expr]) -> Expr:
+    """``expr`` with every Max/Min replaced by its chosen argument, outermost first."""
+    while True:
+        replaced = expr.xreplace(rule)
+        if replaced == expr:
+            return expr
+        expr = replaced
 
 
 # A branch is named by its choice: for each Max/Min atom of the equation (in the order of
@@ -182,13 +214,27 @@ def _term_coefficients(equation: Expr, x: Symbol) -> list[Expr] | None:
 
 
 def _root(a2: Expr, a1: Expr, a0: Expr) -> Expr:
+    """The first root of a₂x² + a₁x + a₀; where a symbol that may be 0 (a latency that a device
+    file does not give) takes a₂ to 0, a Piecewise that is the linear root there.
+
+    >>> from sympy import symbols
+    >>> a, b = symbols("a b", nonnegative=True)
+    >>> _root(a, Integer(1), -b)
+    Piecewise((b, Eq(a, 0)), ((sqrt(4*a*b + 1) - 1)/(2*a), True))
+    """
     c2, c1, c0 = _COEFFS
     # xreplace: the coefficients are put in place of the dummies in one rebuild of the tree
     # (``subs`` gives the same expression, several times slower)
+    linear = cancel(_generic_roots(False)[0].xreplace({c1: a1, c0: a0}))
     if a2 == 0:
-        return cancel(_generic_roots(False)[0].xreplace({c1: a1, c0: a0}))
-    return _generic_roots(True)[0].xreplace(
+        return linear
+    quadratic = _generic_roots(True)[0].xreplace(
         {c2: factor_terms(a2), c1: factor_terms(a1), c0: factor_terms(a0)})
+    # a symbol that may be 0 (the latency a device file does not give) and takes a₂ to 0
+    vanishing = [s for s in a2.free_symbols if s.is_nonnegative and s.is_zero is None]
+    if vanishing and a2.xreplace(dict.fromkeys(vanishing, 0)) == 0:
+        return Piecewise((linear, And(*(Eq(s, 0) for s in vanishing))), (quadratic, True))
+    return quadratic
 
 
 _COEFFS = (Dummy("a2", real=True), Dummy("a1", real=True), Dummy("a0", real=True))

@@ -24,6 +24,11 @@ class Entry:
     assumptions: tuple[str, ...] = ()
     topic: str = ""
     steps: tuple[tuple[str, sympy.Basic], ...] = field(default=(), compare=False)
+    # where the form holds (relations in its symbols), and the values of the worked example that
+    # this entry takes instead of the documents' common ones, so that its example lies there:
+    # (symbol, value, why)
+    holds: tuple[sympy.Basic, ...] = field(default=(), compare=False)
+    example: tuple[tuple[sympy.Symbol, sympy.Basic, str], ...] = field(default=(), compare=False)
 
     @property
     def symbols(self) -> list[str]:

@@ -354,7 +354,10 @@ def entries() -> list[Entry]:
               steps=(("defining equality: naive FLOPs − absorbed FLOPs = 0",
                       step_flops("naive") - step_flops("absorbed")),
                      ("solved for T_ctx", absorb_crossover_context()),
-                     ("one decode token (T = 1)", one))),
+                     ("one decode token (T = 1)", one)),
+              holds=(T * (d_c - H) < H * d_c,),
+              example=((T, Integer(64), "a chunk of 64 new tokens per sequence, within the "
+                        "range where the crossover exists"),)),
         Entry("mla.absorb.crossover_context.decode", one,
               "the same for one decode token: under one token, absorption always pays",
               "tokens", f"{SOURCE}; {REFERENCE}", (layer, "T = 1")),

@@ -72,7 +72,10 @@ def entries() -> list[Entry]:
         Entry("projection.intensity.small_T", small,
               "leading term of the projection's intensity as T → 0 (weights dominate)",
               "FLOP/byte", SOURCE, (rows, "T ≪ d_in, d_out"),
-              steps=(("intensity", i), ("limit(intensity/T, T→0)", small / T))),
+              steps=(("intensity", i), ("limit(intensity/T, T→0)", small / T)),
+              holds=(10 * T * b_a * (d_in + d_out) <= b_w * d_in * d_out,),
+              example=((T, Integer(16), "a short prompt: the activations' bytes under a "
+                        "tenth of the weights'"),)),
         Entry("projection.intensity.large_T", large,
               "limit of the projection's intensity as T → ∞ (activations dominate)",
               "FLOP/byte", SOURCE, (rows, "T ≫ d_in, d_out"),

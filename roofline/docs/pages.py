@@ -11,20 +11,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sympy import Eq, Expr, Integer, Symbol, factor_terms, nan, oo, sstr, zoo
 
-from ..derive.branches import Crossover, quadratic_root
 from ..derive.crossovers import crossovers
 from ..derive.entry import Entry
 from ..derive.transformer import Architecture
-from ..evaluate import Setting, crossover_value, scalar
 from ..specs.hardware import Hardware
 from ..specs.model import ModelShape
-from ..symbols import CATALOGUE, B, T, latex
+from .crossover_section import crossover_section
 from .crossover_table import crossover_table
-from .example import EXAMPLE, Example, _evaluate
-from .markdown import folded, math, md, quantity, table, tidy
+from .example import EXAMPLE, Example
+from .markdown import md, table, tidy
 from .references import REFERENCES
+from .sections import formula_section
 from .validation_table import parallel_table, validation_table
 
 __all__ = ["HEADER", "TITLES", "anchor", "index", "page"]
@@ -119,9 +117,6 @@ TITLES: dict[str, tuple[str, str]] = {
 }
 
 
-_LONG = 700  # a step's LaTeX longer than this (characters) folds into a <details> block
-_SHORT = 300  # a crossover's closed form up to this long is shown unfolded
-_A = (Symbol("a_2"), Symbol("a_1"), Symbol("a_0"))
 
 
 def anchor(name: str) -> str:
@@ -188,9 +183,9 @@ def page(topic: str, entries: list[Entry], example: Example, hardware: Sequence[
         lines.append(f"{md(entry.meaning[:1].upper() + entry.meaning[1:])}. "
                      f"Unit: {md(entry.unit)}.")
         if topic == "crossovers":
-            lines += _crossover(entry, found[anchor(entry.name)], example)
+            lines += crossover_section(entry, found[anchor(entry.name)], example)
         else:
-            lines += _formula(entry, example)
+            lines += formula_section(entry, example)
     if topic == "crossovers":
         lines += crossover_table(hardware, models)
     if topic == "levels":
@@ -198,141 +193,3 @@ def page(topic: str, entries: list[Entry], example: Example, hardware: Sequence[
     if topic == "tensor_parallel":
         lines += parallel_table()
     return tidy(lines)
-
-
-def _symbols(entry: Entry, example: Example) -> list[str]:
-    rows = []
-    for name in entry.symbols:
-        info = CATALOGUE[name]
-        value = example.values[info.symbol]
-        shown = quantity(value if isinstance(value, Integer) else float(value), info.unit)
-        if info.symbol in example.notes:
-            shown += f" ({example.notes[info.symbol]})"
-        rows.append([f"`{name}`", md(info.meaning), "–" if info.unit == "1" else md(info.unit),
-                     ", ".join(info.assumptions), md(shown)])
-    return ["", "**Symbols.**", *table(["symbol", "meaning", "unit", "assumptions",
-                                         "example"], rows)]
-
-
-def _common(entry: Entry, example: Example, assumptions: Sequence[str]) -> list[str]:
-    lines = _symbols(entry, example)
-    if assumptions:
-        lines += ["", "**Assumptions.**", "", *(f"- {md(a)}" for a in assumptions)]
-    lines += ["", f"**Source.** {md(entry.source)}."]
-    return lines
-
-
-def _sympy_form(entry: Entry) -> list[str]:
-    return folded("SymPy form (reads back with <code>sympy.parse_expr</code> and "
-                   "<code>roofline.symbols.local_dict()</code>)",
-                   ["```python", sstr(entry.expr), "```"])
-
-
-def _steps(entry: Entry, skip: Expr | None = None) -> list[str]:
-    if not entry.steps:
-        return []
-    lines = ["", "**Derivation** (the steps as SymPy made them).", ""]
-    for number, (label, expr) in enumerate(entry.steps, 1):
-        head = f"Step {number} ({md(label)})"
-        if skip is not None and expr == skip:
-            lines += ["", f"{head}: the closed form above.", ""]
-            continue
-        tex = latex(expr)
-        note = _degenerate(expr)
-        if len(tex) > _LONG:
-            lines += folded(f"{head} ({len(tex):,} characters of LaTeX)", math(tex))
-        else:
-            lines += ["", f"{head}:", *math(tex)]
-        if note:
-            lines += ["", note, ""]
-    return lines
-
-
-def _degenerate(expr: Expr) -> str:
-    """A note when a limit leaves no finite positive value (the neglected term defines it)."""
-    if expr.has(nan, zoo, oo) or (expr.is_number and not expr.is_positive):
-        return ("*This limit has no finite positive value: the term neglected in it is what "
-                "defines the crossover, so the exact form above is the one to use.*")
-    return ""
-
-
-def _formula(entry: Entry, example: Example) -> list[str]:
-    lines = math(latex(entry.expr))
-    lines += _common(entry, example, entry.assumptions)
-    lines += _steps(entry)
-    value = _evaluate(entry.expr, example.values)
-    lines += ["", f"**Worked example** ({example.describe()}; values in the symbol table): "
-              f"**{md(quantity(value, entry.unit))}**."]
-    return lines + _sympy_form(entry)
-
-
-def _crossover(entry: Entry, c: Crossover, example: Example) -> list[str]:
-    branch, x = c.main_branch, c.unknown
-    coeffs = [factor_terms(a) for a in branch.coefficients]
-    star = Symbol(f"{x}^*")
-    if coeffs[0] == 0:
-        formula = quadratic_root(_A[1] * x + _A[2], x)
-        named = list(zip(_A[1:], coeffs[1:]))
-        poly = f"a₁{x} + a₀"
-    else:
-        formula = quadratic_root(_A[0] * x**2 + _A[1] * x + _A[2], x)
-        named = list(zip(_A, coeffs))
-        poly = f"a₂{x}² + a₁{x} + a₀"
-    lines = ["", f"The crossover {x}\\* is the first positive root of {poly} = 0 "
-             "on the main branch of the defining equality (below), as SymPy solved it:",
-             *math(latex(Eq(star, formula))), "with", ""]
-    for symbol, coeff in named:
-        lines += math(latex(Eq(symbol, coeff)))
-    full = latex(entry.expr)
-    if len(full) <= _SHORT:
-        lines += ["", "Written out:", *math(full)]
-    else:
-        lines += folded(f"The closed form written out (<code>{entry.name}</code>, "
-                         f"{len(full):,} characters of LaTeX)", math(full))
-    lines += _common(entry, example, c.regime)
-    if branch.choices:
-        body = ["Each max/min of the defining equality replaced by one argument:"]
-        for atom, arg in branch.choices:
-            body += math(f"{latex(atom)} \\;\\longrightarrow\\; {latex(arg)}")
-        lines += ["", f"**Main branch.** {c.branch_count:,} branches in all; the value of a "
-                  "setting is the first sign change of the defining equality itself, and its "
-                  "closed form that of the branch whose choices hold there."]
-        lines += folded("The main branch's choices", body)
-    lines += _steps(entry, skip=entry.expr)
-    lines += _crossover_example(c, example)
-    return lines + _sympy_form(entry)
-
-
-def _crossover_example(c: Crossover, example: Example) -> list[str]:
-    if c.name not in example.crossovers:  # a crossover of another family: its example model
-        from ..specs.model import load_model
-
-        s = example.setting
-        other = Setting(s.hardware, load_model(EXAMPLE.mla_model), s.dtype, batch=s.batch)
-        v = crossover_value(other, c.name)
-        head = (f"**Worked example** ({s.hardware.name} and {other.model.name} in {s.dtype}, "
-                f"B = {s.batch}; the example's {s.model.name} has no such crossover):")
-        if not v.exists:
-            return ["", f"{head} {md(v.reason)}."]
-        return ["", f"{head} **{c.unknown}\\* = {md(quantity(v.value, v.unit))}**."]
-    v = example.crossovers[c.name]
-    head = f"**Worked example** ({example.describe()}; values in the symbol table):"
-    if not v.exists:
-        return ["", f"{head} {md(v.reason)}."]
-    text = f"{head} **{c.unknown}\\* = {md(quantity(v.value, v.unit))}**"
-    if v.ends_at is not None:
-        text += f"; {md(v.reason)} (the equality holds again there, and the regime ends)"
-    branch = c.main_branch
-    if str(v.expr) == sstr(branch.root) and example.setting.model.architecture == Architecture():
-        vals = example.setting.values(batch=c.unknown is not B)
-        if c.unknown is not T:  # as the evaluation: a batch crossover at the context limit
-            vals[T] = Integer(example.setting.model.max_position)
-        names = ("a₂", "a₁", "a₀")
-        shown = [f"{n} = {scalar(a, vals):.6g}"
-                 for n, a in zip(names, branch.coefficients) if a != 0]
-        text += f" (main branch: {', '.join(shown)})"
-    else:
-        text += " (from another branch, whose choices hold here)"
-    return ["", text + "."]
-
-

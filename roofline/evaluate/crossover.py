@@ -16,7 +16,7 @@ whose closed form is reported (shipped, or solved by SymPy the first time a sett
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache, partial
 from typing import Any
@@ -28,6 +28,8 @@ from .setting import Setting
 from .solved import branch_root, choice_key, solve_branches
 
 __all__ = ["CrossoverValue", "crossover_values", "crossover_value", "solve_closed_forms"]
+
+_NO_FORM = {"root": "", "latex": "", "conditions": [], "names": []}
 
 _TIE = 1e-9  # relative distance under which two arguments of a Max/Min are equal
 # A parallel crossover's group, by its name's prefix, and what it would hide.
@@ -54,18 +56,40 @@ class CrossoverValue:
     simplified: float | None = None  # the wide-layer form (activation traffic neglected)
     simplified_expr: str | None = None
     branch: str = ""  # the branch reported: each Max/Min atom's argument index (solved.choice_key)
-    closed_form: Callable[[], dict[str, Any]] = field(default=lambda: {"root": "", "latex": ""},
-                                                      repr=False, compare=False)
+    closed_form: Callable[[], dict[str, Any]] = field(default=lambda: _NO_FORM, repr=False,
+                                                      compare=False)
+    unknown: str = "T"
+    numbers: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def expr(self) -> str:
-        """The closed form of the branch that holds here (``sympy.sstr``; "" where the branch
-        has none of degree ≤ 2)."""
+        """The closed form of the branch that holds here (``sympy.sstr``); "" where the branch
+        has none of degree ≤ 2, and where there is no value (a crossover that never happens
+        prints no formula that gives a number)."""
         return self.closed_form()["root"]
 
     @property
     def latex(self) -> str:
         return self.closed_form()["latex"]
+
+    @property
+    def conditions(self) -> list[dict[str, str]]:
+        """Where the branch of :attr:`expr` holds: inequalities (``expr`` text and ``latex``) in
+        the unknown, true at the value and the setting's numbers (:attr:`symbols`)."""
+        return self.closed_form()["conditions"]
+
+    @property
+    def symbols(self) -> dict[str, Any]:
+        """The value of every symbol in :attr:`expr` and :attr:`conditions` at this setting (the
+        unknown's is the value): the closed form with these gives :attr:`value`. A memory level
+        whose bandwidth the device file does not give constrains nothing: its bandwidth is
+        infinite, written "oo" (SymPy's ∞, which JSON has no number for)."""
+        names = self.closed_form()["names"]
+        out = {n: "oo" if self.numbers[n] == math.inf else self.numbers[n]
+               for n in names if n in self.numbers}
+        if self.conditions and self.value is not None:
+            out[self.unknown] = self.value
+        return out
 
 
 def crossover_values(setting: Setting) -> dict[str, CrossoverValue]:
@@ -75,10 +99,12 @@ def crossover_values(setting: Setting) -> dict[str, CrossoverValue]:
 
 def solve_closed_forms(setting: Setting, values: Iterable[CrossoverValue]) -> None:
     """Solve now, together (:func:`.solved.solve_branches`), the closed forms of ``values``
-    that the shipped forms do not carry: a caller about to read them all (a table's JSON)."""
+    not solved before: a caller about to read them all (a table's JSON). A value that does not
+    exist has none."""
     forms = setting.crossover_forms
     solve_branches(setting.architecture, setting.caches,
-                   [(v.name, v.branch) for v in values if v.branch not in forms[v.name]["roots"]])
+                   [(v.name, v.branch) for v in values
+                    if v.exists and v.branch not in forms[v.name]["roots"]])
 
 
 def crossover_value(setting: Setting, name: str,
@@ -131,11 +157,12 @@ def _evaluate(name: str, c: dict[str, Any], vals: dict[str, Any], folding: _Boun
             return lambda: shipped
         return lambda: branch_root(setting.architecture, setting.caches, name, key)
 
-    value = partial(CrossoverValue, name, c["meaning"], unit=c["unit"])
+    value = partial(CrossoverValue, name, c["meaning"], unit=c["unit"], unknown=c["unknown"],
+                    numbers=vals)
 
     def absent(reason: str, evaluated: bool = True) -> CrossoverValue:
         return value(value=None, exists=False, reason=reason, evaluated=evaluated,
-                     branch=c["main"], closed_form=closed(c["main"]))
+                     branch=c["main"])
 
     # the tiled schedules' SRAM size M_sram, the interconnect's bandwidth beta_link: where the
     # device gives none, a crossover that uses it is not evaluated

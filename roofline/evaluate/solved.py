@@ -38,7 +38,9 @@ def _name(arch: Architecture, caches: tuple[str, ...]) -> str:
 def roots(arch: Architecture, caches: tuple[str, ...] = ()) -> dict[str, dict[str, Any]]:
     """Crossover name → branch key → its closed form (``root`` as ``sstr``, ``latex``, and
     ``value``, a generated function; "" and None where the branch has no closed form of degree
-    ≤ 2), for the branches solved so far. Updated in place as branches are solved."""
+    ≤ 2), the ``conditions`` under which the branch holds (text and LaTeX of inequalities in
+    the unknown) and the ``names`` of the symbols in both, for the branches solved so far.
+    Updated in place as branches are solved."""
     return codegen.load(_name(arch, caches), _empty).DATA
 
 
@@ -86,19 +88,25 @@ def _solve(arch: Architecture, caches: tuple[str, ...], name: str, key: str) -> 
     from ..symbols import latex
 
     c = crossovers(arch, caches)[name]
+    branch = c.branch(tuple(int(i) for i in key.split(",")) if key else ())
+    conditions = [{"expr": sstr(q), "latex": latex(q)} for q in branch.conditions]
+    names = {s.name for q in branch.conditions for s in q.free_symbols} - {c.unknown.name}
     try:
-        root = c.branch(tuple(int(i) for i in key.split(",")) if key else ()).root
+        root = branch.root
     except (PolynomialError, ValueError):  # not of degree ≤ 2 on this branch: the value stands
-        return {"root": "", "latex": "", "value": None}  # alone, found numerically
+        return {"root": "", "latex": "", "value": None, "conditions": conditions,
+                "names": sorted(names)}  # alone, found numerically
     value = root if _printable(root) else None
-    return {"root": sstr(root), "latex": latex(root), "value": value}
+    names |= {s.name for s in root.free_symbols}
+    return {"root": sstr(root), "latex": latex(root), "value": value, "conditions": conditions,
+            "names": sorted(names)}
 
 
 def _printable(expr: Any) -> bool:
     """Whether ``expr`` is arithmetic that generated code can evaluate (not a NaN, a complex
     unit or an unevaluated function of a degenerate branch)."""
-    from sympy import Abs, I, Max, Min, ceiling, floor, nan, preorder_traversal, zoo
+    from sympy import Abs, I, Max, Min, Piecewise, ceiling, floor, nan, preorder_traversal, zoo
 
-    allowed = (Max, Min, ceiling, floor, Abs)
+    allowed = (Max, Min, ceiling, floor, Abs, Piecewise)
     return not expr.has(nan, zoo, I) and all(
         e.func in allowed for e in preorder_traversal(expr) if e.is_Function)
