@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from sympy import Symbol
 
-__all__ = ["SymbolInfo", "CATALOGUE", "info", "local_dict", "latex"]
+__all__ = ["SymbolInfo", "CATALOGUE", "info", "by_name", "local_dict", "latex"]
 
 
 @dataclass(frozen=True)
@@ -198,6 +198,17 @@ CATALOGUE: dict[str, SymbolInfo] = {
 def info(name: str) -> SymbolInfo:
     """The catalogue entry of a symbol name (``KeyError`` for an unknown one)."""
     return CATALOGUE[name]
+
+
+def by_name(values: dict[str, object]) -> dict[Symbol, object]:
+    """Numbers by symbol name → by the catalogue's symbol, for ``expr.xreplace`` or ``subs``
+    (the symbols carry assumptions: ``Symbol("T")`` without them is another symbol, which a
+    substitution silently leaves alone).
+
+    >>> (2 * T * d_in * d_out).xreplace(by_name({"T": 2048, "d_in": 4096, "d_out": 14336}))
+    240518168576
+    """
+    return {CATALOGUE[name].symbol: value for name, value in values.items()}
 
 
 def local_dict() -> dict[str, Symbol]:
