@@ -1,10 +1,11 @@
 """Named derivations: a stable dotted name → exact expression, meaning, unit, assumptions, source.
 
 The catalogue is built on first use from the ``entries()`` of each derivation module, one topic
-at a time, never at import time. Which topic holds which name (with its meaning and unit), and
-every entry's JSON form (``record``: text, LaTeX, symbols, source), are kept in the user's cache
+at a time, never at import time. Each topic's names (with meaning and unit) and entries' JSON
+forms (``record``: text, LaTeX, symbols, source) are kept in the user's cache
 (:mod:`roofline.codegen.cache`) once built, so that listing the names, refusing an unknown one
-or printing an entry needs no SymPy on later calls. Names are stable: documents cite them (``derivations/<topic>.md#<name>``).
+or printing an entry needs no SymPy on later calls, and printing one entry builds only the
+topics up to its own. Names are stable: documents cite them (``derivations/<topic>.md#<name>``).
 """
 
 from __future__ import annotations
@@ -58,21 +59,33 @@ def catalogue() -> dict[str, Entry]:
 
 
 @cache
-def _kept() -> dict[str, Any]:
-    """``index`` (every name → its topic, meaning and unit) and ``entries`` (every entry's JSON
-    form), from the user's cache, built there on first use."""
+def _kept(name: str) -> dict[str, Any]:
+    """One topic's names (each → its topic, meaning and unit) and entries' JSON forms, from the
+    user's cache, built there on first use."""
     def make() -> str:
-        entries = catalogue()
-        return codegen.module_source("The catalogue's names and entries.", {
+        entries = topic(name)
+        return codegen.module_source(f"The catalogue's topic {name}: names and entries.", {
             "index": {n: {"topic": e.topic, "meaning": e.meaning, "unit": e.unit}
                       for n, e in entries.items()},
             "entries": {n: e.as_dict() for n, e in entries.items()}})
-    return codegen.load("catalogue", make).DATA
+    return codegen.load(f"catalogue-{name}", make).DATA
+
+
+def _holding(name: str) -> dict[str, Any] | None:
+    """The kept topic that holds ``name``: the topic its first dotted part names, if any, tried
+    first, then the others in order (a command that prints one entry builds only the topics
+    up to its own); None where no topic holds it."""
+    first = name.partition(".")[0]
+    for t in sorted(TOPICS, key=lambda t: t != first):
+        kept = _kept(t)
+        if name in kept["index"]:
+            return kept
+    return None
 
 
 def index() -> dict[str, dict[str, str]]:
     """Every name → its topic, meaning and unit."""
-    return _kept()["index"]
+    return {n: e for t in TOPICS for n, e in _kept(t)["index"].items()}
 
 
 def names() -> list[str]:
@@ -81,19 +94,19 @@ def names() -> list[str]:
 
 def get(name: str) -> Entry:
     """The entry called ``name``; an unknown name raises with the close valid names."""
-    known = index()
-    if name not in known:
-        raise UnknownNameError("derivation", name, known, "roofline derive")
-    return topic(known[name]["topic"])[name]
+    kept = _holding(name)
+    if kept is None:
+        raise UnknownNameError("derivation", name, index(), "roofline derive")
+    return topic(kept["index"][name]["topic"])[name]
 
 
 def record(name: str) -> dict[str, object]:
     """The JSON form of the entry called ``name`` (``Entry.as_dict``); an unknown name raises
     as :func:`get` does."""
-    entries = _kept()["entries"]
-    if name not in entries:
+    kept = _holding(name)
+    if kept is None:
         get(name)  # raises
-    return entries[name]
+    return kept["entries"][name]
 
 
 def select_names(requested: Iterable[str]) -> list[str]:

@@ -7,7 +7,8 @@ is never read. Its first line is ``# roofline <digest>``, the BLAKE2b digest of 
 text. A file is executed only where that digest matches, the file belongs to this user and no one
 else may write to it (nor to its folder); any other file is ignored and written again. A module is
 written atomically (a temporary file beside it, then renamed): two processes that write the same
-module at once leave one whole copy. Where the cache cannot be written (a read-only or full
+module at once leave one whole copy. Its bytecode is written beside it (``__pycache__``, checked
+against the source's hash), and kept only while it too is the user's alone. Where the cache cannot be written (a read-only or full
 disk), the module is kept in memory for this process, with one warning.
 """
 
@@ -18,6 +19,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import py_compile
 import tempfile
 import types
 import warnings
@@ -117,6 +119,7 @@ def _write(path: Path, text: str) -> bool:
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
+        _compile(path)
     except OSError as e:
         if not _warned:
             _warned.append(str(e))
@@ -124,6 +127,28 @@ def _write(path: Path, text: str) -> bool:
                           "generated code is kept in memory for this process", stacklevel=4)
         return False
     return True
+
+
+def _compile(path: Path) -> None:
+    """Write the module's bytecode beside it (``__pycache__``, checked against the source's
+    hash when imported), also where the interpreter writes none itself
+    (``PYTHONDONTWRITEBYTECODE``): a later import then compiles nothing."""
+    pyc = Path(importlib.util.cache_from_source(str(path)))
+    pyc.parent.mkdir(mode=0o755, exist_ok=True)
+    py_compile.compile(str(path), cfile=str(pyc), doraise=True,
+                       invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH)
+    os.chmod(pyc, 0o644)
+
+
+def _bytecode_trusted(path: Path) -> None:
+    """Remove the module's bytecode where it, or its folder, is not this user's alone (the
+    source is compiled afresh then)."""
+    pyc = Path(importlib.util.cache_from_source(str(path)))
+    try:
+        if not _trusted(pyc):
+            pyc.unlink()
+    except OSError:
+        pass
 
 
 def _module(name: str, text: str | None, path: Path) -> types.ModuleType:
@@ -149,6 +174,8 @@ def load(name: str, make: Callable[[], str], extend: str = "") -> types.ModuleTy
     kept = _memory.get((key(), name))
     text = kept or _read(path)
     if text is not None and not extend:
+        if kept is None:
+            _bytecode_trusted(path)
         return _module(name, kept, path)  # as read (the file's own bytes, checked)
     text = (text or make()) + ("\n\n" + extend if extend else "")
     if _write(path, text):

@@ -1,9 +1,9 @@
 """The functions that generated code calls (:mod:`.printer`), for numbers and for numpy arrays.
 
 SymPy prints ``Max``, ``Min``, ``ceiling``, ``floor``, ``sqrt`` and ``Abs`` under their own
-names; each is defined here once for both kinds of argument: Python's own arithmetic where every
-argument is a number (integers stay exact), numpy's element-wise form where one is an array
-(numpy is imported only then).
+names; each is defined here once for both kinds of argument: Python's own arithmetic where the
+arguments are numbers (integers stay exact), numpy's element-wise form where one is an array
+(numpy is imported only then; a numpy scalar takes that path too).
 
 >>> Max(2, 7, 3), Min(2, 7), ceiling(2.5), sqrt(16)
 (7, 2, 3, 4.0)
@@ -16,49 +16,49 @@ import math
 __all__ = ["Max", "Min", "ceiling", "floor", "sqrt", "Abs"]
 
 
-def _array(xs: tuple) -> bool:
-    """Whether one of ``xs`` is a numpy array (without importing numpy)."""
-    return any(hasattr(x, "__array_ufunc__") for x in xs)
+_NUMBERS = (int, float)
 
 
 def Max(*xs):
-    if _array(xs):
+    try:
+        return max(xs)
+    except ValueError:  # an array among them (its truth value is ambiguous): element-wise
         import numpy as np
 
         return np.maximum.reduce(np.broadcast_arrays(*xs))
-    return max(xs)
 
 
 def Min(*xs):
-    if _array(xs):
+    try:
+        return min(xs)
+    except ValueError:  # an array among them: element-wise
         import numpy as np
 
         return np.minimum.reduce(np.broadcast_arrays(*xs))
-    return min(xs)
 
 
 def ceiling(x):
-    if _array((x,)):
-        import numpy as np
+    if type(x) in _NUMBERS:
+        return math.ceil(x)
+    import numpy as np
 
-        return np.ceil(x)
-    return math.ceil(x)
+    return np.ceil(x)
 
 
 def floor(x):
-    if _array((x,)):
-        import numpy as np
+    if type(x) in _NUMBERS:
+        return math.floor(x)
+    import numpy as np
 
-        return np.floor(x)
-    return math.floor(x)
+    return np.floor(x)
 
 
 def sqrt(x):
-    if _array((x,)):
-        import numpy as np
+    if type(x) in _NUMBERS:
+        return math.sqrt(x)
+    import numpy as np
 
-        return np.sqrt(x)
-    return math.sqrt(x)
+    return np.sqrt(x)
 
 
 def Abs(x):
