@@ -110,7 +110,7 @@ def _run(base: Path, model: str = "Llama-3-8B") -> subprocess.Popen:
 
 
 def _module_files(base: Path) -> list[Path]:
-    return sorted((base / "roofline").glob("*/forms-*.py"))
+    return sorted((base / "roofline").glob("*/prefill-kernel-*.py"))
 
 
 def _whole(path: Path) -> bool:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from functools import cache
 from typing import Any
 
@@ -25,7 +25,7 @@ from .. import codegen
 from ..derive.architecture import ATTENTION_MODES, Architecture
 
 __all__ = ["arch_key", "forms", "crossover_forms", "sympy_forms", "sympy_crossovers",
-           "module_name"]
+           "module_name", "PARTS"]
 
 
 def arch_key(arch: Architecture, caches: Sequence[str] = ()) -> str:
@@ -44,52 +44,120 @@ def _ops(ops: list[Any]) -> list[dict[str, Any]]:
              "bytes": op.bytes, "levels": dict(op.levels)} for op in ops]
 
 
-def sympy_forms(arch: Architecture, caches: tuple[str, ...] = ()) -> dict[str, Any]:
-    """Every form of ``arch`` behind ``caches`` but its crossovers, as SymPy expressions."""
+# The parts of an architecture's forms, each a module of its own made on first use, so that a
+# command pays only for what it reads: a prefill the operations of its attention mode, a
+# crossover table the footprints.
+PARTS = ("decode", "footprints", *(f"prefill-{mode}" for mode in ATTENTION_MODES))
+
+
+def _derive(arch: Architecture, caches: tuple[str, ...], part: str) -> dict[str, Any]:
+    """One part of the forms of ``arch`` behind ``caches`` (:data:`PARTS`), derived by SymPy."""
     from ..derive import parallel, tensor_parallel, window
     from ..derive.decode import decode_operations, model_kv_cache_bytes
     from ..derive.transformer import prefill_operations, weight_bytes
 
-    return {
-        "prefill": {mode: _ops(prefill_operations(arch, mode, caches=caches))
-                    for mode in ATTENTION_MODES},
-        # one device's share under tensor, pipeline, expert and context parallelism, the
-        # degrees (N_tp, N_pp, N_ep, N_cp) symbols that the setting supplies
-        "prefill_parallel": {mode: _ops(parallel.device_prefill_operations(arch, mode,
-                                                                           caches=caches))
-                             for mode in ATTENTION_MODES},
-        "decode": _ops(decode_operations(arch)),
-        "decode_tp": _ops(parallel.device_decode_operations(arch)),
-        "weights": weight_bytes(arch),
-        "kv_cache": model_kv_cache_bytes(arch),
-        "scores": window.largest_scores(arch),
-        "weights_parallel": parallel.device_weight_bytes(arch),
-        "kv_cache_tp": tensor_parallel.device_kv_cache_bytes(arch),
-        "kv_cache_parallel": parallel.device_kv_cache_bytes(arch),
-    }
+    if part == "decode":
+        return {"decode": _ops(decode_operations(arch)),
+                "decode_tp": _ops(parallel.device_decode_operations(arch))}
+    if part == "footprints":
+        return {"weights": weight_bytes(arch), "kv_cache": model_kv_cache_bytes(arch),
+                "scores": window.largest_scores(arch),
+                "weights_parallel": parallel.device_weight_bytes(arch),
+                "kv_cache_tp": tensor_parallel.device_kv_cache_bytes(arch),
+                "kv_cache_parallel": parallel.device_kv_cache_bytes(arch)}
+    mode = part.removeprefix("prefill-")
+    # one device's share under tensor, pipeline, expert and context parallelism too, the
+    # degrees (N_tp, N_pp, N_ep, N_cp) symbols that the setting supplies
+    return {"prefill": _ops(prefill_operations(arch, mode, caches=caches)),
+            "prefill_parallel": _ops(parallel.device_prefill_operations(arch, mode,
+                                                                        caches=caches))}
+
+
+def sympy_forms(arch: Architecture, caches: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Every form of ``arch`` behind ``caches`` but its crossovers, as SymPy expressions, as
+    :func:`forms` gives them."""
+    return _assembled({part: _derive(arch, caches, part) for part in PARTS})
+
+
+def _assembled(parts: Mapping[str, Any]) -> dict[str, Any]:
+    """The parts' forms under one mapping: ``prefill`` and ``prefill_parallel`` by attention
+    mode, the rest by key."""
+    out: dict[str, Any] = {**parts["decode"], **parts["footprints"]}
+    for key in ("prefill", "prefill_parallel"):
+        out[key] = _ByMode(parts, key)
+    return out
+
+
+class _ByMode(Mapping[str, Any]):
+    """An attention mode → its forms under ``key``, each mode's part read on first use."""
+
+    def __init__(self, parts: Mapping[str, Any], key: str):
+        self._parts, self._key = parts, key
+
+    def __getitem__(self, mode: str) -> Any:
+        if mode not in ATTENTION_MODES:
+            raise KeyError(mode)
+        return self._parts[f"prefill-{mode}"][self._key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(ATTENTION_MODES)
+
+    def __len__(self) -> int:
+        return len(ATTENTION_MODES)
+
+
+class _Parts(Mapping[str, Any]):
+    """The generated modules of an architecture's parts, each loaded (or made) on first use."""
+
+    def __init__(self, arch: Architecture, caches: tuple[str, ...]):
+        self._arch, self._caches, self._loaded = arch, caches, {}
+
+    def __getitem__(self, part: str) -> Any:
+        if part not in PARTS:
+            raise KeyError(part)
+        if part not in self._loaded:
+            def make() -> str:
+                return codegen.module_source(_title(part, self._arch, self._caches),
+                                             _derive(self._arch, self._caches, part))
+            name = module_name(part, self._arch, self._caches)
+            self._loaded[part] = codegen.load(name, make).DATA
+        return self._loaded[part]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(PARTS)
+
+    def __len__(self) -> int:
+        return len(PARTS)
 
 
 def sympy_crossovers(arch: Architecture, caches: tuple[str, ...] = ()) -> dict[str, Any]:
     """Every crossover of ``arch`` behind ``caches`` as data with SymPy expressions: its
     equality (``grows``, ``other``), its atoms' arguments, the key of its main branch
     (:func:`.solved.choice_key`) and its wide-layer approximation (text, LaTeX and value)."""
-    from sympy import sstr
-
     from ..derive.crossovers import crossovers
-    from ..symbols import latex
+    from ..forked import map_halves
     from .solved import choice_key
 
-    def simplified(c: Any) -> dict[str, Any] | None:
-        approx = c.simplified()
-        if approx is None:
-            return None
-        return {"expr": sstr(approx), "latex": latex(approx), "value": approx}
-
+    found = crossovers(arch, caches)
+    # the wide-layer forms solved half in a forked process (which inherits ``found``)
+    approx = dict(zip(found, map_halves(_simplified, list(found.values()), least=8)))
     return {name: {"meaning": c.meaning, "unit": c.unit, "unknown": c.unknown.name,
                    "kind": c.kind, "grows": c.grows, "other": c.other,
                    "atoms": [{"kind": type(a).__name__, "args": list(a.args)} for a in c.atoms],
-                   "main": choice_key(c.main_choice), "simplified": simplified(c)}
-            for name, c in crossovers(arch, caches).items()}
+                   "main": choice_key(c.main_choice), "simplified": approx[name]}
+            for name, c in found.items()}
+
+
+def _simplified(c: Any) -> dict[str, Any] | None:
+    """A crossover's wide-layer form (text, LaTeX, expression), or None."""
+    from sympy import sstr
+
+    from ..symbols import latex
+
+    approx = c.simplified()
+    if approx is None:
+        return None
+    return {"expr": sstr(approx), "latex": latex(approx), "value": approx}
 
 
 def _title(part: str, arch: Architecture, caches: tuple[str, ...]) -> str:
@@ -97,11 +165,37 @@ def _title(part: str, arch: Architecture, caches: tuple[str, ...]) -> str:
 
 
 @cache
-def forms(arch: Architecture, caches: tuple[str, ...] = ()) -> dict[str, Any]:
-    """The forms of ``arch`` behind ``caches`` but its crossovers, as generated functions."""
-    def make() -> str:
-        return codegen.module_source(_title("forms", arch, caches), sympy_forms(arch, caches))
-    return codegen.load(module_name("forms", arch, caches), make).DATA
+def forms(arch: Architecture, caches: tuple[str, ...] = ()) -> Mapping[str, Any]:
+    """The forms of ``arch`` behind ``caches`` but its crossovers, as generated functions: the
+    footprints and the decode step's, and by attention mode the prefill's (each part a module
+    of its own, made or read when first used)."""
+    return _LazyForms(_Parts(arch, caches))
+
+
+class _LazyForms(Mapping[str, Any]):
+    """:func:`_assembled` of parts read on first use: a key of the footprints reads only them."""
+
+    _OWN = {"decode": ("decode", "decode_tp"),
+            "footprints": ("weights", "kv_cache", "scores", "weights_parallel", "kv_cache_tp",
+                           "kv_cache_parallel")}
+
+    def __init__(self, parts: _Parts):
+        self._parts = parts
+
+    def __getitem__(self, key: str) -> Any:
+        if key in ("prefill", "prefill_parallel"):
+            return _ByMode(self._parts, key)
+        part = next((p for p, keys in self._OWN.items() if key in keys), None)
+        if part is None:
+            raise KeyError(key)
+        return self._parts[part][key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(("prefill", "prefill_parallel", *(k for ks in self._OWN.values()
+                                                      for k in ks)))
+
+    def __len__(self) -> int:
+        return 2 + sum(map(len, self._OWN.values()))
 
 
 @cache
