@@ -102,6 +102,9 @@ def _derivations() -> list[str]:
 
 
 def _crossovers(table: CrossoverTable) -> list[str]:
+    from .evaluate import solve_closed_forms
+
+    solve_closed_forms(table.setting, table.values.values())  # all at once, not one by one
     rows, blocks = [], []
     for name, v in table.values.items():
         value = (f"{count(v.value, v.unit)} {v.unit}" if v.exists

@@ -8,8 +8,9 @@ text. A file is executed only where that digest matches, the file belongs to thi
 else may write to it (nor to its folder); any other file is ignored and written again. A module is
 written atomically (a temporary file beside it, then renamed): two processes that write the same
 module at once leave one whole copy. Its bytecode is written beside it (``__pycache__``, checked
-against the source's hash), and kept only while it too is the user's alone. Where the cache cannot be written (a read-only or full
-disk), the module is kept in memory for this process, with one warning.
+against the source's hash), and kept only while it too is the user's alone. Where the cache
+cannot be written (a read-only or full disk), the module is kept in memory for this process,
+with one warning.
 """
 
 from __future__ import annotations

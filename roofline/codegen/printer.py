@@ -92,12 +92,21 @@ def _function(name: str, expr: Any, printer: Any) -> str:
 
 class _Writer:
     """Functions and literals of one piece of generated text; function names start with
-    ``prefix`` (text appended to a module gets its own)."""
+    ``prefix`` (text appended to a module gets its own). :meth:`literal` names each distinct
+    expression; :meth:`functions` writes them, half of them in a forked process where the
+    machine has two cores (:func:`roofline.forked.map_halves`): SymPy's printing of a large
+    architecture's crossovers takes seconds."""
 
     def __init__(self, prefix: str = "f"):
-        self.printer, self.prefix = _printer(), prefix
+        self.prefix = prefix
         self.defs: dict[Any, str] = {}  # expression → its function's name
-        self.texts: list[str] = []
+
+    def functions(self) -> list[str]:
+        from ..forked import map_halves
+
+        printer = _printer()
+        return map_halves(lambda item: _function(item[1], item[0], printer),
+                          list(self.defs.items()), least=8)
 
     def literal(self, value: Any) -> str:
         from sympy import Basic
@@ -105,7 +114,6 @@ class _Writer:
         if isinstance(value, Basic):
             if value not in self.defs:
                 self.defs[value] = f"{self.prefix}{len(self.defs)}"
-                self.texts.append(_function(self.defs[value], value, self.printer))
             return self.defs[value]
         if isinstance(value, Mapping):
             return "{" + ", ".join(f"{k!r}: {self.literal(v)}" for k, v in value.items()) + "}"
@@ -124,7 +132,7 @@ def module_source(title: str, data: Any) -> str:
     header = (f'"""{title}\n\nWritten by roofline.codegen from the SymPy derivations '
               'named in DATA; written\nagain, not edited, when a derivation changes."""\n\n'
               f"from roofline.codegen.runtime import {', '.join(_HELPERS)}  # noqa: F401")
-    return "\n\n\n".join([header, *writer.texts, f"DATA = {data_text}\n"])
+    return "\n\n\n".join([header, *writer.functions(), f"DATA = {data_text}\n"])
 
 
 def addition_source(prefix: str, path: Sequence[str], value: Any) -> str:
@@ -134,7 +142,7 @@ def addition_source(prefix: str, path: Sequence[str], value: Any) -> str:
     writer = _Writer(prefix)
     value_text = writer.literal(value)
     target = "DATA" + "".join(f".setdefault({k!r}, {{}})" for k in path[:-1])
-    return "\n\n\n".join([*writer.texts, f"{target}[{path[-1]!r}] = {value_text}\n"])
+    return "\n\n\n".join([*writer.functions(), f"{target}[{path[-1]!r}] = {value_text}\n"])
 
 
 def function(expr: Any) -> Callable[..., Any]:

@@ -144,8 +144,10 @@ class Crossover:
 
     def simplified(self) -> Expr | None:
         """The wide-layer form: activation traffic neglected (b_a → 0); None if the same."""
+        if not self.wide_form:
+            return None
         eq = self.main_branch.equation
-        if not self.wide_form or b_a not in eq.free_symbols:
+        if b_a not in eq.free_symbols:
             return None
         wide = eq.subs(b_a, 0)
         if wide.has(nan, zoo, oo) or not wide.has(self.unknown):
@@ -225,15 +227,17 @@ def _root(a2: Expr, a1: Expr, a0: Expr) -> Expr:
     c2, c1, c0 = _COEFFS
     # xreplace: the coefficients are put in place of the dummies in one rebuild of the tree
     # (``subs`` gives the same expression, several times slower)
-    linear = cancel(_generic_roots(False)[0].xreplace({c1: a1, c0: a0}))
+    def linear() -> Expr:
+        return cancel(_generic_roots(False)[0].xreplace({c1: a1, c0: a0}))
+
     if a2 == 0:
-        return linear
+        return linear()
     quadratic = _generic_roots(True)[0].xreplace(
         {c2: factor_terms(a2), c1: factor_terms(a1), c0: factor_terms(a0)})
     # a symbol that may be 0 (the latency a device file does not give) and takes a₂ to 0
     vanishing = [s for s in a2.free_symbols if s.is_nonnegative and s.is_zero is None]
     if vanishing and a2.xreplace(dict.fromkeys(vanishing, 0)) == 0:
-        return Piecewise((linear, And(*(Eq(s, 0) for s in vanishing))), (quadratic, True))
+        return Piecewise((linear(), And(*(Eq(s, 0) for s in vanishing))), (quadratic, True))
     return quadratic
 
 

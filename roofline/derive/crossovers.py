@@ -100,7 +100,8 @@ def crossovers(arch: Architecture = Architecture(),
             f"attention_compute_bound_tokens.{mode}",
             f"prompt length at which {mode} attention reaches the ridge intensity", "tokens",
             _ATTENTION_SOURCE[mode] + cached, T,
-            total_flops(attn), P_peak * aggregate_memory_time(attn), "intensity", (f"attention: {mode}",)))
+            total_flops(attn), P_peak * aggregate_memory_time(attn), "intensity",
+            (f"attention: {mode}",)))
     if caches:
         windowed = arch.window == "all"  # every layer windowed: its working set is the band's
         last = caches[-1]

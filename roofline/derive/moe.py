@@ -39,8 +39,8 @@ from .layers import (Operation, attention_parameters, layer_mlp, model_parameter
                      projection_op, total_flops)
 from .layers import mlp_parameters as one_mlp
 
-__all__ = ["SOURCE", "layer_split", "layered", "mlp_operations", "routed_parameters", "mlp_parameters",
-           "unused_parameters", "entries"]
+__all__ = ["SOURCE", "layer_split", "layered", "mlp_operations", "routed_parameters",
+           "mlp_parameters", "unused_parameters", "entries"]
 
 SOURCE = ("DeepSeek-V2 (arXiv 2405.04434) §2.2.1 (shared and routed experts); DeepSeekMoE "
           "(arXiv 2401.06066) §3.2 (shared expert isolation); HF transformers "
@@ -90,7 +90,8 @@ def mlp_operations(arch: Architecture, rows: Expr) -> list:
         ops += _widened(plain, n_sh * F_sh, "moe.shared.", moe_layers)
         gate = arch.shared_gate
         if gate:
-            ops.append(replace(projection_op("moe.shared_gate", rows, D, 1, False), count=moe_layers))
+            gate_op = projection_op("moe.shared_gate", rows, D, 1, False)
+            ops.append(replace(gate_op, count=moe_layers))
         flops = (2 * rows * D + _SIGMOID_FLOPS * rows) if gate else rows * D
         read = 2 * rows * D + (rows if gate else 0)
         ops.append(Operation("moe.shared.add", "elementwise", flops,

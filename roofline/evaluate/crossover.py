@@ -5,9 +5,9 @@ of the branch that holds there.
 The equality is a pair of generated functions (:mod:`.forms`) with the setting's numbers bound
 (:func:`.compiled.bind`). Where the closed form of the root's branch has been solved, the value
 reported is the closed form's own (the solved closed forms' values, where their own branch
-holds, are the root finder's guesses). A root where the two sides touch without crossing (a tie inside a Min, a
-double root) is no crossover. The first sign change from below opens the regime; the next one,
-if any, closes it.
+holds, are the root finder's guesses). A root where the two sides touch without crossing (a tie
+inside a Min, a double root) is no crossover. The first sign change from below opens the
+regime; the next one, if any, closes it.
 
 At the root, every Max/Min atom of the equality takes one argument: that choice names the branch
 whose closed form is reported (shipped, or solved by SymPy the first time a setting needs it).
@@ -40,8 +40,9 @@ _COLLECTIVE = {"tp": "all-reduce", "cp": "K/V pass", "ep": "all-to-all"}
 @dataclass(frozen=True)
 class CrossoverValue:
     """A crossover evaluated for one setting: its value, or why it does not exist; the closed
-    form of the branch that holds there (``expr``, ``latex``) is solved on first use where the
-    shipped forms do not carry it, so that a caller who needs only the value pays no SymPy."""
+    form of the branch that holds there (``expr``, ``latex``), where it holds (``conditions``)
+    and the numbers in both (``symbols``) are solved by SymPy the first time they are read, and
+    kept: a caller who needs only the value pays no SymPy."""
 
     name: str
     meaning: str
@@ -74,8 +75,8 @@ class CrossoverValue:
 
     @property
     def conditions(self) -> list[dict[str, str]]:
-        """Where the branch of :attr:`expr` holds: inequalities (``expr`` text and ``latex``) in
-        the unknown, true at the value and the setting's numbers (:attr:`symbols`)."""
+        """Where the branch of :attr:`expr` holds: inequalities (``expr``, SymPy text) in the
+        unknown, true at the value and the setting's numbers (:attr:`symbols`)."""
         return self.closed_form()["conditions"]
 
     @property
@@ -199,7 +200,7 @@ def _evaluate(name: str, c: dict[str, Any], vals: dict[str, Any], folding: _Boun
 
 def _guesses(c: dict[str, Any], folding: _Bound,
              branches: dict[float, str]) -> Iterator[float]:
-    """The values of the shipped closed forms whose own branch holds there (noted in
+    """The values of the solved closed forms whose own branch holds there (noted in
     ``branches``), the main branch's first; each computed only when the root finder reads it
     (where the one before is not the root). A closed form taken as the root is then the one
     reported, as a root found by bisection is replaced by the closed form of the branch that

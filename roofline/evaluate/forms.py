@@ -205,7 +205,8 @@ def crossover_forms(arch: Architecture, caches: tuple[str, ...] = ()) -> dict[st
     from .solved import roots
 
     def make() -> str:
-        return codegen.module_source(_title("crossovers", arch, caches), sympy_crossovers(arch, caches))
+        return codegen.module_source(_title("crossovers", arch, caches),
+                                     sympy_crossovers(arch, caches))
     data = codegen.load(module_name("crossovers", arch, caches), make).DATA
     solved = roots(arch, caches)
     for name, c in data.items():

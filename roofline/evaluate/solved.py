@@ -38,7 +38,7 @@ def _name(arch: Architecture, caches: tuple[str, ...]) -> str:
 def roots(arch: Architecture, caches: tuple[str, ...] = ()) -> dict[str, dict[str, Any]]:
     """Crossover name → branch key → its closed form (``root`` as ``sstr``, ``latex``, and
     ``value``, a generated function; "" and None where the branch has no closed form of degree
-    ≤ 2), the ``conditions`` under which the branch holds (text and LaTeX of inequalities in
+    ≤ 2), the ``conditions`` under which the branch holds (SymPy text of inequalities in
     the unknown) and the ``names`` of the symbols in both, for the branches solved so far.
     Updated in place as branches are solved."""
     return codegen.load(_name(arch, caches), _empty).DATA
@@ -89,7 +89,7 @@ def _solve(arch: Architecture, caches: tuple[str, ...], name: str, key: str) -> 
 
     c = crossovers(arch, caches)[name]
     branch = c.branch(tuple(int(i) for i in key.split(",")) if key else ())
-    conditions = [{"expr": sstr(q), "latex": latex(q)} for q in branch.conditions]
+    conditions = [{"expr": sstr(q)} for q in branch.conditions]
     names = {s.name for q in branch.conditions for s in q.free_symbols} - {c.unknown.name}
     try:
         root = branch.root
