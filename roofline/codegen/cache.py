@@ -5,7 +5,9 @@ A module is kept as ``<cache>/roofline/<key>/<name>.py``, where ``<cache>`` is
 sources and the SymPy version, so that a change to either starts a new folder and a stale module
 is never read. Its first line is ``# roofline <digest>``, the BLAKE2b digest of the rest of the
 text. A file is executed only where that digest matches, the file belongs to this user and no one
-else may write to it (nor to its folder); any other file is ignored and written again. A module is
+else may write to it (nor to its folder); any other file is ignored and written again (the file
+is read twice, once to check it and once to import it: what guards the time between is that no
+one else may write the folder). A module is
 written atomically (a temporary file beside it, then renamed): two processes that write the same
 module at once leave one whole copy. Its bytecode is written beside it (``__pycache__``, checked
 against the source's hash), and kept only while it too is the user's alone. Where the cache
@@ -124,8 +126,8 @@ def _write(path: Path, text: str) -> bool:
     except OSError as e:
         if not _warned:
             _warned.append(str(e))
-            warnings.warn(f"roofline: the cache {path.parent} cannot be written ({e}); the "
-                          "generated code is kept in memory for this process", stacklevel=4)
+            warnings.warn(f"the cache {path.parent} cannot be written ({e}); the generated "
+                          "code is kept in memory for this process", stacklevel=4)
         return False
     return True
 

@@ -108,8 +108,8 @@ def crossovers(arch: Architecture = Architecture(),
         for mode in levels.TILED:
             out.append(cross(
                 f"attention_cache_spill_tokens.{mode}",
-                f"prompt length at which the data {mode} attention's thread blocks in flight "
-                f"re-read outgrow the {last.upper()} cache", "tokens", levels.SOURCE, T,
+                f"prompt length at which the K and V that {mode} attention's thread blocks in "
+                f"flight re-read outgrow the {last.upper()} cache", "tokens", levels.SOURCE, T,
                 levels.working_set(mode, windowed, smooth=True), levels.CAPACITY[last],
                 "cache", ("N_sm thread blocks in flight, one per SM",
                           "sliding-window layers: the keys of the band" if windowed else
