@@ -22,8 +22,6 @@ import hashlib
 import importlib.util
 import json
 import os
-import py_compile
-import tempfile
 import types
 import warnings
 from collections.abc import Callable
@@ -111,6 +109,8 @@ def _read(path: Path) -> str | None:
 
 def _write(path: Path, text: str) -> bool:
     """Write ``text`` under its header atomically; False where the cache cannot be written."""
+    import tempfile  # here: only a call that writes the cache needs it
+
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o755)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".tmp")
@@ -136,6 +136,8 @@ def _compile(path: Path) -> None:
     """Write the module's bytecode beside it (``__pycache__``, checked against the source's
     hash when imported), also where the interpreter writes none itself
     (``PYTHONDONTWRITEBYTECODE``): a later import then compiles nothing."""
+    import py_compile
+
     pyc = Path(importlib.util.cache_from_source(str(path)))
     pyc.parent.mkdir(mode=0o755, exist_ok=True)
     py_compile.compile(str(path), cfile=str(pyc), doraise=True,
