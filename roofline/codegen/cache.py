@@ -7,12 +7,13 @@ is never read. Its first line is ``# roofline <digest>``, the BLAKE2b digest of 
 text. A file is executed only where that digest matches, the file belongs to this user and no one
 else may write to it (nor to its folder); any other file is ignored and written again (the file
 is read twice, once to check it and once to import it: what guards the time between is that no
-one else may write the folder). A module is
-written atomically (a temporary file beside it, then renamed): two processes that write the same
-module at once leave one whole copy. Its bytecode is written beside it (``__pycache__``, checked
-against the source's hash), and kept only while it too is the user's alone. Where the cache
-cannot be written (a read-only or full disk), the module is kept in memory for this process,
-with one warning.
+one else may write the folder). A module is written atomically (a temporary file beside it,
+then renamed): two processes that write the same module at once leave one whole copy. Its
+bytecode is written beside it (``__pycache__``, checked against the source's hash), and kept
+only while it too is the user's alone. Where the cache cannot be written (a read-only or full
+disk), the module is kept in memory for this process, with one warning. Folders of other keys
+(other versions of the derivations or of SymPy) are left alone: another installation may use
+them.
 """
 
 from __future__ import annotations
