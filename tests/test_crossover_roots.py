@@ -1,7 +1,9 @@
 """Every reported crossover root is a real change of regime (issue: a second crossover reported
 at the first one's value, from a tie inside a Min). For every shipped device × model × compute
 data type × attention mode, the whole prefill's compute-bound crossover and the point where it
-ends (if any) are held against ``prefill``'s own bound on both sides of each root.
+ends (if any) are held against ``prefill``'s own bound on both sides of each root; for every
+device × model in bf16, where attention overtakes the projections against ``prefill``'s own
+per-operation times.
 
 The crossovers are closed forms with the tiled schedules' block counts ⌈T/B⌉ relaxed to T/B
 (``roofline.derive.crossovers``); ``prefill`` evaluates the staircase. The two regimes change
@@ -101,3 +103,47 @@ def test_the_tie_that_reported_a_second_root_at_the_first():
     assert 1000 < c.value < 1300
     assert c.ends_at is None or c.ends_at > 80_000
     assert prefill(s, [80_000])[0].bound == "compute"
+
+
+def _attention_ahead(s: Setting, tokens: int) -> bool:
+    """Whether the prefill's attention takes longer than its projections at ``tokens`` (each
+    operation at its own roof, as ``prefill`` times them)."""
+    (point,) = prefill(s, [tokens])
+    attention = sum(o.time_s for o in point.operations if o.kind == "attention")
+    projections = sum(o.time_s for o in point.operations if o.kind == "projection")
+    return attention > projections
+
+
+# Where the crossover and prefill disagree today (the "third sweep" issue's, a sibling of its
+# shared-experts item): the crossover takes the projections as one operation at one roof, prefill
+# times each at its own; on a device of high ridge (Gaudi 3, TPU v6e) some routed-expert GEMMs of
+# these models are still memory-bound near 8,000-10,000 tokens, and prefill's attention overtakes
+# its projections up to 8 % later than the value printed. Held here so that a fix shows.
+DISAGREE = {("kernel", "Gaudi3", "DeepSeek-V2-Lite"), ("kernel", "Gaudi3", "DeepSeek-V3"),
+            ("kernel", "Gaudi3", "Qwen1.5-MoE-A2.7B"), ("kernel", "TPU-v6e", "DeepSeek-V2-Lite"),
+            ("kernel", "TPU-v6e", "DeepSeek-V3"), ("kernel", "TPU-v6e", "Qwen1.5-MoE-A2.7B")}
+
+
+@pytest.mark.parametrize("mode", ["kernel", "ideal"])
+def test_attention_overtakes_the_projections_where_its_crossover_says(mode):
+    """``attention_dominates_time_tokens`` against ``prefill``'s own per-operation times, for
+    every shipped device × model in bf16: the projections take longer below the value, the
+    attention above it (within the staircase tolerance of the kernel's 128-row tiles), but for
+    the settings of :data:`DISAGREE`."""
+    name = f"attention_dominates_time_tokens.{mode}"
+    checked, disagree = 0, set()
+    for hw in list_hardware():
+        if "bf16" not in hw.peak_flops:
+            continue
+        for model in list_models():
+            s = Setting(hw, model, "bf16", attention=mode)
+            c = crossover_value(s, name)
+            if not c.exists or c.value > 1e8:
+                continue
+            below = max(1, math.floor(c.value * (1 - TOLERANCE)) - 1)
+            above = math.ceil(c.value * (1 + TOLERANCE)) + 1
+            if _attention_ahead(s, below) or not _attention_ahead(s, above):
+                disagree.add((mode, hw.name, model.name))
+            checked += 1
+    assert checked > 200
+    assert disagree == {d for d in DISAGREE if d[0] == mode}

@@ -3,14 +3,15 @@
 For one :class:`~roofline.derive.architecture.Architecture` behind a device's cache levels the
 forms are the prefill's operations in each attention mode (name, kind, count, FLOPs, bytes, and
 the bytes each further memory level serves), one decode step's operations, the weights, KV
-cache and naive score footprint, one device's share of each under parallelism,
-and every crossover (its defining equality, the Max/Min atoms that name its branches, and its
-wide-layer approximation). SymPy derives them (:mod:`roofline.derive`) and writes them as a
-Python module (:mod:`roofline.codegen`), kept in the user's cache and imported from
-there on later calls: each expression is a plain function of its symbols by name, evaluated
-with :func:`roofline.codegen.call`. The crossovers are a module of their own, so that a prefill does
-not pay for them; the closed forms of their branches are solved when first asked for
-(:mod:`.solved`).
+cache and naive score footprint, one device's share of each under parallelism, and every
+crossover (its defining equality, the Max/Min atoms that name its branches, and its wide-layer
+approximation). SymPy derives them (:mod:`roofline.derive`) and writes them as Python modules
+(:mod:`roofline.codegen`), kept in the user's cache and imported from there on later calls:
+each expression is a plain function of its symbols by name, evaluated with
+:func:`roofline.codegen.call`. Each part (:data:`PARTS`: the footprints, the decode step, each
+attention mode's prefill) and the crossovers are modules of their own, made on first use, so
+that a command pays only for what it reads; the closed forms of the crossovers' branches are
+solved when first asked for (:mod:`.solved`).
 """
 
 from __future__ import annotations
@@ -34,8 +35,8 @@ def arch_key(arch: Architecture, caches: Sequence[str] = ()) -> str:
 
 
 def module_name(part: str, arch: Architecture, caches: Sequence[str] = ()) -> str:
-    """The cache's name of an architecture's generated ``part`` ("forms", "crossovers",
-    "roots")."""
+    """The cache's name of an architecture's generated ``part`` (one of :data:`PARTS`,
+    "crossovers", "roots")."""
     return codegen.module_name(part, arch, list(caches))
 
 
