@@ -36,12 +36,6 @@ def _printer() -> Any:
         def _call(self, name: str, expr: Any) -> str:
             return f"{name}({', '.join(self._print(a) for a in expr.args)})"
 
-        def _print_Max(self, expr: Any) -> str:
-            return self._call("Max", expr)
-
-        def _print_Min(self, expr: Any) -> str:
-            return self._call("Min", expr)
-
         def _print_ceiling(self, expr: Any) -> str:
             return self._call("ceiling", expr)
 
