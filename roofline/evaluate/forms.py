@@ -74,19 +74,10 @@ def _derive(arch: Architecture, caches: tuple[str, ...], part: str) -> dict[str,
                                                                         caches=caches))}
 
 
-def sympy_forms(arch: Architecture, caches: tuple[str, ...] = ()) -> dict[str, Any]:
-    """Every form of ``arch`` behind ``caches`` but its crossovers, as SymPy expressions, as
-    :func:`forms` gives them."""
-    return _assembled({part: _derive(arch, caches, part) for part in PARTS})
-
-
-def _assembled(parts: Mapping[str, Any]) -> dict[str, Any]:
-    """The parts' forms under one mapping: ``prefill`` and ``prefill_parallel`` by attention
-    mode, the rest by key."""
-    out: dict[str, Any] = {**parts["decode"], **parts["footprints"]}
-    for key in ("prefill", "prefill_parallel"):
-        out[key] = _ByMode(parts, key)
-    return out
+def sympy_forms(arch: Architecture, caches: tuple[str, ...] = ()) -> Mapping[str, Any]:
+    """Every form of ``arch`` behind ``caches`` but its crossovers, as SymPy expressions, under
+    the keys of :func:`forms`."""
+    return _Forms({part: _derive(arch, caches, part) for part in PARTS})
 
 
 class _ByMode(Mapping[str, Any]):
@@ -170,17 +161,19 @@ def forms(arch: Architecture, caches: tuple[str, ...] = ()) -> Mapping[str, Any]
     """The forms of ``arch`` behind ``caches`` but its crossovers, as generated functions: the
     footprints and the decode step's, and by attention mode the prefill's (each part a module
     of its own, made or read when first used)."""
-    return _LazyForms(_Parts(arch, caches))
+    return _Forms(_Parts(arch, caches))
 
 
-class _LazyForms(Mapping[str, Any]):
-    """:func:`_assembled` of parts read on first use: a key of the footprints reads only them."""
+class _Forms(Mapping[str, Any]):
+    """The forms under one mapping, from their parts (:data:`PARTS`): ``prefill`` and
+    ``prefill_parallel`` by attention mode, the rest by key; a key reads only its own part (a
+    part of :class:`_Parts` is made or read on first use)."""
 
     _OWN = {"decode": ("decode", "decode_tp"),
             "footprints": ("weights", "kv_cache", "scores", "weights_parallel", "kv_cache_tp",
                            "kv_cache_parallel")}
 
-    def __init__(self, parts: _Parts):
+    def __init__(self, parts: Mapping[str, Any]):
         self._parts = parts
 
     def __getitem__(self, key: str) -> Any:
