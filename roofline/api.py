@@ -96,15 +96,10 @@ class PrefillTable:
     @property
     def expressions(self) -> dict[str, Expr]:
         """The whole prefill's FLOPs and bytes as exact expressions in T (the model's shape and
-        precision substituted), and its time with the device's peaks substituted (floats)."""
-        from .derive.bounds import total_time
-        from .derive.transformer import prefill_operations, total_bytes, total_flops
-
-        s = self.setting
-        ops = prefill_operations(s.architecture, s.attention, caches=s.caches)
-        return {"flops": evaluate.exact(total_flops(ops), s),
-                "bytes": evaluate.exact(total_bytes(ops), s),
-                "time": evaluate.exact(total_time(ops), s)}
+        precision substituted), and its time with the device's peaks substituted (floats): one
+        device's share under parallelism, as the table (:func:`.evaluate.prefill_expressions`).
+        """
+        return evaluate.prefill_expressions(self.setting)
 
     def as_dict(self) -> dict[str, Any]:
         s = self.setting
@@ -112,9 +107,7 @@ class PrefillTable:
             "hardware": s.hardware.name, "model": s.model.name, "dtype": s.dtype,
             "precision": s.precision, "attention": s.attention, "batch": s.batch,
             "fusion": s.fusion, "caches": list(s.caches), "ridge_intensity": s.ridge,
-            "parallel": {"tp": s.tp, "pp": s.pp, "ep": s.ep, "cp": s.cp, "overlap": s.overlap,
-                         "network": None if s.network is None else s.network.name,
-                         "across_nodes": list(s.across_nodes)},
+            "parallel": s.splits,
             "results": [{"prompt_tokens": p.prompt_tokens, "time_s": p.time_s, "flops": p.flops,
                          "bytes": p.bytes, "intensity": p.intensity, "bound": p.bound,
                          "operations": [o._asdict() for o in p.operations]}
@@ -193,6 +186,7 @@ class CrossoverTable:
         return {
             "hardware": s.hardware.name, "model": s.model.name, "dtype": s.dtype,
             "precision": s.precision, "batch": s.batch, "ridge_intensity": s.ridge,
+            "parallel": s.splits,
             "crossovers": {name: {"value": v.value, "unit": v.unit, "exists": v.exists,
                                   "reason": v.reason, "ends_at": v.ends_at,
                                   "expr": v.expr, "latex": v.latex,
@@ -226,11 +220,8 @@ class CrossoverTable:
 
     def _title(self) -> str:
         s = self.setting
-        p = s.precision  # the weights' and KV cache's data types, where they differ
-        dtypes = "".join(f", {what} {p[key]}" for key, what in
-                         (("weights", "weights"), ("kv_cache", "KV cache")) if p[key] != s.dtype)
-        return (f"Crossovers of {s.model.name} on {s.hardware.name} ({s.dtype}{dtypes}, "
-                f"batch {s.batch}; ridge {s.ridge:.4g} FLOP/byte)")
+        return (f"Crossovers of {s.model.name} on {s.hardware.name} ({s.precision_words}, "
+                f"batch {s.batch}{s.parallel_words}; ridge {s.ridge:.4g} FLOP/byte)")
 
     def __str__(self) -> str:
         return "\n".join([self._title(), "", render(*self.rows(), left=(0, 3))])
@@ -330,6 +321,11 @@ def ttft(hardware: str | Hardware, model: str | ModelShape, *, prompt: int | Non
                                      f"{prompt_dist})")
     if message:
         warnings.warn(message, stacklevel=2)
+    for name, value in (("batch_prompts", batch_prompts), ("chunk", chunk)):
+        if value is not None and s.parallel:  # batches and chunks are one device's prefill
+            raise InputError(name, "models the prefill on one device; give tp, pp, ep and cp "
+                             f"of 1 (the setting has{s.parallel_words.split(';')[0][1:]})",
+                             value)
     batched = s if not batch_prompts else replace(s, batch=batch_prompts)
     message = evaluate.check_memory(batched, longest, "the prefill")
     if message:
@@ -339,10 +335,13 @@ def ttft(hardware: str | Hardware, model: str | ModelShape, *, prompt: int | Non
         second = mean**2  # one length: exactly deterministic
     if derive_k:
         speedup = _intra_speedup(s, dist, mean)
-    stages = None if parallel != "inter" else queueing.pipeline.inter_stages(
-        s, dist, prompt is not None)
-    queue = queueing.queue_model(mean, second, parallel, speedup, replicas,
-                                 None if stages is None else stages[:3])
+    # the setting's pipeline stages take a new prompt when the slowest is free, as inter-op
+    # does; each expert-parallel rank prefills its own prompts: N_ep servers of the arrivals
+    stages = queueing.pipeline.inter_stages(s, dist, prompt is not None) \
+        if parallel == "inter" else queueing.pipeline.stages(s, dist, prompt is not None) \
+        if s.pp > 1 else None
+    queue = queueing.queue_model(mean, second, "inter" if stages else parallel, speedup,
+                                 replicas * s.ep, None if stages is None else stages[:3])
     point = None if rate is None else queueing.ttft(rate, queue, slo)
     batch = None if batch_prompts is None else queueing.batching(
         s, prompt, batch_prompts, rate / replicas)  # each replica's batches fill at R/N

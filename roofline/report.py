@@ -77,15 +77,6 @@ class Report:
     summary: str
 
 
-def _crossover_latex(v: CrossoverValue) -> str:
-    text = getattr(v, "latex", None)
-    if isinstance(text, str) and text:
-        return text
-    from .symbols import latex
-
-    return latex(v.expr)
-
-
 def _derivations() -> list[str]:
     from .catalog import record
 
@@ -109,8 +100,10 @@ def _crossovers(table: CrossoverTable) -> list[str]:
     for name, v in table.values.items():
         value = (f"{count(v.value, v.unit)} {v.unit}" if v.exists
                  else "never" if v.evaluated else "–")
-        tex = _crossover_latex(v)
-        if len(tex) <= _LONG:
+        tex = v.latex
+        if not tex:  # never, or no closed form of degree ≤ 2 on its branch
+            form = "–"
+        elif len(tex) <= _LONG:
             form = f"${tex}$"
         else:
             unknown = "B" if v.unit == "sequences" else "T"
@@ -120,7 +113,8 @@ def _crossovers(table: CrossoverTable) -> list[str]:
     s = table.setting
     out = ["## Crossovers", "",
            f"Each crossover is solved by SymPy from its defining equality; the value is for "
-           f"{s.model.name} on {s.hardware.name} ({s.dtype}). The closed form is the branch "
+           f"{s.model.name} on {s.hardware.name} ({s.precision_words}{s.parallel_words}). The "
+           "closed form is the branch "
            "of the piecewise roofline that holds at that value.", "",
            render(["crossover", "closed form", "value", "note"], rows, markdown=True), ""]
     if blocks:
@@ -371,7 +365,8 @@ def build(hardware: str = DEFAULT["hardware"], model: str = DEFAULT["model"],
     _cleanup(tmp, [])
     summary = "\n".join([
         f"Report: {out / 'report.md'}",
-        f"  {s.model.name} on {s.hardware.name} ({s.dtype}, {s.attention} attention)",
+        f"  {s.model.name} on {s.hardware.name} ({s.precision_words}, {s.attention} "
+        f"attention{s.parallel_words})",
         *textwrap.wrap(_summary_text(s, table, crossings.values), 96, initial_indent="  ",
                        subsequent_indent="  "),
         f"  figures: {', '.join(p.name for p in final.values())}"])

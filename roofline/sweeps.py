@@ -135,13 +135,20 @@ def _attention_values(setting: Setting, sram: float | None) -> dict[Symbol, Any]
 
 
 def _heads(setting: Setting, expr: Expr) -> Expr:
-    """One layer's attention ``expr`` for the setting's heads: multi-head latent attention's
-    keys of H + H_r and values of H (``roofline.derive.mla.head_substitution``)."""
-    if not setting.architecture.mla:
-        return expr
-    from .derive.mla import head_substitution
+    """One layer's attention ``expr`` for the heads one device runs: multi-head latent
+    attention's keys of H + H_r and values of H (``roofline.derive.mla.head_substitution``);
+    under parallelism one device's share (``roofline.derive.parallel``): its heads under
+    tensor parallelism, 1/N_cp of the whole under context parallelism."""
+    if setting.architecture.mla:
+        from .derive.mla import head_substitution
 
-    return expr.xreplace(head_substitution())
+        expr = expr.xreplace(head_substitution())
+    if setting.parallel:
+        from .derive import tensor_parallel
+        from .symbols import N_cp
+
+        expr = expr.xreplace(tensor_parallel.substitution()) / N_cp
+    return expr
 
 
 def attention_bytes(setting: Setting, tokens: np.ndarray | Sequence[int], mode: str,
@@ -207,10 +214,11 @@ def footprint(setting: Setting, tokens: np.ndarray | Sequence[int],
 
 
 def scores_fit(setting: Setting, tokens: np.ndarray | Sequence[int]) -> np.ndarray:
-    """Whether one layer's naive score matrix fits beside the weights at each T (the rule of
-    the crossover ``naive_scores_exceed_memory_tokens``)."""
+    """Whether one layer's naive score matrix fits beside the weights and the KV cache at each
+    T (the rule of the crossover ``naive_scores_exceed_memory_tokens``)."""
     used = footprint(setting, tokens)
-    return used["weights"] + used["scores"] <= setting.hardware.memory_capacity
+    return used["weights"] + used["kv_cache"] + used["scores"] \
+        <= setting.hardware.memory_capacity
 
 
 def prefill_fits(setting: Setting, tokens: np.ndarray | Sequence[int]) -> np.ndarray:

@@ -63,8 +63,11 @@ def test_memory_crossovers_by_hand():
     weights = 2 * 8_030_261_248
     assert float(cs["kv_cache_exceeds_memory_tokens"].closed_form().subs(v)) == pytest.approx(
         (80e9 - weights) / (2 * 32 * 8 * 128 * 2))
+    # 32 heads' T² scores of 2 bytes beside the weights and 131,072 bytes of KV cache a token:
+    # 64·T² + 131,072·T = 80e9 − weights
+    kv = 2 * 32 * 8 * 128 * 2
     assert float(cs["naive_scores_exceed_memory_tokens"].closed_form().subs(v)) == pytest.approx(
-        ((80e9 - weights) / (32 * 2)) ** 0.5)
+        (-kv + (kv**2 + 4 * 64 * (80e9 - weights)) ** 0.5) / (2 * 64))
 
 
 def test_decode_critical_batch_is_the_projection_crossover_in_rows():

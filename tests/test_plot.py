@@ -221,8 +221,9 @@ def test_time_naive_curve_stops_where_scores_exceed_memory(s):
         xs, yc = _xy(_by_gid(ax, f"time:H100-SXM:{kind}:compute"))
         _, ym = _xy(_by_gid(ax, f"time:H100-SXM:{kind}:memory"))
         drawn = ~(np.isnan(yc) & np.isnan(ym))
-        # coloured only while weights + one layer's scores fit in 80 GB
-        fits = used["weights"][0] + 32 * xs**2 * 2 <= 80e9
+        # coloured only while weights, the KV cache (2·8·128·32·2 = 131,072 bytes a token)
+        # and one layer's scores fit in 80 GB
+        fits = used["weights"][0] + 131_072 * xs + 32 * xs**2 * 2 <= 80e9
         assert np.array_equal(drawn, fits) and xs[drawn][-1] < limit < xs[~drawn][0]
         gx, gy = _xy(_by_gid(ax, f"time:H100-SXM:{kind}:no-fit"))
         grey = ~np.isnan(gy)
@@ -264,7 +265,7 @@ def test_attention_traffic_and_footprint(s):
     assert _xy(_by_gid(right, "crossover:H100-SXM:naive_scores_exceed_memory_tokens"))[0][0] == \
         pytest.approx(cross)
     x, y = _xy(_by_gid(right, "footprint:scores"))
-    assert y == pytest.approx(2 * 8_030_261_248 + 32 * x**2 * 2)
+    assert y == pytest.approx(2 * 8_030_261_248 + 131_072 * x + 32 * x**2 * 2)  # + KV cache
     for word in ("H100-SXM", "Llama-3-8B", "bf16"):
         assert word in fig.get_suptitle()
     assert "(bytes)" in left.get_ylabel() and "(tokens)" in left.get_xlabel()

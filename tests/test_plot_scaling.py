@@ -96,10 +96,11 @@ def test_crossover_past_the_axis_is_noted(tmp_path):
     assert "One device holds the weights and KV cache" in " ".join(fig.get_supxlabel().split())
 
 
-def test_time_figure_under_context_parallelism_draws_only_the_split_crossovers():
-    """Under cp = 4 a device holds T/4 of the prompt on the axis: the single device's
-    crossovers keep their values in the table, undrawn; the ring's pass-hidden one is drawn at
-    its value, and a tensor-parallel crossover on one device reads '– (one device)'."""
+def test_time_figure_under_context_parallelism_draws_the_devices_crossovers():
+    """Under cp = 4 a device holds T/4 of the prompt on the axis, and every crossover is of one
+    device's share in the whole prompt's T: the projections reach the ridge at four times one
+    device's 326 tokens, drawn on the axis with the ring's pass-hidden one; a tensor-parallel
+    crossover on one device reads '– (one device)'."""
     from roofline.plot.time import crossover_table
 
     headless()
@@ -107,14 +108,16 @@ def test_time_figure_under_context_parallelism_draws_only_the_split_crossovers()
     fig = figure("time", [s])
     lines = {ln.get_gid(): ln for ln in fig.axes[0].get_lines()
              if (ln.get_gid() or "").startswith("crossover:")}
-    hidden = api.crossovers("H100-SXM", "Llama-3-8B", cp=4).values["cp_kv_pass_hidden_tokens"]
-    assert list(lines) == ["crossover:H100-SXM:cp_kv_pass_hidden_tokens"]
-    assert lines["crossover:H100-SXM:cp_kv_pass_hidden_tokens"].get_xdata()[0] == \
-        pytest.approx(hidden.value)
+    values = api.crossovers("H100-SXM", "Llama-3-8B", cp=4).values
+    for name in ("cp_kv_pass_hidden_tokens", "projection_compute_bound_tokens"):
+        assert lines[f"crossover:H100-SXM:{name}"].get_xdata()[0] == \
+            pytest.approx(values[name].value)
+    one = api.crossovers("H100-SXM", "Llama-3-8B").values["projection_compute_bound_tokens"]
+    assert values["projection_compute_bound_tokens"].value == pytest.approx(4 * one.value)
     _, rows = crossover_table(s, 16, 16384)
     table = {row[0]: row[1] for row in rows}
     assert table["tp allreduce hidden"] == "– (one device)"
-    assert table["projection compute-bound"] == "326"  # kept, without a tag
+    assert table["projection compute-bound"].endswith(f"{4 * one.value:,.0f}")  # tagged
 
 
 def test_a_time_axis_within_a_decade_or_two_is_readable():

@@ -71,9 +71,10 @@ def add_setting_arguments(p: argparse.ArgumentParser, hardware: str | None = Non
                    "operation (Megatron-LM column and row splits, KV heads replicated beyond "
                    "their count) and two ring all-reduces per layer over the file's interconnect")
     p.add_argument("--overlap", action="store_true",
-                   help="with --tp: the all-reduces hidden under the compute (time = max of the "
-                   "two, a bound); default: after each GEMM on the critical path, as vLLM and "
-                   "TensorRT-LLM run them (time = sum)")
+                   help="every collective (--tp's all-reduces, --ep's all-to-alls, --pp's "
+                   "sends) hidden under the compute (time = max of the two, a bound); default: "
+                   "after each GEMM on the critical path, as vLLM and TensorRT-LLM run them "
+                   "(time = sum); ring attention's K/V passes (--cp) are always overlapped")
     p.add_argument("--pp", default="1", metavar="N",
                    help="pipeline stages (default 1): the layers split into N stages with the "
                    "activations sent between them")

@@ -57,3 +57,6 @@ class Architecture:
     moe_layers: str = "all"  # one of MOE_LAYERS (meaningful only with moe)
     shared_experts: bool = False  # n_sh shared experts of width F_sh in every MoE layer
     shared_gate: bool = False  # a sigmoid gate D → 1 on the shared experts' output (Qwen2-MoE)
+    # How it runs, for the crossovers (:mod:`roofline.derive.crossovers`): on one device, or
+    # one device's share under parallelism (the degrees N_tp, N_pp, N_ep, N_cp as symbols)
+    parallel: bool = False

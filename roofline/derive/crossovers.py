@@ -16,8 +16,8 @@ from functools import cache
 
 from sympy import Expr, Pow, Rational, cancel, factor
 
-from ..symbols import B, C_mem, P_peak, T
-from . import attention, levels, window
+from ..symbols import B, C_mem, N_cp, N_pp, N_tp, P_peak, T
+from . import attention, levels, parallel, tensor_parallel, window
 from .bounds import aggregate_memory_time, aggregate_time
 from .branches import Branch, Crossover, cross
 from .decode import decode_operations, model_kv_cache_bytes
@@ -43,23 +43,44 @@ _ATTENTION_SOURCE = {
 }
 
 
-def _layer_projections(arch: Architecture) -> list[Operation]:
-    return [op for op in prefill_operations(arch, "tiled", smooth=True)
-            if op.kind == "projection"]
+def _prefill(arch: Architecture, mode: str, caches: tuple[str, ...]) -> list[Operation]:
+    """The prefill's compute operations (block counts relaxed), or where ``arch.parallel``
+    one device's share of them (:func:`.parallel.device_prefill_operations`, its collectives
+    left out: they move no memory bytes, and their own crossovers are
+    :mod:`.parallel_crossovers`'s)."""
+    if not arch.parallel:
+        return prefill_operations(arch, mode, smooth=True, caches=caches)
+    return [op for op in parallel.device_prefill_operations(arch, mode, True, caches)
+            if op.kind != "communication"]
 
 
-def _attention(arch: Architecture, mode: str, caches: tuple[str, ...]) -> list[Operation]:
-    return [op for op in prefill_operations(arch, mode, smooth=True, caches=caches)
-            if op.kind == "attention"]
+def _of(ops: list[Operation], kind: str) -> list[Operation]:
+    return [op for op in ops if op.kind == kind]
+
+
+def _held(arch: Architecture) -> tuple[Expr, Expr, Expr]:
+    """The bytes of the weights, the KV cache and one layer's naive score matrix that one
+    device holds: the whole on one device; where ``arch.parallel`` its share, as ``prefill``'s
+    memory check counts it (:func:`roofline.evaluate.phases.footprint`): the weights and KV
+    cache of its tensor, expert and context splits over the N_pp stages, of one layer's scores
+    its heads (1/N_tp) and query rows (1/N_cp)."""
+    scores = window.largest_scores(arch)
+    if not arch.parallel:
+        return weight_bytes(arch), model_kv_cache_bytes(arch), scores
+    return (parallel.device_weight_bytes(arch) / N_pp,
+            parallel.device_kv_cache_bytes(arch) / N_pp, scores / (N_tp * N_cp))
 
 
 @cache
 def crossovers(arch: Architecture = Architecture(),
                caches: tuple[str, ...] = ()) -> dict[str, Crossover]:
     """Every crossover of the catalogue for one architecture behind the cache levels
-    ``caches`` (:mod:`roofline.derive.levels`), by name."""
+    ``caches`` (:mod:`roofline.derive.levels`), by name: on one device, or where
+    ``arch.parallel`` on one device's share under the degrees N_tp, N_pp, N_ep, N_cp (with
+    every degree 1 the same values)."""
     out: list[Crossover] = []
-    proj = _layer_projections(arch)
+    device = ("one device's share",) if arch.parallel else ()
+    proj = _of(_prefill(arch, "tiled", ()), "projection")
     out.append(cross(
         "projection_compute_bound_tokens",
         "prompt length at which the layer's projections reach the ridge intensity", "tokens",
@@ -68,15 +89,15 @@ def crossovers(arch: Architecture = Architecture(),
         ("projections of one layer (QKV, O, MLP) as one operation", "B sequences"), True))
     cached = f"; cache levels from {levels.SOURCE}" if caches else ""
     for mode in attention.MODES:
-        ops = prefill_operations(arch, mode, smooth=True, caches=caches)
+        ops = _prefill(arch, mode, caches)
         out.append(cross(
             f"prefill_compute_bound_tokens.{mode}",
             f"prompt length at which the whole prefill ({mode} attention) reaches the ridge",
             "tokens", f"{BOOK}; attention bytes from {FA1}{cached}", T,
             total_flops(ops), P_peak * aggregate_memory_time(ops), "intensity",
             ("all operations as one: total FLOPs / total bytes", f"attention: {mode}",
-             *(("the slowest memory level binds",) if caches else ())), True))
-    attn_t = _attention(arch, "tiled", caches)
+             *(("the slowest memory level binds",) if caches else ()), *device), True))
+    attn_t = _of(_prefill(arch, "tiled", caches), "attention")
     out.append(cross(
         "attention_equals_projection_flops_tokens",
         "prompt length at which causal attention's FLOPs equal the projections' FLOPs", "tokens",
@@ -84,7 +105,7 @@ def crossovers(arch: Architecture = Architecture(),
         total_flops(attn_t), total_flops(proj), "balance",
         ("one layer; causal attention; all projections (QKV, O, MLP)",)))
     for mode in attention.MODES:
-        attn = _attention(arch, mode, caches)
+        attn = _of(_prefill(arch, mode, caches), "attention")
         attn_time = aggregate_time(attn)
         # the catalogue shows attention memory-bound where its intensity is capped (naive, tiled)
         slow = (attn_time,) if mode not in ("ideal", "kernel") else ()
@@ -105,36 +126,42 @@ def crossovers(arch: Architecture = Architecture(),
     if caches:
         windowed = arch.window == "all"  # every layer windowed: its working set is the band's
         last = caches[-1]
+        # one device's thread blocks in flight over its own heads (context parallelism splits
+        # the query rows, not the keys a block re-reads)
+        share = tensor_parallel.substitution() if arch.parallel else {}
         for mode in levels.TILED:
             out.append(cross(
                 f"attention_cache_spill_tokens.{mode}",
                 f"prompt length at which the K and V that {mode} attention's thread blocks in "
                 f"flight re-read outgrow the {last.upper()} cache", "tokens", levels.SOURCE, T,
-                levels.working_set(mode, windowed, smooth=True), levels.CAPACITY[last],
+                levels.working_set(mode, windowed, smooth=True).xreplace(share),
+                levels.CAPACITY[last],
                 "cache", ("N_sm thread blocks in flight, one per SM",
                           "sliding-window layers: the keys of the band" if windowed else
                           "global (full causal) layers")))
-    weights = weight_bytes(arch)
+    weights, kv, scores = _held(arch)
     out.append(cross(
         "naive_scores_exceed_memory_tokens",
-        "prompt length at which one layer's materialised scores no longer fit beside the weights",
-        "tokens", f"{FA1} Algorithm 0 (S, P are T×T per head)", T,
-        weights + window.largest_scores(arch), C_mem, "memory",
-        ("one layer's scores at a time; weights resident; KV cache and activations ignored",)))
+        "prompt length at which one layer's materialised scores no longer fit beside the weights "
+        "and the KV cache", "tokens", f"{FA1} Algorithm 0 (S, P are T×T per head)", T,
+        weights + kv + scores, C_mem, "memory",
+        ("one layer's scores at a time; weights and KV cache resident; activations ignored",
+         *device)))
     out.append(cross(
         "kv_cache_exceeds_memory_tokens",
         "prompt length at which the KV cache no longer fits beside the weights", "tokens",
         f"{INFERENCE} (KV cache 2·bytes·H·K·L·T)", T,
-        weights + model_kv_cache_bytes(arch), C_mem, "memory", ("weights resident; B sequences",)))
+        weights + kv, C_mem, "memory", ("weights resident; B sequences", *device)))
     out.append(cross(
         "kv_cache_exceeds_memory_batch",
         "sequences at which the KV cache of T tokens each no longer fits beside the weights "
         "(evaluated at the model's context limit)", "sequences",
         f"{INFERENCE} (KV cache 2·bytes·H·K·L·T per sequence)", B,
-        weights + model_kv_cache_bytes(arch), C_mem, "memory",
+        weights + kv, C_mem, "memory",
         ("weights resident; each sequence's KV cache of T tokens",
-         "the largest batch that fits is the value rounded down")))
-    dec = [op for op in decode_operations(arch) if op.kind == "projection"]
+         "the largest batch that fits is the value rounded down", *device)))
+    step = parallel.device_decode_operations(arch) if arch.parallel else decode_operations(arch)
+    dec = _of(step, "projection")
     out.append(cross(
         "decode_critical_batch",
         "decode batch at which one step's projections reach the ridge intensity", "sequences",

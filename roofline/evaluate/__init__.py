@@ -26,7 +26,7 @@ _WHERE = {
                      "decode", "operations", "prefill_time", "roofline_time"), "phases"),
     **dict.fromkeys(("prefill", "PrefillPoints", "attention_level"), "points"),
     "Setting": "setting",
-    **dict.fromkeys(("exact", "numeric", "scalar"), "symbolic"),
+    **dict.fromkeys(("exact", "numeric", "scalar", "prefill_expressions"), "symbolic"),
 }
 
 __all__ = list(_WHERE)

@@ -277,8 +277,10 @@ def _never(c: dict[str, Any], vals: dict[str, Any], folding: _Bound,
     window = _window_reason(c, vals)
     if c["kind"] == "memory":
         if grows(0) >= other(0):
-            return (f"never fits: the weights alone ({grows(0) / 1e9:.4g} GB) exceed the device "
-                    f"memory ({other(0) / 1e9:.4g} GB)")
+            held = "one device's share of the weights" if setting.parallel else \
+                "the weights alone"
+            return (f"never fits: {held} ({grows(0) / 1e9:.4g} GB) exceed the device memory "
+                    f"({other(0) / 1e9:.4g} GB)")
         if window:
             return (f"never: {window}, so the memory in use stops growing at "
                     f"{grows(1e15) / 1e9:.4g} GB: it always fits")

@@ -25,8 +25,8 @@ from typing import Any
 from .. import codegen
 from ..derive.architecture import ATTENTION_MODES, Architecture
 
-__all__ = ["arch_key", "forms", "crossover_forms", "sympy_forms", "sympy_crossovers",
-           "module_name", "PARTS"]
+__all__ = ["arch_key", "forms", "crossover_forms", "sympy_forms", "sympy_part",
+           "sympy_crossovers", "module_name", "PARTS"]
 
 
 def arch_key(arch: Architecture, caches: Sequence[str] = ()) -> str:
@@ -51,7 +51,7 @@ def _ops(ops: list[Any]) -> list[dict[str, Any]]:
 PARTS = ("decode", "footprints", *(f"prefill-{mode}" for mode in ATTENTION_MODES))
 
 
-def _derive(arch: Architecture, caches: tuple[str, ...], part: str) -> dict[str, Any]:
+def sympy_part(arch: Architecture, caches: tuple[str, ...], part: str) -> dict[str, Any]:
     """One part of the forms of ``arch`` behind ``caches`` (:data:`PARTS`), derived by SymPy."""
     from ..derive import parallel, tensor_parallel, window
     from ..derive.decode import decode_operations, model_kv_cache_bytes
@@ -77,7 +77,7 @@ def _derive(arch: Architecture, caches: tuple[str, ...], part: str) -> dict[str,
 def sympy_forms(arch: Architecture, caches: tuple[str, ...] = ()) -> Mapping[str, Any]:
     """Every form of ``arch`` behind ``caches`` but its crossovers, as SymPy expressions, under
     the keys of :func:`forms`."""
-    return _Forms({part: _derive(arch, caches, part) for part in PARTS})
+    return _Forms({part: sympy_part(arch, caches, part) for part in PARTS})
 
 
 class _ByMode(Mapping[str, Any]):
@@ -110,7 +110,7 @@ class _Parts(Mapping[str, Any]):
         if part not in self._loaded:
             def make() -> str:
                 return codegen.module_source(_title(part, self._arch, self._caches),
-                                             _derive(self._arch, self._caches, part))
+                                             sympy_part(self._arch, self._caches, part))
             name = module_name(part, self._arch, self._caches)
             self._loaded[part] = codegen.load(name, make).DATA
         return self._loaded[part]
@@ -160,7 +160,10 @@ def _title(part: str, arch: Architecture, caches: tuple[str, ...]) -> str:
 def forms(arch: Architecture, caches: tuple[str, ...] = ()) -> Mapping[str, Any]:
     """The forms of ``arch`` behind ``caches`` but its crossovers, as generated functions: the
     footprints and the decode step's, and by attention mode the prefill's (each part a module
-    of its own, made or read when first used)."""
+    of its own, made or read when first used). They hold one device's and its share under
+    parallelism alike: ``arch.parallel`` does not key them."""
+    if arch.parallel:
+        return forms(dataclasses.replace(arch, parallel=False), caches)
     return _Forms(_Parts(arch, caches))
 
 

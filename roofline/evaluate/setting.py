@@ -188,13 +188,14 @@ class Setting:
         if self.ep > 1:
             parts.append(f"expert parallel over {self.ep} (each with its own batch)")
         if self.pp > 1:
-            parts.append(f"{self.pp} pipeline stages")
+            parts.append(f"{self.pp} pipeline stages (summed: a prompt passes through each)")
         if not parts:
             return ""
         across = self.across_nodes
         where = (f"; {', '.join(across)} across nodes over {self.network.name}"
                  if across and self.network is not None else "")
-        return ", " + ", ".join(parts) + f"; one device's share{where}"
+        share = "; one device's share" if self.tp * self.cp * self.ep > 1 else ""
+        return ", " + ", ".join(parts) + share + where
 
     def link_numbers(self, group: str) -> dict[str, float]:
         """``alpha_link`` and ``beta_link`` of ``group``'s link ({} without an interconnect)."""
@@ -220,6 +221,23 @@ class Setting:
                 "activations": self.dtype, "kv_cache": self.kv_dtype or self.dtype}
 
     @property
+    def precision_words(self) -> str:
+        """The compute data type, and the weights' and KV cache's where they differ: "bf16,
+        weights fp8"."""
+        p = self.precision
+        return self.dtype + "".join(f", {what} {p[key]}" for key, what in
+                                    (("weights", "weights"), ("kv_cache", "KV cache"))
+                                    if p[key] != self.dtype)
+
+    @property
+    def splits(self) -> dict[str, Any]:
+        """The degrees of parallelism, as ``--json`` gives them."""
+        return {"tp": self.tp, "pp": self.pp, "ep": self.ep, "cp": self.cp,
+                "overlap": self.overlap,
+                "network": None if self.network is None else self.network.name,
+                "across_nodes": list(self.across_nodes)}
+
+    @property
     def peak(self) -> float:
         """Achievable FLOP/s in the compute data type."""
         return self.hardware.peak(self.dtype)
@@ -237,10 +255,13 @@ class Setting:
     def architecture(self) -> Architecture:
         """The model's architecture as run: a windowed model's KV cache as ``kv_cache`` says
         (a model without a window has one kind of cache only), the element-wise work fused as
-        ``fusion`` says, a latent-attention model's decode step as ``mla_decode`` says."""
+        ``fusion`` says, a latent-attention model's decode step as ``mla_decode`` says, its
+        crossovers on one device's share where more than one runs it (``parallel``)."""
         from dataclasses import replace
 
         arch = self.model.architecture
+        if self.parallel:
+            arch = replace(arch, parallel=True)
         if arch.window != "none" and arch.kv_cache != self.kv_cache:
             arch = replace(arch, kv_cache=self.kv_cache)
         if arch.fusion != self.fusion:

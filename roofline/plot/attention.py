@@ -96,9 +96,8 @@ def plot_footprint(settings: Setting | Sequence[Setting], tokens: np.ndarray | N
     group = as_list(settings)
     xs = DEFAULT_TOKENS if tokens is None else np.asarray(tokens, dtype=float)
     used = sweeps.footprint(group[0], xs)
-    ax.plot(xs, used["weights"] + used["scores"], color=_style.MODE["naive"], lw=2,
-            gid="footprint:scores",
-            label="weights + naive scores (one layer)")
+    ax.plot(xs, used["weights"] + used["kv_cache"] + used["scores"], color=_style.MODE["naive"],
+            lw=2, gid="footprint:scores", label="weights + KV cache + naive scores (one layer)")
     ax.plot(xs, used["weights"] + used["kv_cache"], color=_style.KIND["projection"], lw=2,
             gid="footprint:kv_cache",
             label="weights + KV cache (all layers)")

@@ -94,7 +94,6 @@ def _tag_rows(xs: list[float], low: float, high: float, gap: float = 0.045) -> l
     return rows
 
 
-_SPLIT = ("cp_", "tp_", "ep_")  # the crossovers of parallelism across devices
 _NO_FIT = "#bbbbbb"  # a curve past the memory: naive attention's scores no longer fit
 
 
@@ -106,15 +105,12 @@ def _drawn(values: dict[str, tuple[Setting, dict[str, CrossoverValue]]], low: fl
            high: float) -> list[tuple[float, str, str, CrossoverValue]]:
     """The crossovers drawn as lines, numbered in this order: those of the plotted attention
     mode (or of every mode) whose prompt length lies on the axis, (T, device, name, value)
-    sorted by T. Under context parallelism a device holds T/N_cp of the prompt on the axis:
-    only the crossovers of the split (``cp_``, ``tp_``, ``ep_``) are drawn, the single device's
-    keep their values in the table."""
+    sorted by T. Every crossover is one device's share of the setting, in the whole prompt's
+    T (under context parallelism too, where a device holds T/N_cp of it)."""
     found = []
     for device, (s, vs) in values.items():
         for name, v in vs.items():
             mode = name.partition(".")[2]
-            if s.cp > 1 and not name.startswith(_SPLIT):
-                continue
             if mode in ("", s.attention) and v.exists and v.unit == "tokens" \
                     and low <= v.value <= high:
                 found.append((v.value, device, name, v))
@@ -294,10 +290,6 @@ def plot_crossover_table(settings: Setting | Sequence[Setting], low: float, high
     table.set_gid("crossover-table")
     note = ("[n]: the dotted line tagged n on the plot; no tag: past the axis "
             f"(T > {high:,.0f}) or another attention mode, no line drawn")
-    split = max(s.cp for s in as_list(settings))
-    if split > 1:
-        note += (f";\nunder context parallelism over {split} the single device's crossovers "
-                 f"are of its own tokens (T/{split} of the prompt on the axis): not drawn")
     ax.text(0.0, -0.02, note, transform=ax.transAxes, ha="left", va="top", fontsize=6.5,
             color="#555555")
     return ax

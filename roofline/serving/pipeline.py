@@ -13,23 +13,30 @@ if TYPE_CHECKING:
     from ..evaluate import Setting
     from ..specs.distribution import Distribution
 
-__all__ = ["inter_stages"]
+__all__ = ["inter_stages", "stages"]
 
 
 def inter_stages(s: Setting, dist: Distribution,
                  one: bool) -> tuple[float, float, float, tuple[float, ...]]:
-    """Two-way inter-op from the model: the setting with twice its pipeline stages; E[e] of a
-    prompt's time through them (the stages' sum with the sends), (E[s], E[s²]) of the slowest
-    stage's time (``one`` prompt length: E[s]², exactly deterministic), and the mean time of
-    each stage. Where the layers cannot be split so, an InputError naming ``parallel``."""
-    from ..evaluate.parallel import stage_times
-
+    """Two-way inter-op from the model: :func:`stages` of the setting with twice its pipeline
+    stages. Where the layers cannot be split so, an InputError naming ``parallel``."""
     try:
         two = replace(s, pp=2 * s.pp)
     except InputError as err:
         raise InputError("parallel", f"inter-op needs the layers split over {2 * s.pp} "
                          f"pipeline stages ({err.option}: {err.rule})", err.value) from None
-    times = stage_times(two, dist.lengths)  # stages × lengths
+    return stages(two, dist, one)
+
+
+def stages(s: Setting, dist: Distribution,
+           one: bool) -> tuple[float, float, float, tuple[float, ...]]:
+    """The setting's N_pp pipeline stages: E[e] of a prompt's time through them (the stages'
+    sum with the sends), (E[s], E[s²]) of the slowest stage's time, at which a new prompt can
+    enter (``one`` prompt length: E[s]², exactly deterministic), and the mean time of each
+    stage."""
+    from ..evaluate.parallel import stage_times
+
+    times = stage_times(s, dist.lengths)  # stages × lengths
     through, slowest = times.sum(axis=0), times.max(axis=0)
     w = dist.weights
     stage_mean = float(w @ slowest)

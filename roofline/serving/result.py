@@ -73,7 +73,7 @@ class TTFTResult:
         out: dict[str, Any] = {
             "hardware": s.hardware.name, "model": s.model.name, "dtype": s.dtype,
             "weight_dtype": s.weight_dtype, "kv_dtype": s.kv_dtype, "attention": s.attention,
-            "parallel": self.parallel, "speedup": self.speedup,
+            "parallel": self.parallel, "splits": s.splits, "speedup": self.speedup,
             "speedup_derived": self.speedup_derived, "replicas": self.replicas,
             "stage_s": None if self.stage_s is None else list(self.stage_s),
             "slo_s": self.slo,
@@ -116,13 +116,26 @@ class TTFTResult:
                     f"two-way intra-op parallelism, speedup K = {self.speedup:g}"
                     + (" (derived: t(1 device)/t(2 devices, tensor parallel), from the model)"
                        if self.speedup_derived else "")
-                    if self.parallel == "intra" else "one device, no parallelism")
+                    if self.parallel == "intra" else self._splits(stages))
         parts = [prompt, parallel]
         if self.replicas > 1:
             each = ("" if self.rate is None else
                     f", {per_s(self.rate / self.replicas, '.4g')} each")
             parts.append(f"{self.replicas} replicas{each}")
         return "; ".join(parts)
+
+    def _splits(self, stages: str) -> str:
+        """The setting's parallelism in words, and how it is queued."""
+        s = self.setting
+        if not s.parallel:
+            return "one device, no parallelism"
+        words = s.parallel_words.removeprefix(", ").replace("; one device's share", "")
+        if s.pp > 1:
+            words += stages
+        if s.ep > 1:
+            words += f"; each of the {s.ep} expert-parallel ranks prefills its own prompts, " \
+                "served as that many replicas"
+        return words
 
     def _title(self) -> str:
         s = self.setting
