@@ -96,3 +96,34 @@ def small_figures(monkeypatch):
     from roofline import plot
 
     monkeypatch.setattr(plot, "figure", lambda *a, **k: Figure(figsize=(1, 1)))
+
+
+@pytest.fixture(scope="session")
+def changes_at():
+    """A check that ``prefill``'s own bound changes as ``expected`` (("memory", "compute") or
+    back) around a crossover's root x: on either side within 5 % (the staircase of the tiled
+    schedules' ⌈T/B⌉ blocks, relaxed to T/B in the closed forms); or, where the root is
+    ill-conditioned (head dimensions of 96 and 256, a sliding window, or a regime whose
+    staircase intensity peaks within 6 % of the ridge: see ``test_crossover_roots``), the exact
+    intensity at x within 2 % of the ridge."""
+    from roofline.evaluate import prefill
+
+    tolerance, near = 0.05, 0.02
+
+    def flat(s, c) -> bool:
+        if c.ends_at is None:
+            return False
+        import numpy as np
+
+        xs = [max(1, int(x)) for x in np.geomspace(c.value, c.ends_at, 40)]
+        return max(p.intensity for p in prefill(s, xs)) / s.ridge < 1 + 3 * near
+
+    def check(s, x: float, expected: tuple[str, str], c) -> bool:
+        below = max(1, math.floor(x * (1 - tolerance)) - 1)
+        above = math.ceil(x * (1 + tolerance)) + 1
+        if tuple(prefill(s, [below, above]).bound) == expected:
+            return True
+        ill = s.model.head_dim not in (64, 128) or s.model.window != "none" or flat(s, c)
+        point = prefill(s, [max(1, round(x))])[0]
+        return ill and abs(point.intensity / s.ridge - 1) < near
+    return check

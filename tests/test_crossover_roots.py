@@ -34,8 +34,7 @@ from roofline.specs.hardware import list_hardware
 from roofline.specs.model import list_models
 
 MODES = ("naive", "tiled", "tiled_fa2", "kernel", "ideal")
-TOLERANCE = 0.05
-NEAR = 0.02  # relative distance of the exact intensity from the ridge at an ill-conditioned root
+TOLERANCE = 0.05  # as conftest's changes_at
 
 
 def _settings():
@@ -48,47 +47,19 @@ def _settings():
                 yield hw, dtype, mode, models
 
 
-def _bound_around(s: Setting, x: float) -> tuple[str, str]:
-    below, above = max(1, math.floor(x * (1 - TOLERANCE)) - 1), math.ceil(x * (1 + TOLERANCE)) + 1
-    return tuple(prefill(s, [below, above]).bound)  # the points' bounds, their records unbuilt
-
-
-def _flat(s: Setting, c) -> bool:
-    """A regime whose prefill intensity peaks within 3·NEAR of the ridge (the staircase sampled
-    at 40 points between the two roots)."""
-    if c.ends_at is None:
-        return False
-    import numpy as np
-
-    xs = [max(1, int(x)) for x in np.geomspace(c.value, c.ends_at, 40)]
-    return max(p.intensity for p in prefill(s, xs)) / s.ridge < 1 + 3 * NEAR
-
-
-def _changes_at(s: Setting, x: float, expected: tuple[str, str], c) -> bool:
-    """The bound changes around x as expected, or (an ill-conditioned root: a staircase that
-    crosses the ridge several times, or a window's flat intensity) the exact intensity at x
-    is within NEAR of the ridge. Whether the regime is flat (:func:`_flat`) is asked only
-    then."""
-    if _bound_around(s, x) == expected:
-        return True
-    ill = s.model.head_dim not in (64, 128) or s.model.window != "none" or _flat(s, c)
-    point = prefill(s, [max(1, round(x))])[0]
-    return ill and abs(point.intensity / s.ridge - 1) < NEAR
-
-
 @pytest.mark.parametrize("hw, dtype, mode, models", list(_settings()),
                          ids=lambda v: getattr(v, "name", v) if not isinstance(v, list) else "")
-def test_prefill_crossovers_change_the_bound(hw, dtype, mode, models):
+def test_prefill_crossovers_change_the_bound(hw, dtype, mode, models, changes_at):
     name = f"prefill_compute_bound_tokens.{mode}"
     for model in models:
         s = Setting(hw, model, dtype, attention=mode)
         c = crossover_value(s, name)
         if not c.exists:
             continue
-        assert _changes_at(s, c.value, ("memory", "compute"), c), (model.name, c.value)
+        assert changes_at(s, c.value, ("memory", "compute"), c), (model.name, c.value)
         if c.ends_at is not None:
             assert c.ends_at > c.value * 1.001, (model.name, c.value, c.ends_at)
-            assert _changes_at(s, c.ends_at, ("compute", "memory"), c), (model.name,
+            assert changes_at(s, c.ends_at, ("compute", "memory"), c), (model.name,
                                                                          c.ends_at)
 
 

@@ -28,8 +28,8 @@ TABLE_COLUMNS: tuple[tuple[str, str, str], ...] = (
      "beyond this length the K and V the thread blocks in flight re-read no longer fit in the "
      "last-level cache, and part of the re-reads reach HBM"),
     ("naive_scores_exceed_memory_tokens", "naive scores exceed memory",
-     "beyond this length one layer's materialised T×T scores no longer fit beside the weights: "
-     "only fused attention runs"),
+     "beyond this length one layer's materialised T×T scores no longer fit beside the weights "
+     "and the KV cache: only fused attention runs"),
     ("kv_cache_exceeds_memory_tokens", "KV cache exceeds memory",
      "beyond this length the KV cache of one sequence no longer fits beside the weights"),
     ("decode_critical_batch", "decode critical batch",

@@ -80,6 +80,8 @@ def plot_traffic(settings: Setting | Sequence[Setting], tokens: np.ndarray | Non
             gid="traffic:ideal",
             label="ideal (Q, K, V read once, O written once): Θ(T)")
     panel = "HBM traffic, one layer, causal"
+    if first.parallel:  # its heads (tp), its share of the rows (cp)
+        panel += ", one device's share"
     if first.model.window != "none":
         panel += " (no window)"
     log_axes(ax, (xs[0], xs[-1]), "prompt length T (tokens)",
