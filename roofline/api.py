@@ -371,7 +371,6 @@ def _intra_speedup(s: Setting, dist: Any, mean: float) -> float:
     mean_two, _ = moments(dist, lambda lengths: _prefill_times(two, lengths))
     k = mean / mean_two
     if not 1 < k <= 2:
-        raise InputError("speedup", f"derived K = {k:.4g} (t(1 device)/t(2 devices, tensor "
-                         "parallel)) lies outside (1, 2]: DistServe's Eq. 3 does not apply; "
-                         "give the speedup K")
+        raise InputError("speedup", f"derived K = {k:.4g} (t(TP {s.tp})/t(TP {2 * s.tp})) lies "
+                         "outside (1, 2]: DistServe's Eq. 3 does not apply; give the speedup K")
     return k

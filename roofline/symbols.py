@@ -110,6 +110,12 @@ beta_link = _real("beta_link")  # interconnect bandwidth per device, one directi
 # charges none (a bound), so 0 is a value it takes
 alpha_link = Symbol("alpha_link", nonnegative=True)
 c_chunk = _count("c_chunk")  # chunks of a prompt sent through a pipeline
+G_node = _count("G_node")  # nodes the expert-parallel group spans (1 inside a node)
+# nodes one token's experts may lie on (the routing's node limit: DeepSeek-V3's M); where a model
+# routes without one it is infinite
+M_node = _real("M_node")
+beta_net = _real("beta_net")  # network bandwidth between nodes per device, one direction; bytes/s
+alpha_net = Symbol("alpha_net", nonnegative=True)  # network latency per message; s
 
 # --- one operation on the roofline -----------------------------------------------------------
 F_op = _real("F_op")  # FLOPs of one operation
@@ -181,6 +187,12 @@ CATALOGUE: dict[str, SymbolInfo] = {
         SymbolInfo(beta_link, "interconnect bandwidth per device, one direction", "bytes/s"),
         SymbolInfo(alpha_link, "interconnect latency per message", "s"),
         SymbolInfo(c_chunk, "chunks of a prompt sent through a pipeline", "1"),
+        SymbolInfo(G_node, "nodes the expert-parallel group spans", "1"),
+        SymbolInfo(M_node, "nodes one token's experts may lie on (the routing's node limit)",
+                   "1"),
+        SymbolInfo(beta_net, "network bandwidth between nodes per device, one direction",
+                   "bytes/s"),
+        SymbolInfo(alpha_net, "network latency per message", "s"),
         SymbolInfo(F_op, "FLOPs of one operation", "FLOP"),
         SymbolInfo(Q_op, "HBM bytes of one operation", "bytes"),
         SymbolInfo(I_op, "arithmetic intensity of one operation", "FLOP/byte"),
@@ -234,7 +246,9 @@ _LATEX_NAMES = {
     "N_tp": r"N_{\mathrm{tp}}", "N_pp": r"N_{\mathrm{pp}}", "N_ep": r"N_{\mathrm{ep}}",
     "N_cp": r"N_{\mathrm{cp}}", "N_dev": r"N_{\mathrm{dev}}", "S_msg": r"S_{\mathrm{msg}}",
     "beta_link": r"\beta_{\mathrm{link}}", "alpha_link": r"\alpha_{\mathrm{link}}",
-    "c_chunk": r"c_{\mathrm{chunk}}",
+    "c_chunk": r"c_{\mathrm{chunk}}", "G_node": r"G_{\mathrm{node}}",
+    "M_node": r"M_{\mathrm{node}}", "beta_net": r"\beta_{\mathrm{net}}",
+    "alpha_net": r"\alpha_{\mathrm{net}}",
     "t_sq": r"\overline{t^{2}}", "K_intra": r"K_{\mathrm{intra}}", "n_rep": r"n_{\mathrm{rep}}",
 }
 

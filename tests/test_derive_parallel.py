@@ -14,10 +14,10 @@ from roofline.derive import expert_parallel as ep
 from roofline.derive import parallel
 from roofline.derive.architecture import Architecture
 from roofline.derive.transformer import prefill_operations, total_flops, weight_bytes
-from roofline.symbols import (B, D, F, H, L, N_cp, N_ep, N_pp, N_tp, P_peak, T, V, alpha_link,
-                              b_a, b_kv, b_w, beta_link, n_a, n_e, n_kv, n_q)
+from roofline.symbols import (B, D, F, G_node, H, L, N_cp, N_ep, N_pp, N_tp, P_peak, T, V,
+                              alpha_link, b_a, b_kv, b_w, beta_link, n_a, n_e, n_kv, n_q)
 
-ONE = {N_tp: 1, N_pp: 1, N_ep: 1, N_cp: 1}
+ONE = {N_tp: 1, N_pp: 1, N_ep: 1, N_cp: 1, G_node: 1}
 ARCHS = {
     "llama": Architecture(),
     "mixtral": Architecture(moe=True),

@@ -63,16 +63,19 @@ def test_ring_pass_hidden_by_hand():
 
 def test_all_to_all_hidden_by_hand():
     """Mixtral-8x7B over 8 H100: the routed GEMMs take 6·n_a·D·F·T/P a layer, the dispatch
-    and combine 2·(7α + 7/8·T·n_a·D·b_a/β): hidden from T = 14α/(6·n_a·D·F/P − 2·7/8·n_a·D·b_a/β),
-    about 10 tokens; over InfiniBand (16 devices, 50 GB/s) the link is slower than the GEMMs
-    per token, and the all-to-all is never hidden."""
+    and combine 2·(7α + 105/64·T·D·b_a/β) (a token's two experts on 7·(1 − (7/8)²) = 105/64
+    other devices on average): hidden from T = 14α/(6·n_a·D·F/P − 2·105/64·D·b_a/β), about 10
+    tokens. At tp 2 over InfiniBand (16 devices, two nodes of four expert-parallel ranks) a
+    token goes once to the other node with probability 1 − (1/2)² = 3/4, 2·(2.7 µs +
+    3/4·T·D·b_a/50 GB/s), slower than NVLink but less than the GEMMs per token: hidden from
+    T = 5.4 µs/(6·n_a·D·F/(2P) − 2·3/4·D·b_a/50 GB/s), about 49 tokens."""
     v = api.crossovers("H100-SXM", "Mixtral-8x7B", ep=8).values["ep_alltoall_hidden_tokens"]
-    t = 14 * ALPHA / (6 * 2 * 4096 * 14336 / P - 2 * 7 / 8 * 2 * 4096 * 2 / BETA)
+    t = 14 * ALPHA / (6 * 2 * 4096 * 14336 / P - 2 * 105 / 64 * 4096 * 2 / BETA)
     assert v.exists and v.value == pytest.approx(t, rel=1e-9) and 9 < t < 11
     across = api.crossovers("H100-SXM", "Mixtral-8x7B", ep=8, tp=2,
                             network="InfiniBand-NDR").values["ep_alltoall_hidden_tokens"]
-    per_token = (6 * 2 * 4096 * 14336 / 2 / P, 2 * 7 / 8 * 2 * 4096 * 2 / 50e9)
-    assert per_token[0] < per_token[1] and not across.exists
+    t = 2 * 2.7e-6 / (6 * 2 * 4096 * 14336 / 2 / P - 2 * 3 / 4 * 4096 * 2 / 50e9)
+    assert across.value == pytest.approx(t, rel=1e-9) and 45 < t < 55
     assert "ep_alltoall_hidden_tokens" not in api.crossovers("H100-SXM", "Llama-3-8B").values
 
 

@@ -25,12 +25,13 @@ def _ops(point):
 
 
 def test_expert_parallel_mixtral_by_hand():
-    """Mixtral-8x7B over 8 H100, T = 2048: each MoE layer's dispatch and combine move
-    2048·2·4096·2 bytes, 7/8 of it off the device, in 7 steps; each device's up projection
+    """Mixtral-8x7B over 8 H100, T = 2048: each MoE layer's dispatch and combine send each of
+    2048 token rows of 4096·2 bytes to the 7·(1 − (7/8)²) = 105/64 other devices its two
+    experts are on (on average, uniform routing), in 7 steps; each device's up projection
     reads one expert (4096·28672·2 bytes) for its 4096 token–expert pairs."""
     p = api.prefill("H100-SXM", "Mixtral-8x7B", [2048], ep=8).points[0]
     ops = _ops(p)
-    a2a = 7 * NV_ALPHA + 7 / 8 * 2048 * 2 * 4096 * 2 / NVLINK
+    a2a = 7 * NV_ALPHA + 105 / 64 * 2048 * 4096 * 2 / NVLINK
     for name in ("ep.dispatch", "ep.combine"):
         assert ops[name].kind == "communication" and ops[name].level == "link"
         assert ops[name].time_s == pytest.approx(32 * a2a, rel=1e-12)

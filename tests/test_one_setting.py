@@ -262,3 +262,63 @@ def test_degrees_of_one_are_no_degrees(argv, capsys):
         assert main([*argv, *extra]) in (0, None)
         outputs.append(capsys.readouterr().out)
     assert outputs[0] == outputs[1] and outputs[0]
+
+
+@pytest.mark.parametrize("split", [{"tp": 2}, {"tp": 8}, {"cp": 2}, {"pp": 2}],
+                         ids=lambda v: ",".join(f"{k}{n}" for k, n in v.items()))
+def test_attention_overtakes_where_its_crossover_says_under_a_split(split):
+    """``attention_dominates_time_tokens.kernel`` under a split, against ``prefill``'s own
+    per-operation times of one device's share: the projections take longer below the value, the
+    attention above it (within the kernel's staircase tolerance), for the dense models on H100
+    and MI300X."""
+    checked = 0
+    for hw in ("H100-SXM", "MI300X"):
+        for model in list_models():
+            if model.num_experts > 1:
+                continue
+            s = _setting(hw, model, **split)
+            if s is None:
+                continue
+            c = crossover_value(s, "attention_dominates_time_tokens.kernel")
+            if not c.exists or c.value > 1e7:
+                continue
+            below = max(1, math.floor(c.value * (1 - TOLERANCE)) - 1)
+            above = math.ceil(c.value * (1 + TOLERANCE)) + 1
+            shares = []
+            for tokens in (below, above):
+                (point,) = prefill(s, [tokens])
+                times = {k: sum(o.time_s for o in point.operations if o.kind == k)
+                         for k in ("attention", "projection")}
+                shares.append(times["attention"] > times["projection"])
+            assert shares == [False, True], (hw, model.name, c.value)
+            checked += 1
+    assert checked > 5
+
+
+def test_the_phases_figure_and_the_batch_crossover_agree_under_tp():
+    """Llama-3-8B at tp 4 on H100 at its 8,192-token context: the largest decode batch memory
+    holds (the phases figure's line) is the integer part of the batch crossover (the time
+    figure's table), one device's share both: 4·59.5 = 238 or so, not one device's 59."""
+    s = api.setting("H100-SXM", "Llama-3-8B", tp=4)
+    c = crossover_value(s, "kv_cache_exceeds_memory_batch")
+    assert sweeps.max_batch(s, 8192) == math.floor(c.value)
+    assert c.value > 200
+
+
+def test_plot_time_takes_the_batch_and_scaling_refuses_tp(tmp_path):
+    """``plot time --batch 4`` draws the prefill of four sequences (a figure other than batch
+    1's; a list of batches is refused there); ``plot scaling --tp 2`` is refused: it runs its
+    own degrees."""
+    from roofline.cli import main
+
+    out = {}
+    for batch in ("1", "4"):
+        out[batch] = tmp_path / f"t{batch}.svg"
+        assert main(["plot", "time", "--hardware", "H100-SXM", "--model", "Llama-3-8B",
+                     "--batch", batch, "-o", str(out[batch])]) in (0, None)
+    assert out["1"].read_bytes() != out["4"].read_bytes()
+    for argv in (["time", "--batch", "1,4"], ["scaling", "--tp", "2"]):
+        target = tmp_path / "refused.svg"
+        assert main(["plot", argv[0], "--hardware", "H100-SXM", "--model", "Llama-3-8B",
+                     *argv[1:], "-o", str(target)]) == 2
+        assert not target.exists()

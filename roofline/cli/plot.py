@@ -40,9 +40,11 @@ def _figure_arguments(p: argparse.ArgumentParser, kind: str) -> None:
     p.add_argument("--prompt", default="128,2048,8192",
                    help="prompt lengths placed on the figure, comma-separated "
                         "(default 128,2048,8192)")
-    p.add_argument("--batch", default="1,64",
-                   help="decode batch(es), comma-separated (default 1,64); the prefill is of one "
-                        "sequence")
+    p.add_argument("--batch",
+                   help="roofline and phases: the decode batches, comma-separated (default "
+                        "1,64; the prefill is of one sequence); time, attention and scaling: "
+                        "the sequences prefilled together, one number (default 1), as report "
+                        "takes it")
     p.add_argument("--context",
                    help="the decode step's cached tokens (default: the longest prompt)")
     if kind == "time":
@@ -90,7 +92,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         k.set_defaults(run=run)
 
 
-def _settings(args: argparse.Namespace) -> list:
+def _settings(args: argparse.Namespace, batch: int = 1) -> list:
     from ..api import setting
     from ..errors import InputError
     from .analyze import parallel_options
@@ -103,7 +105,8 @@ def _settings(args: argparse.Namespace) -> list:
     return [setting(h, args.model, dtype=args.dtype, weight_dtype=args.weight_dtype,
                     kv_dtype=args.kv_dtype, attention=args.attention,
                     kv_cache=args.kv_cache, fusion=args.fusion,
-                    mla_decode=args.mla_decode, **parallel_options(args)) for h in names]
+                    mla_decode=args.mla_decode, batch=batch, **parallel_options(args))
+            for h in names]
 
 
 def _beyond_context(model: ModelShape, kind: str, prompts: list[int],
@@ -152,7 +155,9 @@ def run(args: argparse.Namespace) -> int:
         from .. import plot
 
         prompts = parse_ints(args.prompt, "--prompt")
-        batches = parse_ints(args.batch, "--batch")
+        decode = args.kind in ("roofline", "phases")  # figures with a decode batch axis
+        batches = parse_ints(args.batch or ("1,64" if decode else "1"), "--batch",
+                             single=not decode)
         context = None if args.context is None else \
             parse_ints(args.context, "--context", single=True)[0]
         max_prompt = getattr(args, "max_prompt", None)
@@ -160,15 +165,17 @@ def run(args: argparse.Namespace) -> int:
             max_prompt = parse_ints(max_prompt, "--max-prompt", single=True)[0]
         if max_prompt is not None and max_prompt <= 16:
             raise InputError("--max-prompt", "must be more than 16 tokens", max_prompt)
-        settings = _settings(args)
+        settings = _settings(args, 1 if decode else batches[0])
+        if args.kind == "scaling" and settings[0].tp > 1:
+            raise InputError("--tp", "the scaling figure runs its own tensor-parallel degrees "
+                             "(1 to 8): give the other splits only", settings[0].tp)
         _beyond_context(settings[0].model, args.kind, prompts, context)
         fig = plot.figure(args.kind, settings, prompts=prompts, batches=batches,
                           context=context, max_prompt=max_prompt)
         from ..plot._common import splits
 
         devices = ", ".join(s.hardware.name for s in settings)
-        # the scaling figure runs its own tensor-parallel degrees
-        detail = ", ".join([args.dtype, *splits(settings[0], tp=args.kind != "scaling")])
+        detail = ", ".join([args.dtype, *splits(settings[0])])
         what = f"{args.kind}: {settings[0].model.name} on {devices} ({detail})"
     _style.savefig(fig, out, dpi=dpi)
     print(f"wrote {out} ({what})")

@@ -18,7 +18,7 @@ from sympy import Expr, Pow, Rational, cancel, factor
 
 from ..symbols import B, C_mem, N_cp, N_pp, N_tp, P_peak, T
 from . import attention, levels, parallel, tensor_parallel, window
-from .bounds import aggregate_memory_time, aggregate_time
+from .bounds import aggregate_memory_time, aggregate_time, total_time
 from .branches import Branch, Crossover, cross
 from .decode import decode_operations, model_kv_cache_bytes
 from .entry import Entry
@@ -105,18 +105,19 @@ def crossovers(arch: Architecture = Architecture(),
         total_flops(attn_t), total_flops(proj), "balance",
         ("one layer; causal attention; all projections (QKV, O, MLP)",)))
     for mode in attention.MODES:
-        attn = _of(_prefill(arch, mode, caches), "attention")
-        attn_time = aggregate_time(attn)
+        ops = _prefill(arch, mode, caches)
+        attn = _of(ops, "attention")
+        attn_time = total_time(attn)
         # the catalogue shows attention memory-bound where its intensity is capped (naive, tiled)
         slow = (attn_time,) if mode not in ("ideal", "kernel") else ()
         out.append(cross(
             f"attention_dominates_time_tokens.{mode}",
             f"prompt length at which {mode} attention's roofline time equals the projections'",
             "tokens", f"{BOOK} (roofline time max(F/P, Q/β)); {FA1}{cached}", T,
-            attn_time, aggregate_time(proj), "balance",
-            ("one layer; each class as one operation at its own roof",
+            attn_time, total_time(_of(ops, "projection")), "balance",
+            ("all layers; each operation at its own roof, as prefill times it",
              "main branch: projections compute-bound; attention "
-             + ("memory-bound" if slow else "compute-bound")), memory_bound=slow))
+             + ("memory-bound" if slow else "compute-bound"), *device), memory_bound=slow))
         out.append(cross(
             f"attention_compute_bound_tokens.{mode}",
             f"prompt length at which {mode} attention reaches the ridge intensity", "tokens",

@@ -13,15 +13,18 @@ solves the others (a sign change for a setting, the closed form of the branch th
   length above which a device's routed-expert GEMMs (FLOP time) take longer than the dispatch
   and combine all-to-alls, which can then be hidden under them.
 
-The three "hidden" crossovers compare FLOP time with the link's time; each needs its degree
-above 1 (one device has nothing to hide), and none is evaluated without an interconnect.
+The three "hidden" crossovers compare FLOP time with the link's time: above one, overlapped,
+the collective is hidden whatever binds the compute (its roofline time is at least its FLOP
+time); ``prefill --overlap`` hides it under the roofline time, so from that length or earlier,
+where the compute is memory-bound. Each needs its degree above 1 (one device has nothing to
+hide), and none is evaluated without an interconnect.
 """
 
 from __future__ import annotations
 
 from sympy import Integer
 
-from ..symbols import C_mem, N_tp, P_peak, T
+from ..symbols import C_mem, N_pp, N_tp, P_peak, T
 from . import expert_parallel as ep
 from . import tensor_parallel as tp
 from .architecture import Architecture
@@ -48,7 +51,7 @@ def parallel_crossovers(arch: Architecture, caches: tuple[str, ...]) -> list:
             if op.name.startswith("tp.all_reduce.") and op.count != 1]  # the layers' own
     link = link_time(comm)
     source = f"{tp.SOURCE}; {tp.comm.SOURCE}"
-    held = parallel.device_weight_bytes(arch) + parallel.device_kv_cache_bytes(arch)
+    held = (parallel.device_weight_bytes(arch) + parallel.device_kv_cache_bytes(arch)) / N_pp
     out = [
         cross("tp_allreduce_hidden_tokens",
                "prompt length above which a layer's all-reduces take less time than its "
@@ -68,7 +71,8 @@ def parallel_crossovers(arch: Architecture, caches: tuple[str, ...]) -> list:
                "allow", "devices", source, N_tp, C_mem, held, "balance",
                ("weights and KV cache resident; activations ignored",
                 "KV heads replicated where N_tp > n_kv",
-                "the setting's expert and context parallelism")),
+                "the setting's expert, context and pipeline parallelism (1/N_pp of the "
+                "layers a device)")),
     ]
     device = parallel.device_prefill_operations(arch, "kernel", True, caches)
     attention = [op for op in device if op.kind == "attention"]

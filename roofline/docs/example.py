@@ -18,7 +18,8 @@ from ..specs.model import load_model
 from ..symbols import (CATALOGUE, D, F, F_dense, F_op, F_sh, H_r, I_op, K_intra, L, L_moe, L_w,
                        M_l3, Q_op, R, T, T_chunk, T_ctx, W, beta_l3, d_c, d_cq, d_in, d_out,
                        i_chunk, n_rep, n_sh, t_mean, t_pre, t_slo, t_sq)
-from ..symbols import B, N_cp, N_dev, N_ep, S_msg, b_a, c_chunk
+from ..symbols import (B, G_node, M_node, N_cp, N_dev, N_ep, S_msg, alpha_net, b_a, beta_net,
+                       c_chunk)
 
 __all__ = ["EXAMPLE", "ExampleSpec", "Example", "build"]
 
@@ -109,6 +110,9 @@ def build() -> Example:
         F_dense: "F", L_moe: "L − 1: the first layer dense, as DeepSeek-V2",
         N_ep: "an assumed 8 devices", N_cp: "an assumed 2 devices", N_dev: "an assumed 8 devices",
         S_msg: "B·T·D·b_a: one tensor-parallel all-reduce's buffer",
+        G_node: "the N_ep devices in one node", M_node: "no node limit: the model routes "
+        "without expert groups", alpha_net: "one node: no network", beta_net: "one node: no "
+        "network, so it carries nothing",
         c_chunk: f"a {t}-token prompt in chunks of {EXAMPLE.chunk}",
     }
     missing = [n for n, info in CATALOGUE.items() if info.symbol not in vals]

@@ -65,6 +65,8 @@ def quantity(value: float | Integer, unit: str) -> str:
     ('326 tokens', '35.81 ms', '2 bytes')
     """
     suffix = "" if unit == "1" else f" {unit}"
+    if value == float("inf"):  # a bandwidth or limit that constrains nothing
+        return "∞"
     if isinstance(value, Integer):
         exact = f"{int(value):,}{suffix}"
         if unit in _SI_UNITS and abs(value) >= 10_000:

@@ -7,10 +7,10 @@ device, data type and shape (:mod:`roofline.evaluate.published`), and against th
 with every byte it moves charged to HBM, as the FlashAttention papers count and the first
 release did.
 
-``tensor_parallel.md``: each row is one time to first token of ``published/parallel.toml`` held
-against the prefill the evaluation core gives for the same device, model, data type,
-tensor-parallel degree, batch and prompt length, with the all-reduces after the compute (the
-default) and hidden under it.
+``tensor_parallel.md``: each row is one time to first token (or prefill time) of
+``published/parallel.toml`` held against the prefill the evaluation core gives for the same
+device, model, data type, degrees, network, batch and prompt length, with the collectives after
+the compute (the default) and hidden under it.
 """
 
 from __future__ import annotations
@@ -104,27 +104,31 @@ def parallel_table() -> list[str]:
     engines = sorted({f"{c.measurement.engine} {c.measurement.version}" for c in rows})
     devices = sorted({c.measurement.device for c in rows})
     models = sorted({c.measurement.model for c in rows})
-    degrees = sorted({c.measurement.tp for c in rows})
+    splits = sorted({c.measurement.split for c in rows},
+                    key=lambda t: [int(w) if w.isdigit() else w for w in t.split()])
     by_degree = "; ".join(
-        f"TP {n}: {_range([c.ratio for c in rows if c.measurement.tp == n])}, "
-        f"{sum(c.measurement.tp == n for c in rows)} rows" for n in degrees)
+        f"{n}: {_range([c.ratio for c in rows if c.measurement.split == n])}, "
+        f"{sum(c.measurement.split == n for c in rows)} rows" for n in splits)
     routed = [c for c in rows if c.spread_s != c.bound_s]
     spread_beaten = [c for c in routed if c.measurement.time_s < c.spread_s]
     lines = ["", '<a id="validation-table"></a>', "",
              "## Published times to first token against the bound", "",
-             f"{len(rows)} published times to first token at tensor-parallel degrees "
-             f"{', '.join(map(str, degrees))} ({md(', '.join(engines))}; {md(', '.join(models))}; "
+             f"{len(rows)} published times to first token and prefill times at "
+             f"{', '.join(splits)} ({md(', '.join(engines))}; {md(', '.join(models))}; "
              f"on {md(', '.join(devices))}), each held against the prefill that "
-             "`roofline.prefill(device, model, [T], dtype=..., batch=..., tp=N)` gives for the "
-             "same setting: one device's share of every operation, the two ring all-reduces of "
-             "each layer after the compute (the default) and the logits gathered. A first token "
-             "takes at least the prefill (it adds the first sampling and the host's overhead), "
-             "so the bound must not exceed it. Sources, and how each number was read, are in "
-             "`published/parallel.toml` beside each row.", "",
+             "`roofline.prefill(device, model, [T], dtype=..., batch=..., tp=..., ep=..., "
+             "network=...)` gives for the same setting: one device's share of every operation, "
+             "its collectives after the compute (the default: tensor parallelism's two ring "
+             "all-reduces a layer, expert parallelism's dispatch and combine as DeepEP sends "
+             "them, the logits gathered). A first token takes at least the prefill (it adds the "
+             "first sampling and the host's overhead), so the bound must not exceed it. A "
+             "throughput per node is converted to one device's prefill of its own batch: B·T "
+             "tokens over the throughput per device. Sources, and how each number was read, are "
+             "in `published/parallel.toml` beside each row.", "",
              f"- **Beaten by a measurement: {len(beaten)} of {len(rows)}.**",
              f"- **How tight:** measured / bound from {_range(ratios)}; by degree: "
-             f"{by_degree}. With the all-reduces hidden under the compute (`--overlap`, the more "
-             f"permissive bound): {_range(overlapped)}.",
+             f"{by_degree}. With the collectives hidden under the compute (`--overlap`, the "
+             f"more permissive bound): {_range(overlapped)}.",
              f"- **Mixture of experts:** {len(routed)} rows of "
              f"{md(', '.join(sorted({c.measurement.model for c in routed})))} come from a "
              "benchmark whose prompt is one token id repeated, so every token takes the same "
@@ -133,27 +137,28 @@ def parallel_table() -> list[str]:
              "model's count for a prompt of varied tokens) the bound is beaten by "
              f"{len(spread_beaten)} of them"
              + (": " + "; ".join(
-                 f"{md(c.measurement.model)} on {md(c.measurement.device)}, TP "
-                 f"{c.measurement.tp}, T = {c.measurement.prompt_tokens}: "
+                 f"{md(c.measurement.model)} on {md(c.measurement.device)}, "
+                 f"{c.measurement.split}, T = {c.measurement.prompt_tokens}: "
                  f"{c.measurement.time_ms:g} ms measured, {c.spread_s * 1e3:.2f} ms bound"
                  for c in spread_beaten) if spread_beaten else "") + ".", ""]
-    head = ["engine", "device", "model", "dtype", "TP", "T", "measured", "bound",
+    head = ["engine", "device", "model", "dtype", "degrees", "B", "T", "measured", "bound",
             "measured / bound", "communication", "binds", "overlapped bound", "every expert read",
             "confidence"]
     body = []
     for c in sorted(rows, key=lambda c: (c.measurement.engine, c.measurement.version,
                                          c.measurement.device, c.measurement.model,
-                                         c.measurement.tp, c.measurement.prompt_tokens)):
+                                         c.measurement.tp, c.measurement.ep,
+                                         c.measurement.prompt_tokens)):
         m = c.measurement
         spread = "–" if c.spread_s == c.bound_s else (
             f"{c.spread_s * 1e3:,.2f} ms" + ("" if m.time_s >= c.spread_s else " **beaten**"))
         body.append([md(f"{m.engine} {m.version}"), md(m.device), md(m.model), m.dtype,
-                     str(m.tp), f"{m.prompt_tokens:,}", f"{m.time_ms:,g} ms",
+                     m.split, str(m.batch), f"{m.prompt_tokens:,}", f"{m.time_ms:,g} ms",
                      f"{c.bound_s * 1e3:,.2f} ms", f"{c.ratio:.2f}",
                      f"{c.communication_s / c.bound_s:.0%}", c.point.bound,
                      f"{c.overlapped_s * 1e3:,.2f} ms", spread, m.confidence])
     lines += folded(f"All {len(rows)} measurements, with their bounds", table(head, body))
-    lines += ["", "Communication: the share of the bound spent in the all-reduces and the "
-              "logits' gather. Binds: whether the prefill's FLOPs over the peak or its bytes "
+    lines += ["", "Communication: the share of the bound spent in the collectives (the "
+              "all-reduces, the all-to-alls, the logits' gather). Binds: whether the prefill's FLOPs over the peak or its bytes "
               "over the bandwidth are the larger."]
     return lines

@@ -245,8 +245,8 @@ def _choice(c: dict[str, Any], folding: _Bound, at: float) -> str:
     for atom, preferred in zip(c["atoms"], main):
         values = [float(folding.at(arg, at)) for arg in atom["args"]]
         best = max(values) if atom["kind"] == "Max" else min(values)
-        tied = [i for i, v in enumerate(values)
-                if abs(v - best) <= _TIE * max(abs(v), abs(best), 1e-300)]
+        tied = [i for i, v in enumerate(values) if v == best or math.isfinite(v - best)
+                and abs(v - best) <= _TIE * max(abs(v), abs(best), 1e-300)]  # ∞ ties only ∞
         choice.append(preferred if preferred in tied else tied[0])
     return choice_key(choice)
 
@@ -285,7 +285,10 @@ def _never(c: dict[str, Any], vals: dict[str, Any], folding: _Bound,
             return (f"never: {window}, so the memory in use stops growing at "
                     f"{grows(1e15) / 1e9:.4g} GB: it always fits")
         return "never: it always fits"
-    if c["kind"] == "hidden":  # compute ahead of the communication from the shortest prompt
+    if c["kind"] == "hidden":  # one side ahead at every prompt length
+        if grows(1e15) < other(1e15):
+            return ("never: the communication takes longer than the compute at every prompt "
+                    "length, so overlapped it is never hidden")
         return ("always: the compute takes longer than the communication at every prompt "
                 "length, so overlapped it is always hidden")
     if c["kind"] == "cache":

@@ -128,6 +128,10 @@ def linked(setting: Any, ops: list[dict[str, Any]], free: tuple[str, ...],
             out += compile([op], numbers, free, bandwidths)
             continue
         parts = [(op, setting.links[group])]
+        if group == "ep":  # its time holds both links (derive.expert_parallel.dispatch_time):
+            # as bytes at the interconnect's β, named by the link that its group leaves on
+            inside = setting.links["pp"]
+            parts = [(op, inside._replace(level=setting.links["ep"].level))]
         if group == "pp":
             across = crossing_boundaries(setting.tp * setting.cp * setting.ep, setting.pp,
                                          setting.hardware.devices_per_node)

@@ -161,16 +161,19 @@ def one_route(model: ModelShape) -> ModelShape:
 
 
 def check_parallel(m: ParallelMeasurement, hw: Hardware, model: ModelShape) -> ParallelCheck:
-    """The measurement ``m`` against the prefill of ``model`` on ``tp`` devices ``hw``, in
-    the evaluation core, by default and overlapped; a mixture of experts whose prompt is
+    """The measurement ``m`` against the prefill of ``model`` on ``hw`` at its degrees (and
+    network), in the evaluation core, by default and overlapped; a mixture of experts whose prompt is
     repeated or unstated with its tokens on one route (:func:`one_route`). An InputError where
     the setting is refused (a degree that does not divide the heads, a device file without an
     interconnect)."""
     if hw.name != m.device or model.name != m.model:
         raise ValueError(f"the measurement is of {m.model} on {m.device}, not {model.name} on "
                          f"{hw.name}")
+    from ..specs.network import load_network
+
     routed = model if m.tokens == "varied" else one_route(model)
-    s = Setting(hw, routed, m.dtype, batch=m.batch, tp=m.tp)
+    s = Setting(hw, routed, m.dtype, batch=m.batch, tp=m.tp, ep=m.ep, pp=m.pp,
+                network=load_network(m.network) if m.network else None)
     (point,) = prefill(s, [m.prompt_tokens])
     (hidden,) = prefill(replace(s, overlap=True), [m.prompt_tokens])
     spread_s = point.time_s if routed is model else \

@@ -198,9 +198,23 @@ class Setting:
         return ", " + ", ".join(parts) + share + where
 
     def link_numbers(self, group: str) -> dict[str, float]:
-        """``alpha_link`` and ``beta_link`` of ``group``'s link ({} without an interconnect)."""
-        link = self.links.get(group)
+        """``alpha_link`` and ``beta_link`` of ``group``'s link ({} without an interconnect);
+        for "ep" the interconnect's, as the all-to-alls hold the network apart
+        (``alpha_net``, ``beta_net``: :meth:`numbers`)."""
+        link = self.links.get("pp" if group == "ep" else group)  # "pp": the interconnect
         return {} if link is None else {"alpha_link": link.alpha, "beta_link": link.beta}
+
+    @property
+    def expert_nodes(self) -> int:
+        """G_node: the nodes the expert-parallel group spans (1 inside a node). Its ranks are
+        N_tp·N_cp devices apart (:mod:`roofline.derive.parallel`), so a node of
+        ``devices_per_node`` holds max(1, devices_per_node // (N_tp·N_cp)) of them."""
+        from .links import crosses
+
+        per_node = self.hardware.devices_per_node
+        if self.ep == 1 or not crosses(self.tp * self.cp * self.ep, per_node):
+            return 1
+        return -(-self.ep // max(1, per_node // (self.tp * self.cp)))
 
     @property
     def parallel(self) -> bool:
@@ -308,6 +322,10 @@ class Setting:
             "b_kv": element_bytes(p["kv_cache"]),
             **self.model.values(),
             "N_tp": self.tp, "N_pp": self.pp, "N_ep": self.ep, "N_cp": self.cp,
+            "G_node": self.expert_nodes, "M_node": self.model.node_limit(self.expert_nodes),
+            # the network between nodes: none given, it carries nothing (G_node = 1)
+            "alpha_net": 0.0 if self.network is None else self.network.latency,
+            "beta_net": _INF if self.network is None else self.network.link_bandwidth(),
         }
         out.update(self.link_numbers("tp"))  # the tensor-parallel group's link by default
         if batch:

@@ -66,8 +66,9 @@ def title(what: str, settings: list[Setting], attention: bool = True) -> str:
     models = ", ".join(dict.fromkeys(plain(s.model.name) for s in settings))
     dtypes = ", ".join(dict.fromkeys(s.dtype for s in settings))
     parts = [dtypes]
-    if first.precision["weights"] != first.dtype:
-        parts.append(f"{first.precision['weights']} weights")
+    for key, what in (("weights", "weights"), ("kv_cache", "KV cache")):
+        if first.precision[key] != first.dtype:
+            parts.append(f"{first.precision[key]} {what}")
     if attention:
         others = {device_label(s): s.attention for s in settings if s.attention != first.attention}
         parts.append(f"{first.attention} attention"
@@ -82,7 +83,8 @@ def splits(s: Setting, tp: bool = True) -> list[str]:
     """The setting's parallel degrees above 1, as a title names them: ['TP 4', 'PP 2'] (without
     the tensor-parallel one where ``tp`` is False: a figure that runs its own degrees)."""
     degrees = (("TP", s.tp if tp else 1), ("PP", s.pp), ("EP", s.ep), ("CP", s.cp))
-    return [f"{name} {n}" for name, n in degrees if n > 1]
+    out = [f"{name} {n}" for name, n in degrees if n > 1]
+    return out + ["collectives overlapped"] if out and s.overlap else out
 
 
 def side_legend(ax: Axes, **kwargs) -> None:

@@ -111,17 +111,26 @@ class TTFTResult:
         stages = ("" if self.stage_s is None else
                   " (stage times from the model: " + " and ".join(si(t, "s") for t in self.stage_s)
                   + "; the queue served at the slowest)")
-        parallel = ("two-way inter-op (pipeline) parallelism" + stages
+        s = self.setting
+        # DistServe's two-way split of the setting: its pipeline stages, or its devices, doubled
+        each = "" if not s.parallel else f" of {self._splits('')}"
+        ratio = "t(1 device)/t(2 devices, tensor parallel)" if s.tp == 1 else \
+            f"t(TP {s.tp})/t(TP {2 * s.tp})"
+        parallel = (f"two-way inter-op (pipeline) parallelism{each}"
+                    + (f": {2 * s.pp} stages" if s.parallel else "") + stages
                     if self.parallel == "inter" else
-                    f"two-way intra-op parallelism, speedup K = {self.speedup:g}"
-                    + (" (derived: t(1 device)/t(2 devices, tensor parallel), from the model)"
-                       if self.speedup_derived else "")
+                    f"two-way intra-op parallelism{each}, speedup K = {self.speedup:g}"
+                    + (f" (derived: {ratio}, from the model)" if self.speedup_derived else "")
                     if self.parallel == "intra" else self._splits(stages))
         parts = [prompt, parallel]
-        if self.replicas > 1:
+        servers = self.replicas * s.ep  # each expert-parallel rank serves its own prompts
+        if servers > 1:
             each = ("" if self.rate is None else
-                    f", {per_s(self.rate / self.replicas, '.4g')} each")
-            parts.append(f"{self.replicas} replicas{each}")
+                    f", {per_s(self.rate / servers, '.4g')} each")
+            ranks = f" of {s.ep} expert-parallel ranks" if s.ep > 1 and self.replicas > 1 else ""
+            parts.append(f"{servers} {'servers' if s.ep > 1 else 'replicas'}"
+                         f"{' (' + str(self.replicas) + ' replicas' + ranks + ')' if ranks else ''}"
+                         f"{each}")
         return "; ".join(parts)
 
     def _splits(self, stages: str) -> str:

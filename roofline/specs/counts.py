@@ -18,6 +18,7 @@ LIMITS: dict[str, int] = {
     "hidden_size": 10**6, "num_layers": 10**4, "num_heads": 10**5, "num_kv_heads": 10**5,
     "head_dim": 10**5, "intermediate_size": 10**7, "vocab_size": 10**8,
     "max_position": 10**9, "num_experts": 10**5, "experts_per_token": 10**5,
+    "expert_groups": 10**5, "groups_per_token": 10**5,
     "position_table_rows": 10**9 + 2, "sliding_window": 10**9, "window_layers": 10**4,
     "kv_lora_rank": 10**6, "q_lora_rank": 10**6, "rope_head_dim": 10**5,
     "shared_experts": 10**5, "shared_expert_size": 10**7, "moe_layers": 10**4,

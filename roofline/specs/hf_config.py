@@ -69,8 +69,10 @@ experts when ``n_routed_experts`` is set, i ≥ ``first_k_dense_replace`` and i 
 ``moe_layer_freq``) decide. DeepSeek's ``num_key_value_heads`` plays no part in latent attention
 (each head's keys and values come from the latent) and is ignored, as HF does; a
 ``v_head_dim`` other than ``qk_nope_head_dim`` is refused (no published model has one); routing
-details (``topk_method``, ``n_group``, ``scoring_func``, ``routed_scaling_factor``) are
-element-wise work on B·T·n_e scores, not counted. DeepSeek-V3's multi-token-prediction module
+details (``topk_method``, ``scoring_func``, ``routed_scaling_factor``) are element-wise work on
+B·T·n_e scores, not counted; ``n_group`` and ``topk_group`` (node-limited routing, DeepSeek-V3
+§2.1.2: a token's experts among the top ``topk_group`` of ``n_group`` groups) limit the nodes an
+expert-parallel all-to-all sends a token to (``expert_groups``, ``groups_per_token``). DeepSeek-V3's multi-token-prediction module
 (``num_nextn_predict_layers``: one more layer, used in training and for speculative decoding)
 is not part of the model that a prefill runs and is not counted (DeepSeek-V3 reports 671B
 parameters without it, 685B with it); the shape keeps the number (``mtp_layers``). Its router's
@@ -297,6 +299,7 @@ def _deepseek(c: ConfigKeys, model_type: str) -> dict[str, Any]:
     out.update(num_experts=experts, experts_per_token=c.int("num_experts_per_tok"),
                intermediate_size=expert, shared_experts=shared,
                shared_expert_size=expert if shared else 0, moe_pattern=words,
+               expert_groups=c.int("n_group", 1), groups_per_token=c.int("topk_group", 1),
                **_dense_layers(width, moe, layers))
     return out
 

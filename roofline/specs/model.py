@@ -65,6 +65,11 @@ class ModelShape:
     dense_intermediate_size: int = 0  # F_dense: MLP width of the layers without experts
     mtp_layers: int = 0  # DeepSeek-V3's multi-token-prediction layers: not counted
     moe_pattern: str = ""  # which layers have experts, in words (for `model show`)
+    # node-limited routing (DeepSeek-V3 §2.1.2): the routed experts in ``expert_groups`` groups,
+    # each token's among the top ``groups_per_token`` of them (HF n_group, topk_group); 1 and 1:
+    # no limit
+    expert_groups: int = 1
+    groups_per_token: int = 1
     architecture: Architecture = field(init=False)
 
     def __post_init__(self) -> None:
@@ -86,6 +91,14 @@ class ModelShape:
             raise SpecError(f"{where}: {'num_experts_per_tok' if config else 'experts_per_token'}",
                             f"must be at most the {self.num_experts} experts",
                             self.experts_per_token)
+        groups = "n_group" if config else "expert_groups"
+        if self.num_experts % self.expert_groups:
+            raise SpecError(f"{where}: {groups}", f"must divide the {self.num_experts} experts",
+                            self.expert_groups)
+        if not 1 <= self.groups_per_token <= self.expert_groups:
+            raise SpecError(f"{where}: {'topk_group' if config else 'groups_per_token'}",
+                            f"must be from 1 to the {self.expert_groups} expert groups",
+                            self.groups_per_token)
         for key, valid in (("norm", ("rms", "layer")), ("activation", ("silu", "gelu", "relu")),
                            ("position", ("rope", "learned"))):
             if getattr(self, key) not in valid:
@@ -229,6 +242,15 @@ class ModelShape:
         (``roofline.derive.transformer.active_parameter_count``); a dense model's are all."""
         return _counted(self, "active_parameters")
 
+    def node_limit(self, nodes: int) -> float:
+        """The nodes one token's routed experts may lie on when the experts are spread over
+        ``nodes`` nodes: with node-limited routing its groups_per_token groups of expert_groups,
+        a group on one node (more where it spans several: groups_per_token·nodes/expert_groups);
+        infinite without a limit."""
+        if self.expert_groups == 1:
+            return float("inf")
+        return self.groups_per_token * max(1.0, nodes / self.expert_groups)
+
     def beyond_context(self, tokens: int, what: str) -> str | None:
         """A warning's text where ``what`` (``"prompt: 32768 tokens"``) runs past the model's
         context (evaluated all the same); None within it."""
@@ -245,7 +267,8 @@ class ModelShape:
                 "window_layers", "layer_pattern", "post_norms", "embed_scale", "source",
                 "window", "attention_kind", "kv_lora_rank", "q_lora_rank", "rope_head_dim",
                 "shared_experts", "shared_expert_size", "shared_expert_gate", "moe_layers",
-                "dense_intermediate_size", "mtp_layers", "moe_pattern")
+                "dense_intermediate_size", "mtp_layers", "moe_pattern", "expert_groups",
+                "groups_per_token")
         out: dict[str, Any] = {key: getattr(self, key) for key in keys}
         out.update(path=str(self.path), parameters=self.parameters,
                    active_parameters=self.active_parameters,

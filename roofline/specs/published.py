@@ -90,18 +90,20 @@ def _rows(path: Path) -> list[Any]:
 
 
 def _check_keys(row: Any, where: str, keys: set[str], integers: tuple[str, ...],
-                strings: tuple[str, ...]) -> None:
-    """A table with exactly ``keys`` (``note`` optional), positive integers and non-empty
-    strings (``note`` may be empty) where they belong."""
+                strings: tuple[str, ...], optional: frozenset[str] = frozenset()) -> None:
+    """A table with exactly ``keys`` (``note`` and ``optional`` may be left out), positive
+    integers and non-empty strings (``note`` may be empty) where they belong."""
     if not isinstance(row, Mapping):
         raise SpecError(where, "must be a table")
     unknown = set(row) - keys
     if unknown:
         raise SpecError(f"{where}.{sorted(unknown)[0]}", "unknown key")
-    missing = sorted(keys - {"note"} - set(row))
+    missing = sorted(keys - {"note"} - optional - set(row))
     if missing:
         raise SpecError(f"{where}.{missing[0]}", "missing required key")
     for key in integers:
+        if key not in row:
+            continue
         v = row[key]
         if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
             raise SpecError(f"{where}.{key}", "must be a positive integer", v)
@@ -148,13 +150,14 @@ METRICS = ("first_token", "prefill")
 # what the prompt holds: one token id at every position (every token then takes the same route
 # through a mixture of experts), distinct tokens, or not said
 TOKENS = ("repeated", "varied", "unstated")
-_P_INTEGERS = ("tp", "batch", "prompt_tokens")
+_P_INTEGERS = ("tp", "batch", "prompt_tokens", "ep", "pp")
 _P_STRINGS = ("engine", "version", "device", "model", "dtype", "metric", "tokens", "source",
-              "read", "confidence")
+              "read", "confidence", "network")
 _P_KEYS = {*_P_INTEGERS, *_P_STRINGS, "time_ms", "note"}
+_P_OPTIONAL = frozenset({"ep", "pp", "network"})  # 1, 1 and none: inside one node
 # the keys that name a setting: two rows alike in all of them are one measurement twice
-_P_SETTING = ("engine", "version", "device", "model", "dtype", "tp", "batch", "prompt_tokens",
-              "metric", "tokens")
+_P_SETTING = ("engine", "version", "device", "model", "dtype", "tp", "ep", "pp", "network",
+              "batch", "prompt_tokens", "metric", "tokens")
 
 
 @dataclass(frozen=True)
@@ -168,7 +171,7 @@ class ParallelMeasurement:
     model: str  # a shipped model preset's name
     dtype: str  # the compute data type (weights, activations and KV cache in it)
     tp: int  # tensor-parallel degree N_tp
-    batch: int  # sequences prefilled together, B
+    batch: int  # sequences prefilled together, B (each expert-parallel rank's own)
     prompt_tokens: int  # tokens per sequence, T
     time_ms: float  # as the source reports it (converted to ms where it gives seconds)
     metric: str  # one of METRICS
@@ -177,11 +180,21 @@ class ParallelMeasurement:
     read: str
     confidence: str  # one of CONFIDENCE
     note: str = ""
+    ep: int = 1  # expert-parallel degree N_ep
+    pp: int = 1  # pipeline stages N_pp
+    network: str = ""  # the network between nodes (hardware/network/) where they span several
 
     @property
     def time_s(self) -> float:
         """The measured time in seconds."""
         return self.time_ms / 1e3
+
+    @property
+    def split(self) -> str:
+        """The degrees in words: "TP 8", "TP 8, PP 2", "EP 32"."""
+        parts = [f"{k} {n}" for k, n in (("TP", self.tp), ("PP", self.pp), ("EP", self.ep))
+                 if n > 1 or k == "TP" and self.ep == 1]
+        return ", ".join(parts)
 
 
 def read_parallel_measurements(path: str | Path) -> list[ParallelMeasurement]:
@@ -208,7 +221,7 @@ def load_parallel_measurements() -> list[ParallelMeasurement]:
 
 
 def _parallel(row: Mapping[str, Any], where: str) -> ParallelMeasurement:
-    _check_keys(row, where, _P_KEYS, _P_INTEGERS, _P_STRINGS)
+    _check_keys(row, where, _P_KEYS, _P_INTEGERS, _P_STRINGS, _P_OPTIONAL)
     time_ms = row["time_ms"]
     if isinstance(time_ms, bool) or not isinstance(time_ms, int | float) \
             or not 0 < time_ms < 1e7:

@@ -21,7 +21,9 @@ and, with their defaults (a Llama-style decoder): ``gated_mlp = true``, ``activa
 "silu"`` (silu | gelu | relu), ``norm = "rms"`` (rms | layer), ``position = "rope"`` (rope |
 learned), ``position_table_rows = 0`` (learned positions' rows), ``qkv_bias``, ``linear_bias``,
 ``tied_embeddings``, ``post_norms``, ``embed_scale`` (all false), ``num_experts = 1``,
-``experts_per_token = 1``, ``layer_pattern = ""`` (which layers are windowed, in words); for
+``experts_per_token = 1``, ``expert_groups = 1`` and ``groups_per_token = 1`` (node-limited
+routing: a token's experts among the top groups_per_token of expert_groups groups; 1 and 1:
+none), ``layer_pattern = ""`` (which layers are windowed, in words); for
 multi-head latent attention ``kv_lora_rank`` (d_c), ``rope_head_dim`` (H_r), ``q_lora_rank``
 (d_cq; 0: queries projected directly); for shared experts and dense layers ``shared_experts``
 (n_sh), ``shared_expert_size`` (F_sh), ``shared_expert_gate = false``, ``moe_layers`` (L_moe; 0:
@@ -46,7 +48,8 @@ __all__ = ["shape_fields", "SHAPE_KEYS"]
 _NEW = ("kv_lora_rank", "q_lora_rank", "rope_head_dim", "shared_experts", "shared_expert_size",
         "moe_layers", "dense_intermediate_size", "mtp_layers")  # issue 12's; 0: none
 _INTS = (*REQUIRED_SHAPE, "num_kv_heads", "head_dim", "sliding_window", "window_layers",
-         "num_experts", "experts_per_token", "position_table_rows", *_NEW)
+         "num_experts", "experts_per_token", "position_table_rows", "expert_groups",
+         "groups_per_token", *_NEW)
 _BOOLS = ("gated_mlp", "qkv_bias", "linear_bias", "tied_embeddings", "post_norms",
           "embed_scale", "shared_expert_gate")
 _TEXTS = ("family", "source", "activation", "norm", "position", "layer_pattern", "moe_pattern")
