@@ -30,6 +30,19 @@ def _setting(hw, model, **split):
             return None
 
 
+def _crossovers(hardware, split, name):
+    """(setting, crossover ``name``) for every shipped model on each of ``hardware`` under
+    ``split`` that the setting takes and where the crossover exists below 10⁸."""
+    for hw in hardware:
+        for model in list_models():
+            s = _setting(hw, model, **split)
+            if s is None:
+                continue
+            c = crossover_value(s, name)
+            if c.exists and c.value <= 1e8:
+                yield s, c
+
+
 def _settings():
     for split in SPLITS:
         for hw in list_hardware():
@@ -48,17 +61,12 @@ def test_compute_bound_crossover_is_where_prefill_turns_compute_bound(hw, split,
     stays within a few per cent of the ridge) the exact intensity within 2 % of the ridge at the
     root, the rule of ``test_crossover_roots`` for one device (conftest's ``changes_at``)."""
     checked = 0
-    for model in list_models():
-        s = _setting(hw, model, **split)
-        if s is None:
-            continue
-        c = crossover_value(s, "prefill_compute_bound_tokens.kernel")
-        if not c.exists or c.value > 1e8:
-            continue
-        assert _changes(s, c.value, ("memory", "compute"), c, changes_at), (model.name, c.value)
+    for s, c in _crossovers([hw], split, "prefill_compute_bound_tokens.kernel"):
+        name = s.model.name
+        assert _changes(s, c.value, ("memory", "compute"), c, changes_at), (name, c.value)
         if c.ends_at is not None:
             assert _changes(s, c.ends_at, ("compute", "memory"), c, changes_at), \
-                (model.name, c.ends_at)
+                (name, c.ends_at)
         checked += 1
     assert checked
 
@@ -269,29 +277,21 @@ def test_degrees_of_one_are_no_degrees(argv, capsys):
 def test_attention_overtakes_where_its_crossover_says_under_a_split(split):
     """``attention_dominates_time_tokens.kernel`` under a split, against ``prefill``'s own
     per-operation times of one device's share: the projections take longer below the value, the
-    attention above it (within the kernel's staircase tolerance), for the dense models on H100
-    and MI300X."""
+    attention above it (within the kernel's staircase tolerance), for every model on H100 and
+    MI300X (mixtures of experts too: each operation at its own roof on both sides)."""
     checked = 0
-    for hw in ("H100-SXM", "MI300X"):
-        for model in list_models():
-            if model.num_experts > 1:
-                continue
-            s = _setting(hw, model, **split)
-            if s is None:
-                continue
-            c = crossover_value(s, "attention_dominates_time_tokens.kernel")
-            if not c.exists or c.value > 1e7:
-                continue
-            below = max(1, math.floor(c.value * (1 - TOLERANCE)) - 1)
-            above = math.ceil(c.value * (1 + TOLERANCE)) + 1
-            shares = []
-            for tokens in (below, above):
-                (point,) = prefill(s, [tokens])
-                times = {k: sum(o.time_s for o in point.operations if o.kind == k)
-                         for k in ("attention", "projection")}
-                shares.append(times["attention"] > times["projection"])
-            assert shares == [False, True], (hw, model.name, c.value)
-            checked += 1
+    for s, c in _crossovers(("H100-SXM", "MI300X"), split,
+                            "attention_dominates_time_tokens.kernel"):
+        below = max(1, math.floor(c.value * (1 - TOLERANCE)) - 1)
+        above = math.ceil(c.value * (1 + TOLERANCE)) + 1
+        shares = []
+        for tokens in (below, above):
+            (point,) = prefill(s, [tokens])
+            times = {k: sum(o.time_s for o in point.operations if o.kind == k)
+                     for k in ("attention", "projection")}
+            shares.append(times["attention"] > times["projection"])
+        assert shares == [False, True], (s.hardware.name, s.model.name, c.value)
+        checked += 1
     assert checked > 5
 
 
