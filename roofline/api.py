@@ -182,10 +182,7 @@ class CrossoverTable:
 
     def as_dict(self) -> dict[str, Any]:
         s = self.setting
-        evaluate.solve_closed_forms(s, self.values.values())  # every closed form is read here
-        # each value the closed form's own now that it is solved (a root found before it was
-        # differs in the last digits): the same output on a first call and a later one
-        values = {name: evaluate.crossover_value(s, name) for name in self.values}
+        values = evaluate.solve_closed_forms(s, self.values)  # every closed form is read here
         return {
             "hardware": s.hardware.name, "model": s.model.name, "dtype": s.dtype,
             "precision": s.precision, "batch": s.batch, "ridge_intensity": s.ridge,

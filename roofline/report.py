@@ -95,9 +95,9 @@ def _derivations() -> list[str]:
 def _crossovers(table: CrossoverTable) -> list[str]:
     from .evaluate import solve_closed_forms
 
-    solve_closed_forms(table.setting, table.values.values())  # all at once, not one by one
+    values = solve_closed_forms(table.setting, table.values)  # all at once, not one by one
     rows, blocks = [], []
-    for name, v in table.values.items():
+    for name, v in values.items():
         value = (f"{count(v.value, v.unit)} {v.unit}" if v.exists
                  else "never" if v.evaluated else "–")
         tex = v.latex

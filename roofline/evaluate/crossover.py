@@ -16,7 +16,7 @@ whose closed form is reported (shipped, or solved by SymPy the first time a sett
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache, partial
 from typing import Any
@@ -98,14 +98,17 @@ def crossover_values(setting: Setting) -> dict[str, CrossoverValue]:
     return {name: crossover_value(setting, name) for name in setting.crossover_forms}
 
 
-def solve_closed_forms(setting: Setting, values: Iterable[CrossoverValue]) -> None:
+def solve_closed_forms(setting: Setting,
+                       values: Mapping[str, CrossoverValue]) -> dict[str, CrossoverValue]:
     """Solve now, together (:func:`.solved.solve_branches`), the closed forms of ``values``
     not solved before: a caller about to read them all (a table's JSON). A value that does not
-    exist has none."""
+    exist has none. The values again, those just solved evaluated anew, so that each is its
+    closed form's own (a root found before differs in the last digits): a first call prints
+    what a later one does."""
     forms = setting.crossover_forms
-    solve_branches(setting.architecture, setting.caches,
-                   [(v.name, v.branch) for v in values
-                    if v.exists and v.branch not in forms[v.name]["roots"]])
+    fresh = [v for v in values.values() if v.exists and v.branch not in forms[v.name]["roots"]]
+    solve_branches(setting.architecture, setting.caches, [(v.name, v.branch) for v in fresh])
+    return {**values, **{v.name: crossover_value(setting, v.name) for v in fresh}}
 
 
 def crossover_value(setting: Setting, name: str,
