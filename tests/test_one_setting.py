@@ -322,3 +322,16 @@ def test_plot_time_takes_the_batch_and_scaling_refuses_tp(tmp_path):
         assert main(["plot", argv[0], "--hardware", "H100-SXM", "--model", "Llama-3-8B",
                      *argv[1:], "-o", str(target)]) == 2
         assert not target.exists()
+
+
+def test_a_title_names_the_figure_and_the_whole_setting():
+    """The time figure's title starts with its own name and names the KV cache's data type,
+    the split and the overlap where they are set."""
+    from roofline import plot
+    from roofline.plot._common import title
+
+    s = api.setting("H100-SXM", "Llama-3-8B", kv_dtype="fp8", tp=2, overlap=True)
+    text = title("Prefill time", [s])
+    assert text.startswith("Prefill time: Llama-3-8B on H100-SXM")
+    assert "fp8 KV cache" in text and "TP 2" in text and "collectives overlapped" in text
+    assert plot.plot_time(s).get_title() == text

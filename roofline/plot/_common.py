@@ -66,9 +66,9 @@ def title(what: str, settings: list[Setting], attention: bool = True) -> str:
     models = ", ".join(dict.fromkeys(plain(s.model.name) for s in settings))
     dtypes = ", ".join(dict.fromkeys(s.dtype for s in settings))
     parts = [dtypes]
-    for key, what in (("weights", "weights"), ("kv_cache", "KV cache")):
+    for key, stored in (("weights", "weights"), ("kv_cache", "KV cache")):
         if first.precision[key] != first.dtype:
-            parts.append(f"{first.precision[key]} {what}")
+            parts.append(f"{first.precision[key]} {stored}")
     if attention:
         others = {device_label(s): s.attention for s in settings if s.attention != first.attention}
         parts.append(f"{first.attention} attention"
