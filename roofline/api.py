@@ -156,14 +156,18 @@ class PrefillTable:
 def prefill(hardware: str | Hardware, model: str | ModelShape, prompts: int | Sequence[int], *,
             context: int | None = None, **options: Any) -> PrefillTable:
     """Prefill time, FLOPs, bytes, intensity and bound at each prompt length, with the decode
-    step at ``context`` cached tokens (default: the longest prompt) beside it."""
+    step at ``context`` cached tokens (default: the longest prompt; at least it) beside it."""
     if context is not None:
         evaluate.check_count(context, "context")
     s = setting(hardware, model, **options)
     one = not hasattr(prompts, "__iter__")  # one length (a number, numpy's too), checked as such
     tokens = evaluate.check_prompts([prompts] if one else prompts)
-    points = evaluate.prefill(s, tokens)
     longest = max(tokens)
+    if context is not None and context < longest:
+        raise InputError("context", f"must be at least the longest prompt ({longest:,} tokens): "
+                         "the decode step follows the prefill, whose prompt it has cached",
+                         context)
+    points = evaluate.prefill(s, tokens)
     for message in (s.model.beyond_context(longest, f"prompt: {longest} tokens"),
                     evaluate.check_memory(s, longest, "the prefill"),
                     context and evaluate.check_memory(s, context, "the decode step",

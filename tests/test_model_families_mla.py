@@ -295,8 +295,9 @@ def test_mla_decode_option() -> None:
         Setting(hw, m, mla_decode="fused")
     a, n = (decode(Setting(hw, m, mla_decode=f), 4096) for f in ("absorbed", "naive"))
     assert a.kv_cache_bytes == n.kv_cache_bytes == 27 * 576 * 4096 * 2
-    llama = load_model("Llama-3-8B")  # no latent attention: one decode form
-    assert Setting(hw, llama, mla_decode="naive").architecture == llama.architecture
+    llama = load_model("Llama-3-8B")  # no latent attention: the option would do nothing
+    with pytest.raises(InputError, match="mla_decode: applies to a latent-attention model"):
+        Setting(hw, llama, mla_decode="naive")
 
 
 def test_prefill_of_the_new_presets() -> None:

@@ -188,7 +188,8 @@ def _evaluate(name: str, c: dict[str, Any], vals: dict[str, Any], folding: _Boun
         return absent(_never(c, vals, folding, setting))
     first = crossings[0]
     ends = crossings[1] if len(crossings) > 1 else None
-    note = "" if ends is None else _ends_note(c, ends)
+    note = "; ".join(filter(None, [_ends_note(c, ends) if ends is not None else "",
+                                   _beyond(c, first, setting)]))
     key = branches[first] if first in branches else _choice(c, folding, first)
     shipped = c["roots"].get(key)
     exact = _real(shipped["value"], folding) if shipped else None
@@ -264,6 +265,14 @@ def _real(form: Any, folding: _Bound) -> float | None:
     except (ValueError, ZeroDivisionError, OverflowError, TypeError):  # no real value (a
         return None  # complex one, from a fractional power of a negative number: TypeError)
     return v if v > 0 and math.isfinite(v) else None
+
+
+def _beyond(c: dict[str, Any], x: float, setting: Setting) -> str:
+    """A note where a crossover in tokens lies past the model's context ("" within it)."""
+    context = setting.model.max_position
+    if c["unknown"] not in ("T", "T_ctx") or x <= context:
+        return ""
+    return f"beyond {setting.model.name}'s context of {context:,} tokens"
 
 
 def _ends_note(c: dict[str, Any], ends: float) -> str:

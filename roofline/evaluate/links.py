@@ -107,6 +107,13 @@ def resolve(hardware, network, tp: int, cp: int, ep: int, pp: int) -> dict[str, 
                          f"span more than one node of {per_node} ({hardware.name}'s "
                          "interconnect.devices_per_node): give the network between nodes "
                          "(e.g. InfiniBand-NDR)", None)
+    used = any(link is across for link in out.values()) or (
+        pp > 1 and crossing_boundaries(tp * cp * ep, pp, per_node) > 0)
+    if used and inside is not None and across.beta > inside.beta:
+        raise InputError("network", f"its {across.beta / 1e9:,.4g} GB/s per device is faster "
+                         f"than {hardware.name}'s interconnect inside a node "
+                         f"({inside.beta / 1e9:,.4g} GB/s): a group across nodes would beat one "
+                         "inside a node; check the files", network.name)
     if inside is not None:
         out["pp"] = inside
     if across is not None:

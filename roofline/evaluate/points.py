@@ -19,6 +19,7 @@ from functools import partial
 from itertools import repeat
 from typing import Any, overload
 
+from ..errors import InputError
 from .compiled import CompiledOp
 from .links import LEVELS as LINK_LEVELS
 from .phases import (OpResult, PrefillPoint, check_prompts, exposed_fraction, operations,
@@ -158,6 +159,10 @@ def prefill(setting: Setting, prompts: Sequence[int]) -> PrefillPoints:
     path), each point's records built when read."""
     peak, bw = setting.peak, setting.bandwidth
     tokens = check_prompts(prompts)
+    if setting.cp > 1 and min(tokens) < 2 * setting.cp:  # the ring's 2·N_cp chunks
+        raise InputError("prompt", f"must be at least 2·cp = {2 * setting.cp} tokens under "
+                         f"context parallelism over {setting.cp} (each device holds two chunks "
+                         "of the prompt)", min(tokens))
     columns = [_Column(op, tokens, peak, bw) for op in operations(setting)]
     if setting.cp > 1:  # ring attention: the K/V passes overlap the attention
         _overlap(columns, within=("attention",), hidden="cp.")

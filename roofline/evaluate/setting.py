@@ -105,6 +105,13 @@ class Setting:
         if self.mla_decode not in MLA_DECODES:
             raise InputError("mla_decode", f"must be one of {', '.join(MLA_DECODES)}",
                              self.mla_decode)
+        arch = self.model.architecture
+        if self.mla_decode != "absorbed" and not arch.mla:
+            raise InputError("mla_decode", f"applies to a latent-attention model; "
+                             f"{self.model.name} has none", self.mla_decode)
+        if self.kv_cache != "window" and arch.window == "none":
+            raise InputError("kv_cache", f"applies to a model with a sliding window; "
+                             f"{self.model.name} has none", self.kv_cache)
         if isinstance(self.batch, bool) or not (isinstance(self.batch, int) and self.batch >= 1):
             raise InputError("batch", "must be a positive integer", self.batch)
         self.hardware.peak(self.dtype)  # a data type the device lacks is an error

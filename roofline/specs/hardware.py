@@ -243,8 +243,12 @@ def _quantity(entry: Any, unit: str, where: str,
                                 f"[{low:,}, {high:,}]", count if count < 10**30 else
                                 f"an integer of {len(str(count)):,} digits")
             return count
-        if unit == "fraction":
-            return float(check_number(raw, at, at_most_one=True))
+        if unit == "fraction":  # an achievable fraction of a peak: measured ones are 0.3-0.95
+            fraction = float(check_number(raw, at, at_most_one=True))
+            if fraction < _LEAST_FRACTION:
+                raise SpecError(at, f"must be at least {_LEAST_FRACTION} (a plausible achievable "
+                                "fraction of a peak)", fraction)
+            return fraction
         return check_range(parse_quantity(raw, unit, at), *plausible, unit, at, raw)
 
     value = number(entry["value"], "value")
@@ -335,6 +339,9 @@ def _validate(data: Mapping[str, Any], path: Path) -> Hardware:
     )
 
 
+_LEAST_FRACTION = 0.01  # below 1 % of a peak no published kernel runs: a typo or a unit slip
+
+
 # --- memory levels ---------------------------------------------------------------------------
 # Each level's bandwidth and the key of the level it belongs to.
 _LEVEL_OF = {"sram_bandwidth": "sram_per_sm", "l2_bandwidth": "l2", "l3_bandwidth": "l3"}
@@ -361,6 +368,15 @@ def _check_levels(values: Mapping[str, float], on_chip: Mapping[str, Any], file:
         raise SpecError(f"{file}: on_chip.l3",
                         "needs on_chip.l2: levels are numbered from the compute units "
                         "outwards, so a device with one cache level gives it as l2", raw("l3"))
+    sram, l2, l3 = (values.get(f"on_chip.{k}") for k in ("sram_per_sm", "l2", "l3"))
+    if sram is not None and l2 is not None and sram > l2:
+        raise SpecError(f"{file}: on_chip.sram_per_sm",
+                        f"is larger than on_chip.l2 ({si(l2, 'B')}), the cache all the SMs "
+                        "share; check the figure and its unit", raw("sram_per_sm"))
+    if l2 is not None and l3 is not None and l3 < l2:
+        raise SpecError(f"{file}: on_chip.l3",
+                        f"is smaller than on_chip.l2 ({si(l2, 'B')}): a cache further from the "
+                        "compute units holds more, not less", raw("l3"))
     capacity = values["memory.capacity"]
     for cache in ("l2", "l3"):
         size = values.get(f"on_chip.{cache}")

@@ -104,7 +104,7 @@ def _gated(c: ConfigKeys, model_type: str) -> dict[str, Any]:
     c.reject("mlp_bias", True, "biases on the MLP projections")
     out = dict(hidden_size=D_, num_layers=c.int("num_hidden_layers"), num_heads=heads,
                num_kv_heads=c.int("num_key_value_heads", heads),
-               head_dim=c.int("head_dim", _head_dim(c, D_, heads)),
+               head_dim=_head_dim(c, D_, heads),
                intermediate_size=c.int("intermediate_size"), vocab_size=c.int("vocab_size"),
                max_position=c.int("max_position_embeddings"),
                activation=c.activation("hidden_act", "silu"),
@@ -312,6 +312,10 @@ _FAMILIES: dict[str, Callable[[ConfigKeys, str], dict[str, Any]]] = {
 
 
 def _head_dim(c: ConfigKeys, width: int, heads: int) -> int:
+    """``head_dim`` where the config gives it (Gemma-style configs give one that does not
+    divide the width), else width / heads, which must then be whole."""
+    if c.config.get("head_dim") is not None:
+        return c.int("head_dim")
     if width % heads:
         raise SpecError(f"{c.where}: num_attention_heads",
                         f"must divide the width {width} when head_dim is not given", heads)
