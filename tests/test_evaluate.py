@@ -153,7 +153,7 @@ def test_the_points_columns_and_records_are_each_operation_timed_on_its_own(hw, 
     from roofline.evaluate import operations
 
     s = setting(hw, model, **options)
-    prompts = [1, 300, 4096, 70_000]
+    prompts = [4, 300, 4096, 70_000]  # at least 2·cp tokens
     points = prefill(s, prompts)
     assert len(points) == 4 and points.prompt_tokens == prompts
     assert list(points) == [points[i] for i in range(4)] == points[:] == [points[-4], *points[1:]]
