@@ -328,7 +328,7 @@ def ttft(hardware: str | Hardware, model: str | ModelShape, *, prompt: int | Non
     for name, value in (("batch_prompts", batch_prompts), ("chunk", chunk)):
         if value is not None and s.parallel:  # batches and chunks are one device's prefill
             raise InputError(name, "models the prefill on one device; give tp, pp, ep and cp "
-                             f"of 1 (the setting has{s.parallel_words.split(';')[0][1:]})",
+                             f"of 1 (the setting: {s.parallel_words.removeprefix(', ')})",
                              value)
     batched = s if not batch_prompts else replace(s, batch=batch_prompts)
     message = evaluate.check_memory(batched, longest, "the prefill")

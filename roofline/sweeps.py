@@ -215,10 +215,9 @@ def footprint(setting: Setting, tokens: np.ndarray | Sequence[int],
 
 def scores_fit(setting: Setting, tokens: np.ndarray | Sequence[int]) -> np.ndarray:
     """Whether one layer's naive score matrix fits beside the weights and the KV cache at each
-    T (the rule of the crossover ``naive_scores_exceed_memory_tokens``)."""
-    used = footprint(setting, tokens)
-    return used["weights"] + used["kv_cache"] + used["scores"] \
-        <= setting.hardware.memory_capacity
+    T (the rule of the crossover ``naive_scores_exceed_memory_tokens``): a naive prefill's
+    :func:`prefill_fits`."""
+    return prefill_fits(with_mode(setting, "naive"), tokens)
 
 
 def prefill_fits(setting: Setting, tokens: np.ndarray | Sequence[int]) -> np.ndarray:

@@ -127,10 +127,9 @@ class TTFTResult:
         if servers > 1:
             each = ("" if self.rate is None else
                     f", {per_s(self.rate / servers, '.4g')} each")
-            ranks = f" of {s.ep} expert-parallel ranks" if s.ep > 1 and self.replicas > 1 else ""
-            parts.append(f"{servers} {'servers' if s.ep > 1 else 'replicas'}"
-                         f"{' (' + str(self.replicas) + ' replicas' + ranks + ')' if ranks else ''}"
-                         f"{each}")
+            who = "replicas" if s.ep == 1 else \
+                f"servers ({self.replicas} × {s.ep} expert-parallel ranks, each its own prompts)"
+            parts.append(f"{servers} {who}{each}")
         return "; ".join(parts)
 
     def _splits(self, stages: str) -> str:
@@ -139,12 +138,7 @@ class TTFTResult:
         if not s.parallel:
             return "one device, no parallelism"
         words = s.parallel_words.removeprefix(", ").replace("; one device's share", "")
-        if s.pp > 1:
-            words += stages
-        if s.ep > 1:
-            words += f"; each of the {s.ep} expert-parallel ranks prefills its own prompts, " \
-                "served as that many replicas"
-        return words
+        return words + stages if s.pp > 1 else words
 
     def _title(self) -> str:
         s = self.setting
