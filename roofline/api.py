@@ -5,6 +5,7 @@ exact SymPy expressions they were evaluated from."""
 from __future__ import annotations
 
 import warnings
+from os import PathLike
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
@@ -74,8 +75,9 @@ def setting(hardware: str | Hardware, model: str | ModelShape, *, dtype: str = "
         from .specs.network import Network, load_network
 
         net = network if isinstance(network, Network) else load_network(network)
-    s = Setting(hw, mo, dtype, weight_dtype, kv_dtype, attention or DEFAULT_ATTENTION, batch,
-                kv_cache, fusion, mla_decode, tp, pp, overlap, ep, cp, net)
+    mode = DEFAULT_ATTENTION if attention is None else attention  # "" is refused, not kernel
+    s = Setting(hw, mo, dtype, weight_dtype, kv_dtype, mode, batch, kv_cache, fusion, mla_decode,
+                tp, pp, overlap, ep, cp, net)
     weights = evaluate.held_bytes(s, "weights")  # one device's share
     if weights > hw.memory_capacity:
         warnings.warn(f"{mo.name}'s weights ({weights / 1e9:.4g} GB in "
@@ -254,7 +256,7 @@ def _prefill_times(s: Setting, lengths: np.ndarray) -> np.ndarray:
 
 
 def ttft(hardware: str | Hardware, model: str | ModelShape, *, prompt: int | None = None,
-         prompt_dist: str | Path | Distribution | None = None, rate: float | None = None,
+         prompt_dist: str | Path | Distribution | Sequence[int] | None = None, rate: float | None = None,
          slo: float | None = None, parallel: str | None = None, speedup: float | None = None,
          replicas: int = 1, batch_prompts: int | None = None, chunk: int | None = None,
          dtype: str = "bf16", weight_dtype: str | None = None, kv_dtype: str | None = None,
@@ -262,7 +264,8 @@ def ttft(hardware: str | Hardware, model: str | ModelShape, *, prompt: int | Non
          fusion: str = "none", tp: int = 1, pp: int = 1, overlap: bool = False, ep: int = 1,
          cp: int = 1, network: str | Network | None = None) -> TTFTResult:
     """Mean time to first token of prompts of ``prompt`` tokens (or lengths drawn from
-    ``prompt_dist``, a file or a :class:`~roofline.specs.distribution.Distribution`) arriving
+    ``prompt_dist``: a file, a :class:`~roofline.specs.distribution.Distribution` or the lengths
+    themselves, equally likely) arriving
     at ``rate`` per second: execution (the roofline prefill, one sequence) and queueing (DistServe
     §3.1 Eq. 1–3; M/G/1 for a distribution) apart. ``slo`` adds the highest rate meeting that
     mean TTFT; ``parallel`` is ``"inter"`` or ``"intra"`` (with ``speedup`` K in (1, 2]);
@@ -283,6 +286,8 @@ def ttft(hardware: str | Hardware, model: str | ModelShape, *, prompt: int | Non
     """
     from . import serving as queueing
     from .serving.result import TTFTResult
+    import numpy as np
+
     from .specs.distribution import Distribution, read_distribution
 
     if (prompt is None) == (prompt_dist is None):
@@ -309,8 +314,13 @@ def ttft(hardware: str | Hardware, model: str | ModelShape, *, prompt: int | Non
         dist = Distribution.of([prompt], where="prompt")
     elif isinstance(prompt_dist, Distribution):
         dist = prompt_dist
-    else:
+    elif isinstance(prompt_dist, (str, PathLike)):
         dist = read_distribution(prompt_dist)
+    elif isinstance(prompt_dist, (Sequence, np.ndarray)):  # the lengths, equally likely
+        dist = Distribution.of(prompt_dist, where="prompt_dist")
+    else:
+        raise InputError("prompt_dist", "a file, a Distribution or a sequence of prompt "
+                         "lengths", prompt_dist)
     if batch_prompts is not None:
         queueing.checks.check_batch(batch_prompts)
     derive_k = parallel == "intra" and speedup is None
@@ -319,10 +329,12 @@ def ttft(hardware: str | Hardware, model: str | ModelShape, *, prompt: int | Non
     s = setting(hardware, model, dtype=dtype, weight_dtype=weight_dtype, kv_dtype=kv_dtype,
                 attention=attention, kv_cache=kv_cache, fusion=fusion, tp=tp, pp=pp,
                 overlap=overlap, ep=ep, cp=cp, network=network)
+    label = (None if prompt_dist is None else str(prompt_dist)
+             if isinstance(prompt_dist, (str, PathLike)) else "the given distribution")
     longest = int(dist.lengths.max())
     message = s.model.beyond_context(longest, f"prompt: {longest} tokens" if prompt_dist is None
                                      else f"prompt_dist: {longest} tokens (the longest in "
-                                     f"{prompt_dist})")
+                                     f"{label})")
     if message:
         warnings.warn(message, stacklevel=2)
     for name, value in (("batch_prompts", batch_prompts), ("chunk", chunk)):
@@ -350,8 +362,7 @@ def ttft(hardware: str | Hardware, model: str | ModelShape, *, prompt: int | Non
     batch = None if batch_prompts is None else queueing.batching(
         s, prompt, batch_prompts, rate / replicas)  # each replica's batches fill at R/N
     chunks = None if chunk is None else queueing.chunking(s, prompt, chunk)
-    label = (None if prompt_dist is None else "the given distribution"
-             if isinstance(prompt_dist, Distribution) else str(prompt_dist))
+
     return TTFTResult(s, dist, prompt, label, parallel, speedup, replicas, slo, mean, second,
                       queue, point, batch, chunks, speedup_derived=derive_k,
                       stage_s=None if stages is None else stages[3])

@@ -16,7 +16,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from . import codegen
-from .errors import UnknownNameError
+from .errors import InputError, UnknownNameError
 
 if TYPE_CHECKING:
     from .derive.entry import Entry
@@ -94,6 +94,9 @@ def names() -> list[str]:
 
 def get(name: str) -> Entry:
     """The entry called ``name``; an unknown name raises with the close valid names."""
+    if not isinstance(name, str):
+        raise InputError("name", "a derivation is named by a string such as "
+                         "'projection.flops'", name)
     kept = _holding(name)
     if kept is None:
         raise UnknownNameError("derivation", name, index(), "roofline derive")
@@ -111,18 +114,27 @@ def record(name: str) -> dict[str, object]:
 
 def select_names(requested: Iterable[str]) -> list[str]:
     """Names by exact name, or else by a dotted prefix (``attention`` selects
-    ``attention.*``); an unknown one raises with the close valid names."""
+    ``attention.*``), or else by words: the entries whose name or meaning holds every word
+    (``fused``, ``"score matrix"``); one that matches nothing raises with the close valid
+    names."""
     known = index()
     out: list[str] = []
     for name in requested:
         if name in known:
             out.append(name)
             continue
-        matches = [n for n in known if n.startswith(name + ".")]
+        matches = [n for n in known if n.startswith(name + ".")] or _search(name, known)
         if not matches:
             raise UnknownNameError("derivation", name, known, "roofline derive")
         out.extend(matches)
     return out
+
+
+def _search(words: str, known: dict[str, dict[str, str]]) -> list[str]:
+    """The names whose name or meaning holds every one of ``words``, ignoring case."""
+    wanted = words.lower().split()
+    return [n for n, e in known.items()
+            if wanted and all(w in f"{n} {e['meaning']}".lower() for w in wanted)]
 
 
 def select(requested: Iterable[str]) -> list[Entry]:

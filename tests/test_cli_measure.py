@@ -173,3 +173,24 @@ def test_gpu_unavailable_without_torch(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "torch", None)
     assert gpu_measure.unavailable() == ("PyTorch is not installed "
                                          "(optional: pip install 'roofline[gpu]')")
+
+
+def test_validate_refuses_a_device_that_is_not_this_machine(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """validate times work on this CPU: a shipped GPU file, or a CPU file measured on another
+    machine, is refused before any work, naming the file and what it describes."""
+    from roofline.measure.system import cpu_name
+
+    gpu_file = load_hardware("H100-SXM").path
+    out = tmp_path / "v"
+    status, stdout, err = _run(capsys, "validate", "--hardware", str(gpu_file), "-o", str(out))
+    assert status == 2 and stdout == "" and not out.exists()
+    assert err == (f"roofline: error: --hardware: validate times work on this machine's CPU "
+                   f"({cpu_name()}); H100-SXM is a gpu file: give a file `roofline measure` "
+                   f"wrote here, or none (got '{gpu_file}')\n")
+    doc = M.measure().document("elsewhere")
+    doc["provenance"]["cpu"] = "Some Other CPU 9000"
+    other = H.write_hardware(tmp_path / "other.toml", doc)
+    status, _, err = _run(capsys, "validate", "--hardware", str(other), "-o", str(out))
+    assert status == 2 and not out.exists()
+    assert "the file's provenance.cpu is 'Some Other CPU 9000'" in err and err.count("\n") == 1

@@ -69,6 +69,12 @@ class _Parser(argparse.ArgumentParser):
         kwargs.setdefault("formatter_class", _Formatter)
         super().__init__(*args, **kwargs)
 
+    def _print_message(self, message: str, file=None) -> None:
+        """argparse's, less its silence: help that cannot be written (``--help > /dev/full``)
+        is an output error like any other, not an exit status of 0."""
+        if message:
+            (file or sys.stderr).write(message)
+
     def error(self, message: str) -> NoReturn:
         command = self.prog.partition(" ")[2]  # "plot time" of "roofline plot time"
         where = f"{command}: " if command else ""
@@ -95,7 +101,8 @@ class _Version(argparse.Action):
     """``--version``, looked up only when asked for (package metadata costs an import)."""
 
     def __call__(self, parser, namespace, values, option_string=None) -> NoReturn:  # type: ignore[override]
-        parser.exit(0, f"roofline {_version()}\n")
+        parser._print_message(f"roofline {_version()}\n", sys.stdout)
+        parser.exit(0)
 
 
 def _version() -> str:
@@ -178,8 +185,14 @@ def console() -> None:
     """The ``roofline`` executable: :func:`main`, then the standard output flushed. A reader
     that went away (``roofline ... | head``) is not an error; a standard output that cannot be
     written (``> /dev/full``, a closed descriptor) is one line and exit status 2."""
+    if sys.stdout is None:  # the descriptor was closed (``roofline ... >&-``)
+        print("roofline: error: standard output: cannot write: it is closed", file=sys.stderr)
+        sys.exit(2)
     try:
-        code = main()
+        try:
+            code = main()
+        except SystemExit as done:  # argparse's --help, --version or usage error: the help
+            code = done.code if isinstance(done.code, int) else 0  # must reach its reader too
         sys.stdout.flush()
     except BrokenPipeError:  # the reader went away (``roofline ... | head``): not an error
         _drop_stdout()

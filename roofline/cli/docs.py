@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     if args.check and out.exists() and not out.is_dir():
         raise InputError("output", "must be a folder, not a file", args.output)
     if not args.check:  # before the pages are generated: a folder that cannot be written fails
-        check_target(out, "folder", argument="output")
+        check_target(out, "folder", contents=docs.page_names(), argument="output")
     pages = docs.generate()
     if args.check:
         found = docs.stale(out, pages)

@@ -23,8 +23,12 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import InputError, SpecError
+
+if TYPE_CHECKING:
+    from ..specs.hardware import Hardware
 
 __all__ = ["register"]
 
@@ -112,6 +116,23 @@ def run_measure(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_this_machine(hw: Hardware, path: Path) -> None:
+    """``validate`` times work on this machine's CPU: a file of another device (a shipped GPU,
+    a CPU file measured elsewhere) would be held against work it never did."""
+    from ..measure.system import cpu_name
+
+    here = cpu_name()
+    if hw.kind != "cpu":
+        raise InputError("hardware", f"validate times work on this machine's CPU ({here}); "
+                         f"{hw.name} is a {hw.kind} file: give a file `roofline measure` wrote "
+                         "here, or none", str(path))
+    measured = hw.provenance.get("cpu")
+    if measured != here:
+        raise InputError("hardware", f"validate times work on this machine's CPU ({here}); "
+                         f"the file's provenance.cpu is {measured!r}: give a file "
+                         "`roofline measure` wrote here, or none", str(path))
+
+
 def run_validate(args: argparse.Namespace) -> int:
     import dataclasses
 
@@ -132,6 +153,8 @@ def run_validate(args: argparse.Namespace) -> int:
     else:
         hw_path = Path(args.hardware)
     hw = load_hardware(hw_path)
+    if args.hardware is not None:
+        _check_this_machine(hw, hw_path)
     if "fp32" not in hw.peak_flops:
         raise SpecError(f"{hw_path}: peak_flops.fp32", "validate needs the fp32 peak; run "
                         "`roofline measure` to write one")

@@ -4,6 +4,7 @@ keyword arguments of :func:`roofline.ttft`. Wiring only."""
 from __future__ import annotations
 
 import argparse
+import re
 from typing import Any
 
 from ..errors import InputError
@@ -17,6 +18,17 @@ def _count(text: str) -> int:
     if not (text.isascii() and text.isdigit()):
         raise argparse.ArgumentTypeError(f"must be a positive integer in ASCII digits: {text!r}")
     return int(text)
+
+
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+def _real(text: str) -> float:
+    """A number written in ASCII decimal (``1e3``, ``0.5``; ``float`` would also take '١٠',
+    '1_0', 'inf', 'nan')."""
+    if not _DECIMAL.fullmatch(text):
+        raise argparse.ArgumentTypeError(f"must be a decimal number in ASCII digits: {text!r}")
+    return float(text)
 
 
 def add_ttft_arguments(parser: argparse.ArgumentParser, rate_required: bool) -> None:
@@ -33,12 +45,12 @@ def add_ttft_arguments(parser: argparse.ArgumentParser, rate_required: bool) -> 
     prompt.add_argument("--prompt-dist", metavar="FILE",
                         help="prompt lengths, one a line ('length' or 'length,weight'; '#' "
                              "comments)")
-    parser.add_argument("--rate", type=float, required=rate_required, metavar="R",
+    parser.add_argument("--rate", type=_real, required=rate_required, metavar="R",
                         help="request arrival rate, per second (all replicas together)")
-    parser.add_argument("--slo", type=float, metavar="S", help="mean-TTFT target, seconds")
+    parser.add_argument("--slo", type=_real, metavar="S", help="mean-TTFT target, seconds")
     parser.add_argument("--parallel", choices=("inter", "intra"),
                         help="two-way inter-op (pipeline) or intra-op parallelism")
-    parser.add_argument("--speedup", type=float, metavar="K",
+    parser.add_argument("--speedup", type=_real, metavar="K",
                         help="intra-op speedup K in (1, 2] (with --parallel intra)")
     parser.add_argument("--replicas", type=_count, default=1, metavar="N",
                         help="equal prefill replicas sharing the arrivals (default 1)")

@@ -27,7 +27,14 @@ from .example import EXAMPLE, build
 from .markdown import md as _md  # noqa: F401  (docs._md, as before the split)
 from .pages import HEADER, TITLES, anchor, index, page
 
-__all__ = ["TITLES", "HEADER", "EXAMPLE", "TABLE_COLUMNS", "anchor", "generate", "write", "stale"]
+__all__ = ["TITLES", "HEADER", "EXAMPLE", "TABLE_COLUMNS", "anchor", "page_names", "generate",
+           "write", "stale"]
+
+
+def page_names() -> list[str]:
+    """The file names :func:`generate` writes, known before any page is built (so that a
+    target can be checked first)."""
+    return ["README.md", *(f"{topic}.md" for topic in TOPICS)]
 
 
 def generate(hardware: Sequence[Hardware] | None = None,

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
+from numbers import Integral
 from typing import TYPE_CHECKING, Any
 
 from ..derive.architecture import (ATTENTION_MODES, DEFAULT_ATTENTION, FUSIONS, KV_CACHES,
@@ -94,6 +95,10 @@ class Setting:
     network: Network | None = None  # the link between nodes (roofline.evaluate.links)
 
     def __post_init__(self) -> None:
+        for name in ("batch", "tp", "pp", "ep", "cp"):  # numpy's integers as Python's
+            n = getattr(self, name)
+            if isinstance(n, Integral) and not isinstance(n, (bool, int)):
+                object.__setattr__(self, name, int(n))
         if self.attention not in ATTENTION_MODES:
             raise InputError("attention", f"must be one of {', '.join(ATTENTION_MODES)}",
                              self.attention)
@@ -234,7 +239,8 @@ class Setting:
         if self.attention.startswith("tiled") and self.hardware.sram_per_sm is None:
             raise InputError("attention", f"{self.attention} attention needs the on-chip SRAM "
                              f"per SM, which {self.hardware.name} does not give "
-                             "(on_chip.sram_per_sm); use naive or ideal", self.attention)
+                             "(on_chip.sram_per_sm); use kernel (the default), naive or ideal",
+                             self.attention)
 
     @property
     def precision(self) -> dict[str, str]:

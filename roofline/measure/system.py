@@ -163,14 +163,18 @@ def _openblas() -> tuple[str | None, int | None]:
     return None, None
 
 
+def cpu_name() -> str:
+    """This machine's CPU model, as ``roofline measure`` records it (``provenance.cpu``)."""
+    return _cpuinfo().get("model name") or platform.processor() or platform.machine()
+
+
 def provenance() -> dict[str, str]:
     """CPU model, cores, numpy and its BLAS (name, version, kernel, threads), date: strings."""
     import numpy as np
 
-    info = _cpuinfo()
     out = {
-        "cpu": info.get("model name") or platform.processor() or platform.machine(),
-        "cpu_vendor": info.get("vendor_id", ""),
+        "cpu": cpu_name(),
+        "cpu_vendor": _cpuinfo().get("vendor_id", ""),
         "cores": str(cores()),
         "python": platform.python_version(),
         "numpy": np.__version__,

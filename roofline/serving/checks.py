@@ -24,7 +24,16 @@ def shown(x: float) -> float | int:
     >>> shown(10.0), shown(2.5), shown(float("inf"))
     (10, 2.5, inf)
     """
-    return int(x) if math.isfinite(x) and float(x).is_integer() else float(x)
+    x = _float(x)
+    return int(x) if math.isfinite(x) and x.is_integer() and abs(x) < 1e15 else x
+
+
+def _float(x: float) -> float:
+    """``x`` as a float, an integer too large for one (``10**400``) as infinity."""
+    try:
+        return float(x)
+    except OverflowError:
+        return math.inf if x > 0 else -math.inf
 
 
 def _number(x: object) -> bool:
@@ -32,15 +41,20 @@ def _number(x: object) -> bool:
     return isinstance(x, Real) and not isinstance(x, bool)
 
 
+def _positive(x: object) -> bool:
+    return _number(x) and math.isfinite(_float(x)) and x > 0
+
+
 def check_rate(rate: float, option: str = "rate") -> None:
-    if not (_number(rate) and math.isfinite(rate) and rate > 0):
+    if not _positive(rate):
         raise InputError(option, "the arrival rate must be a finite number > 0 per second",
                          shown(rate) if _number(rate) else rate)
 
 
 def check_slo(slo: float, option: str = "slo") -> None:
-    if not (_number(slo) and math.isfinite(slo) and slo > 0):
-        raise InputError(option, "the TTFT target must be a finite number of seconds > 0", slo)
+    if not _positive(slo):
+        raise InputError(option, "the TTFT target must be a finite number of seconds > 0",
+                         shown(slo) if _number(slo) else slo)
 
 
 def check_speedup(speedup: float, option: str = "speedup") -> None:

@@ -112,7 +112,9 @@ def read_distribution(path: str | Path) -> Distribution:
     """Read a prompt-length file (format in the module docstring)."""
     path = Path(path)
     lengths, weights = [], []
-    for number, line in enumerate(_read(path).splitlines(), start=1):
+    # Lines end at "\n" alone, as an editor counts them (str.splitlines also breaks at a form
+    # feed or a vertical tab, which would shift every later line's number).
+    for number, line in enumerate(_read(path).split("\n"), start=1):
         content = line.split("#", 1)[0].strip()
         if content:
             length, weight = _parse_line(content, f"{path}:{number}")

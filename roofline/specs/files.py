@@ -83,8 +83,8 @@ def read_text(path: str | Path, what: str = "spec file", max_bytes: int = MAX_BY
         data = f.read(max_bytes + 1)
     if len(data) > max_bytes:  # it grew after stat
         raise SpecError(where, f"is too large (over {max_bytes:,} bytes); {limit}")
-    try:
-        return data.decode("utf-8")
+    try:  # a byte-order mark, which some Windows editors write, is not part of the text
+        return data.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as err:
         raise SpecError(where, f"is not UTF-8 text (byte {err.start})") from None
 

@@ -104,10 +104,13 @@ def parse_quantity(text: object, expected_dimension: str, where: str) -> float:
         # (and is refused) instead of raising; float() of a decimal string rounds once.
         number = float(f"{match['mantissa']}e{match['exponent'] or 0}")
     number = -number if match["sign"] == "-" else number
-    _check_number(number, where, text)
     if not unit_text:
+        _check_number(number, where, text)
         raise SpecError(where, f"has no unit; must be {expected}", text)
+    # The unit first: in "0x1p1 TB/s" the number is 0 and the unit "x1p1 TB/s", which is the
+    # mistake to name.
     dimension, value = _convert(match, unit_text, expected_dimension, where, text)
+    _check_number(number, where, text)
     if dimension != expected_dimension:
         raise SpecError(where, f"must be {expected}, but its unit is {dimension}", text)
     _check_number(value, where, text)  # a huge prefix may still overflow, a tiny one underflow
