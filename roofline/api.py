@@ -128,11 +128,8 @@ class PrefillTable:
 
     def _title(self) -> str:
         s = self.setting
-        p = s.precision  # the weights' and KV cache's data types, where they differ
-        dtypes = "".join(f", {what} {p[key]}" for key, what in
-                         (("weights", "weights"), ("kv_cache", "KV cache")) if p[key] != s.dtype)
         split = s.parallel_words
-        return (f"Prefill of {s.model.name} on {s.hardware.name} ({s.dtype}{dtypes}, "
+        return (f"Prefill of {s.model.name} on {s.hardware.name} ({s.precision_words}, "
                 f"{s.attention} attention, batch {s.batch}{split}; ridge {s.ridge:.4g} "
                 "FLOP/byte)")
 

@@ -114,16 +114,18 @@ def record(name: str) -> dict[str, object]:
 
 def select_names(requested: Iterable[str]) -> list[str]:
     """Names by exact name, or else by a dotted prefix (``attention`` selects
-    ``attention.*``), or else by words: the entries whose name or meaning holds every word
-    (``fused``, ``"score matrix"``); one that matches nothing raises with the close valid
-    names."""
+    ``attention.*``), or else, without a dot, by words: the entries whose name or meaning holds
+    every word (``fused``, ``"score matrix"``); one that matches nothing raises with the close
+    valid names."""
     known = index()
     out: list[str] = []
     for name in requested:
         if name in known:
             out.append(name)
             continue
-        matches = [n for n in known if n.startswith(name + ".")] or _search(name, known)
+        matches = [n for n in known if n.startswith(name + ".")]
+        if not matches and "." not in name:  # a dotted name is a name, mistyped or not
+            matches = _search(name, known)
         if not matches:
             raise UnknownNameError("derivation", name, known, "roofline derive")
         out.extend(matches)

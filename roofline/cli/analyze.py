@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from ..errors import InputError
 
@@ -43,8 +44,11 @@ def add_setting_arguments(p: argparse.ArgumentParser, hardware: str | None = Non
                    help="a shipped device name (roofline hardware list) or a .toml path"
                    + (default.format(hardware) if hardware else ""))
     p.add_argument("--model", required=model is None, default=model,
-                   help="a shipped model name (roofline model list) or a config.json path"
-                   + (default.format(model) if model else ""))
+                   help="a shipped model name (roofline model list), a config.json path or "
+                   "a folder holding one" + (default.format(model) if model else ""))
+    p.add_argument("--name", metavar="NAME",
+                   help="the model's name in titles, tables and figures (default: the "
+                   "preset's, the file's, or for a config.json its _name_or_path or folder)")
     p.add_argument("--dtype", default=dtype, help=f"compute data type (default {dtype}); also "
                    "the default for weights, activations and KV cache")
     p.add_argument("--weight-dtype", help="weights' data type (e.g. int4, fp8)")
@@ -113,6 +117,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.set_defaults(run=run_crossover)
 
 
+def model_of(args: argparse.Namespace) -> Any:
+    """``--model``, renamed where ``--name`` is given (a name of 1–100 printable
+    characters)."""
+    if args.name is None:
+        return args.model
+    from dataclasses import replace
+
+    from ..specs.model import load_model
+
+    if not (0 < len(args.name) <= 100 and args.name.isprintable() and args.name.strip()):
+        raise InputError("name", "must be 1 to 100 printable characters", args.name)
+    return replace(load_model(args.model), name=args.name)
+
+
 def _options(args: argparse.Namespace) -> dict:
     """The setting's keyword options from the shared command-line arguments."""
     (batch,) = parse_ints(args.batch, "--batch", single=True)
@@ -138,7 +156,7 @@ def run_prefill(args: argparse.Namespace) -> int:
 
     prompts = parse_ints(args.prompt, "--prompt")
     context = None if args.context is None else parse_ints(args.context, "--context", single=True)[0]
-    table = prefill(args.hardware, args.model, prompts, context=context, **_options(args))
+    table = prefill(args.hardware, model_of(args), prompts, context=context, **_options(args))
     if args.json:
         print_json(table.as_dict())
         return 0
@@ -156,7 +174,7 @@ def run_crossover(args: argparse.Namespace) -> int:
     from ..api import crossovers
     from . import print_json
 
-    table = crossovers(args.hardware, args.model, **_options(args))
+    table = crossovers(args.hardware, model_of(args), **_options(args))
     if args.json:
         print_json(table.as_dict())
         return 0

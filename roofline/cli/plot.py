@@ -95,14 +95,15 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _settings(args: argparse.Namespace, batch: int = 1) -> list:
     from ..api import setting
     from ..errors import InputError
-    from .analyze import parallel_options
+    from .analyze import model_of, parallel_options
 
     names = [h.strip() for h in args.hardware.split(",")]
     if not any(names):
         raise InputError("--hardware", "needs at least one device", args.hardware)
     if not all(names):  # as --prompt refuses 128,,256
         raise InputError("--hardware", "a device name is empty between commas", args.hardware)
-    return [setting(h, args.model, dtype=args.dtype, weight_dtype=args.weight_dtype,
+    model = model_of(args)
+    return [setting(h, model, dtype=args.dtype, weight_dtype=args.weight_dtype,
                     kv_dtype=args.kv_dtype, attention=args.attention,
                     kv_cache=args.kv_cache, fusion=args.fusion,
                     mla_decode=args.mla_decode, batch=batch, **parallel_options(args))

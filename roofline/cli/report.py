@@ -26,9 +26,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..plot._style import headless
     from ..report import build
-    from .analyze import _options
+    from .analyze import _options, model_of
 
     headless()
-    report = build(args.hardware, args.model, output=args.output, **_options(args))
+    report = build(args.hardware, model_of(args), output=args.output, **_options(args))
     print(report.summary)
     return 0

@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 from ..errors import InputError
-from .analyze import add_setting_arguments, parallel_options, parse_ints
+from .analyze import add_setting_arguments, model_of, parallel_options, parse_ints
 
 __all__ = ["add_ttft_arguments", "ttft_options"]
 
@@ -67,7 +67,7 @@ def ttft_options(args: argparse.Namespace) -> dict[str, Any]:
     if batch != 1:
         raise InputError("batch", "a TTFT prefill serves one prompt: batch prompts with "
                          "--batch-prompts B", args.batch)
-    return {"hardware": args.hardware, "model": args.model, "prompt": args.prompt,
+    return {"hardware": args.hardware, "model": model_of(args), "prompt": args.prompt,
             "prompt_dist": args.prompt_dist, "rate": args.rate, "slo": args.slo,
             "parallel": args.parallel, "speedup": args.speedup, "replicas": args.replicas,
             "batch_prompts": args.batch_prompts, "chunk": args.chunk, "dtype": args.dtype,

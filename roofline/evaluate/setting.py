@@ -244,7 +244,8 @@ class Setting:
 
     @property
     def precision(self) -> dict[str, str]:
-        return {"compute": self.dtype, "weights": self.weight_dtype or self.dtype,
+        weights = self.weight_dtype or self.model.weight_dtype or self.dtype
+        return {"compute": self.dtype, "weights": weights,
                 "activations": self.dtype, "kv_cache": self.kv_dtype or self.dtype}
 
     @property
@@ -252,9 +253,19 @@ class Setting:
         """The compute data type, and the weights' and KV cache's where they differ: "bf16,
         weights fp8"."""
         p = self.precision
-        return self.dtype + "".join(f", {what} {p[key]}" for key, what in
-                                    (("weights", "weights"), ("kv_cache", "KV cache"))
-                                    if p[key] != self.dtype)
+        words = self.dtype + "".join(f", {what} {p[key]}" for key, what in
+                                     (("weights", "weights"), ("kv_cache", "KV cache"))
+                                     if p[key] != self.dtype)
+        if self.weights_from_config:
+            words = words.replace(f"weights {p['weights']}",
+                                  f"weights {p['weights']} (the config's quantization)")
+        return words
+
+    @property
+    def weights_from_config(self) -> bool:
+        """Whether the weights' data type is the checkpoint's (its quantization_config), no
+        ``weight_dtype`` given."""
+        return self.weight_dtype is None and self.model.weight_dtype is not None
 
     @property
     def splits(self) -> dict[str, Any]:

@@ -72,7 +72,8 @@ class TTFTResult:
         s, p = self.setting, self.point
         out: dict[str, Any] = {
             "hardware": s.hardware.name, "model": s.model.name, "dtype": s.dtype,
-            "weight_dtype": s.weight_dtype, "kv_dtype": s.kv_dtype, "attention": s.attention,
+            "weight_dtype": s.precision["weights"], "kv_dtype": s.precision["kv_cache"],
+            "attention": s.attention,
             "parallel": self.parallel, "splits": s.splits, "speedup": self.speedup,
             "speedup_derived": self.speedup_derived, "replicas": self.replicas,
             "stage_s": None if self.stage_s is None else list(self.stage_s),
@@ -142,8 +143,7 @@ class TTFTResult:
 
     def _title(self) -> str:
         s = self.setting
-        types = s.dtype + "".join(f", {t} {what}" for t, what in
-                                  ((s.weight_dtype, "weights"), (s.kv_dtype, "KV cache")) if t)
+        types = s.precision_words
         at = "" if self.rate is None else f" at {per_s(self.rate)}"
         return (f"time to first token{at} ({s.hardware.name}, {s.model.name}, {types}, "
                 f"{s.attention} attention; {self.describe()})")

@@ -17,6 +17,7 @@ from ._shipped import shipped_files
 from .counts import LIMITS, REQUIRED_SHAPE, check_count, check_zero_or_count
 from .files import parse_json, read_text
 from .hf_config import SUPPORTED_MODEL_TYPES, config_fields
+from .quantization import quantized_weights
 from .shape import shape_fields
 
 __all__ = ["ModelShape", "SUPPORTED_MODEL_TYPES", "REQUIRED_SHAPE", "LIMITS", "load_model",
@@ -70,6 +71,10 @@ class ModelShape:
     # no limit
     expert_groups: int = 1
     groups_per_token: int = 1
+    # the data type the checkpoint stores its weights in (a config's quantization_config,
+    # :mod:`.quantization`), and how the config says so; None: the compute data type's
+    weight_dtype: str | None = None
+    quantization: str = ""
     architecture: Architecture = field(init=False)
 
     def __post_init__(self) -> None:
@@ -268,7 +273,7 @@ class ModelShape:
                 "window", "attention_kind", "kv_lora_rank", "q_lora_rank", "rope_head_dim",
                 "shared_experts", "shared_expert_size", "shared_expert_gate", "moe_layers",
                 "dense_intermediate_size", "mtp_layers", "moe_pattern", "expert_groups",
-                "groups_per_token")
+                "groups_per_token", "weight_dtype", "quantization")
         out: dict[str, Any] = {key: getattr(self, key) for key in keys}
         out.update(path=str(self.path), parameters=self.parameters,
                    active_parameters=self.active_parameters,
@@ -277,17 +282,37 @@ class ModelShape:
 
 
 def read_model(path: str | Path, name: str | None = None) -> ModelShape:
-    """Parse and validate one ``config.json`` (or a shape file, ``.toml``: see
-    :mod:`roofline.specs.shape`); the name is the file's stem unless given."""
+    """Parse and validate one ``config.json`` (a folder holding one, as a download from the Hub
+    is, or a shape file, ``.toml``: see :mod:`roofline.specs.shape`). The name, unless given,
+    is the file's stem; a file called ``config.json`` is named by its ``_name_or_path``
+    (``deepseek-ai/DeepSeek-V3`` → ``DeepSeek-V3``), else by its folder."""
     path = Path(path)
+    if path.is_dir():
+        path = path / "config.json"
     if path.suffix == ".toml":
         model_type, fields = shape_fields(path)
+        config: dict[str, Any] = {}
     else:
         config = parse_json(read_text(path, "model config"), str(path))
         if not isinstance(config, dict):
             raise SpecError(str(path), "must hold a JSON object", type(config).__name__)
         model_type, fields = config_fields(config, path)
-    return ModelShape(name=name or path.stem, path=path, model_type=model_type, **fields)
+        dtype, words = quantized_weights(config, str(path))
+        if dtype is not None:
+            fields.update(weight_dtype=dtype, quantization=words)
+    return ModelShape(name=name or _name(path, config), path=path, model_type=model_type,
+                      **fields)
+
+
+def _name(path: Path, config: dict[str, Any]) -> str:
+    """A model's name from its file: the stem, but not the ``config`` every download has."""
+    if path.stem != "config":
+        return path.stem
+    given = config.get("_name_or_path")
+    if isinstance(given, str) and given.strip("/ ") and given.isprintable():
+        return given.rstrip("/").rsplit("/", 1)[-1][:100]
+    folder = path.resolve().parent.name
+    return folder if folder else path.stem
 
 
 def list_models(directory: str | Path | None = None) -> list[ModelShape]:
@@ -299,7 +324,8 @@ def list_models(directory: str | Path | None = None) -> list[ModelShape]:
 
 def load_model(name_or_path: str | Path, directory: str | Path | None = None) -> ModelShape:
     """A shipped preset by its exact name, or a user's config: anything with a ``/`` or ending
-    ``.json`` is a path."""
+    ``.json`` is a path, and so is a folder (holding ``config.json``) that no preset is named
+    after."""
     text = str(name_or_path)
     if isinstance(name_or_path, Path) or "/" in text or "\\" in text \
             or text.endswith((".json", ".toml")):
@@ -307,6 +333,8 @@ def load_model(name_or_path: str | Path, directory: str | Path | None = None) ->
     files = (shipped_files("models", ".json") if directory is None
              else sorted(Path(directory).glob("*.json")))
     by_name = {f.stem: f for f in files}
+    if text not in by_name and Path(text).is_dir():  # a download's folder, holding config.json
+        return read_model(text)
     if text not in by_name:
         raise UnknownNameError("model", text, by_name)
     return read_model(by_name[text])
