@@ -48,7 +48,7 @@ def setting(hardware: str | Hardware, model: str | ModelShape, *, dtype: str = "
             attention: str | None = None, batch: int = 1, kv_cache: str = "window",
             fusion: str = "none", mla_decode: str = "absorbed", tp: int = 1, pp: int = 1,
             overlap: bool = False, ep: int = 1, cp: int = 1,
-            network: str | Network | None = None) -> Setting:
+            network: str | Network | None = None, act_dtype: str | None = None) -> Setting:
     """A :class:`Setting` from names or paths (``"H100-SXM"``, ``"my/device.toml"``) or specs.
 
     ``attention=None`` is ``kernel``: the FlashAttention-2 order at the released kernels'
@@ -66,7 +66,11 @@ def setting(hardware: str | Hardware, model: str | ModelShape, *, dtype: str = "
     prompt split over them, the K/V blocks passed around the ring under the attention).
     ``network``: the link between nodes (a name of ``hardware/network/`` or a path), which
     times a collective whose devices leave one node (the device file's
-    ``interconnect.devices_per_node``).
+    ``interconnect.devices_per_node``). ``act_dtype``: the activations' data type (GEMM
+    inputs and outputs, the residual stream, the collectives); by default the compute type's,
+    which under fp8 is the permissive reading (engines write fp8 GEMMs' outputs in bf16:
+    ``act_dtype="bf16"`` counts them as stored). ``weight_dtype`` defaults to the checkpoint's
+    (a config's ``quantization_config``), else ``dtype``.
     """
     hw = hardware if isinstance(hardware, Hardware) else load_hardware(hardware)
     mo = model if isinstance(model, ModelShape) else load_model(model)
@@ -77,7 +81,7 @@ def setting(hardware: str | Hardware, model: str | ModelShape, *, dtype: str = "
         net = network if isinstance(network, Network) else load_network(network)
     mode = DEFAULT_ATTENTION if attention is None else attention  # "" is refused, not kernel
     s = Setting(hw, mo, dtype, weight_dtype, kv_dtype, mode, batch, kv_cache, fusion, mla_decode,
-                tp, pp, overlap, ep, cp, net)
+                tp, pp, overlap, ep, cp, net, act_dtype)
     weights = evaluate.held_bytes(s, "weights")  # one device's share
     if weights > hw.memory_capacity:
         warnings.warn(f"{mo.name}'s weights ({weights / 1e9:.4g} GB in "
@@ -253,13 +257,15 @@ def _prefill_times(s: Setting, lengths: np.ndarray) -> np.ndarray:
 
 
 def ttft(hardware: str | Hardware, model: str | ModelShape, *, prompt: int | None = None,
-         prompt_dist: str | Path | Distribution | Sequence[int] | None = None, rate: float | None = None,
+         prompt_dist: str | Path | Distribution | Sequence[int] | None = None,
+         rate: float | None = None,
          slo: float | None = None, parallel: str | None = None, speedup: float | None = None,
          replicas: int = 1, batch_prompts: int | None = None, chunk: int | None = None,
          dtype: str = "bf16", weight_dtype: str | None = None, kv_dtype: str | None = None,
          attention: str | None = None, kv_cache: str = "window",
          fusion: str = "none", tp: int = 1, pp: int = 1, overlap: bool = False, ep: int = 1,
-         cp: int = 1, network: str | Network | None = None) -> TTFTResult:
+         cp: int = 1, network: str | Network | None = None,
+         act_dtype: str | None = None) -> TTFTResult:
     """Mean time to first token of prompts of ``prompt`` tokens (or lengths drawn from
     ``prompt_dist``: a file, a :class:`~roofline.specs.distribution.Distribution` or the lengths
     themselves, equally likely) arriving
@@ -324,6 +330,7 @@ def ttft(hardware: str | Hardware, model: str | ModelShape, *, prompt: int | Non
     queueing.queue_model(1.0, None, parallel, 1.5 if derive_k else speedup,
                          replicas)  # the options, before any work
     s = setting(hardware, model, dtype=dtype, weight_dtype=weight_dtype, kv_dtype=kv_dtype,
+                act_dtype=act_dtype,
                 attention=attention, kv_cache=kv_cache, fusion=fusion, tp=tp, pp=pp,
                 overlap=overlap, ep=ep, cp=cp, network=network)
     label = (None if prompt_dist is None else str(prompt_dist)

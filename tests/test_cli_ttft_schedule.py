@@ -225,7 +225,7 @@ def test_setting_options_as_prefill(capsys):
     assert out["execution_s"] == pytest.approx(expected.queue.execution, rel=1e-12)
     assert out["execution_s"] < base["execution_s"]  # a quarter of the weight bytes
     first = _first_line(capsys, [*LLAMA, "--rate", "1", "--weight-dtype", "int4"])
-    assert "(H100-SXM, Llama-3-8B, bf16, int4 weights, kernel attention;" in first
+    assert "(H100-SXM, Llama-3-8B, bf16, weights int4, kernel attention;" in first  # as prefill
 
 
 def test_batch_is_one_prompt_per_prefill(capsys):

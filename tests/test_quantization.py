@@ -79,3 +79,24 @@ def test_a_quantization_it_cannot_read_is_one_line(tmp_path, capsys, quantizatio
     assert main(["prefill", "--hardware", "H100-SXM", "--model", str(path)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and where in err
+
+
+def test_act_dtype_counts_the_activations_as_stored(capsys):
+    """--act-dtype bf16 under fp8 compute: a residual add reads two and writes one T×D tensor
+    per layer, 3·T·D·2 bytes (Llama-3-8B: D = 4,096, 32 layers), by hand; the option reaches
+    crossover, ttft and the figures' settings as it reaches prefill."""
+    T, D, L = 2048, 4096, 32
+    for act, size in ((None, 1), ("bf16", 2)):
+        table = api.prefill("H100-SXM", "Llama-3-8B", T, dtype="fp8", act_dtype=act)
+        (add,) = [o for o in table.points[0].operations if o.name == "residual_add.attn"]
+        assert add.bytes == 3 * T * D * size * L
+    assert main(["crossover", "--hardware", "H100-SXM", "--model", "Llama-3-8B", "--dtype",
+                 "fp8", "--act-dtype", "bf16", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["precision"]["activations"] == "bf16"
+    assert main(["ttft", "--hardware", "H100-SXM", "--model", "Llama-3-8B", "--dtype", "fp8",
+                 "--act-dtype", "bf16", "--prompt", "2048", "--rate", "1", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["act_dtype"] == "bf16"
+    fp8 = api.setting("H100-SXM", "Llama-3-8B", dtype="fp8")
+    bf16 = api.setting("H100-SXM", "Llama-3-8B", dtype="fp8", act_dtype="bf16")
+    assert fp8.numbers()["b_a"] == 1 and bf16.numbers()["b_a"] == 2
+    assert "activations bf16" in bf16.precision_words

@@ -53,6 +53,9 @@ def add_setting_arguments(p: argparse.ArgumentParser, hardware: str | None = Non
                    "the default for weights, activations and KV cache")
     p.add_argument("--weight-dtype", help="weights' data type (e.g. int4, fp8)")
     p.add_argument("--kv-dtype", help="KV cache's data type")
+    p.add_argument("--act-dtype", help="activations' data type: GEMM inputs and outputs, the "
+                   "residual stream, collectives (default: --dtype's, the permissive reading "
+                   "under fp8, whose GEMMs engines let write bf16: --act-dtype bf16)")
     p.add_argument("--attention", default=None,
                    help="naive | tiled | tiled_fa2 | kernel | ideal (default kernel: the "
                    "FlashAttention-2 order at the released kernels' 128-row tiles, behind the "
@@ -135,6 +138,7 @@ def _options(args: argparse.Namespace) -> dict:
     """The setting's keyword options from the shared command-line arguments."""
     (batch,) = parse_ints(args.batch, "--batch", single=True)
     return {"dtype": args.dtype, "weight_dtype": args.weight_dtype, "kv_dtype": args.kv_dtype,
+            "act_dtype": args.act_dtype,
             "attention": args.attention, "batch": batch, "kv_cache": args.kv_cache,
             "fusion": args.fusion, "mla_decode": args.mla_decode, **parallel_options(args)}
 

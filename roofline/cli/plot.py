@@ -104,7 +104,7 @@ def _settings(args: argparse.Namespace, batch: int = 1) -> list:
         raise InputError("--hardware", "a device name is empty between commas", args.hardware)
     model = model_of(args)
     return [setting(h, model, dtype=args.dtype, weight_dtype=args.weight_dtype,
-                    kv_dtype=args.kv_dtype, attention=args.attention,
+                    kv_dtype=args.kv_dtype, act_dtype=args.act_dtype, attention=args.attention,
                     kv_cache=args.kv_cache, fusion=args.fusion,
                     mla_decode=args.mla_decode, batch=batch, **parallel_options(args))
             for h in names]

@@ -72,5 +72,6 @@ def ttft_options(args: argparse.Namespace) -> dict[str, Any]:
             "parallel": args.parallel, "speedup": args.speedup, "replicas": args.replicas,
             "batch_prompts": args.batch_prompts, "chunk": args.chunk, "dtype": args.dtype,
             "weight_dtype": args.weight_dtype, "kv_dtype": args.kv_dtype,
+            "act_dtype": args.act_dtype,
             "attention": args.attention, "kv_cache": args.kv_cache, "fusion": args.fusion,
             **parallel_options(args)}

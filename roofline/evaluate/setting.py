@@ -93,6 +93,10 @@ class Setting:
     ep: int = 1  # expert-parallel degree N_ep (roofline.derive.expert_parallel)
     cp: int = 1  # context-parallel degree N_cp (roofline.derive.context_parallel)
     network: Network | None = None  # the link between nodes (roofline.evaluate.links)
+    # activations (GEMM inputs and outputs, the residual stream, collectives); None: the
+    # compute data type's bytes, the permissive reading under fp8 (engines write fp8 GEMMs'
+    # outputs in bf16: act_dtype="bf16" counts them so)
+    act_dtype: str | None = None
 
     def __post_init__(self) -> None:
         for name in ("batch", "tp", "pp", "ep", "cp"):  # numpy's integers as Python's
@@ -121,7 +125,8 @@ class Setting:
             raise InputError("batch", "must be a positive integer", self.batch)
         self.hardware.peak(self.dtype)  # a data type the device lacks is an error
         self._check_parallel()
-        for name, dtype in (("weight_dtype", self.weight_dtype), ("kv_dtype", self.kv_dtype)):
+        for name, dtype in (("weight_dtype", self.weight_dtype), ("kv_dtype", self.kv_dtype),
+                            ("act_dtype", self.act_dtype)):
             if dtype is not None and dtype not in STORAGE_DTYPES:
                 raise InputError(name, f"must be one of {', '.join(STORAGE_DTYPES)}", dtype)
 
@@ -246,7 +251,8 @@ class Setting:
     def precision(self) -> dict[str, str]:
         weights = self.weight_dtype or self.model.weight_dtype or self.dtype
         return {"compute": self.dtype, "weights": weights,
-                "activations": self.dtype, "kv_cache": self.kv_dtype or self.dtype}
+                "activations": self.act_dtype or self.dtype,
+                "kv_cache": self.kv_dtype or self.dtype}
 
     @property
     def precision_words(self) -> str:
@@ -254,7 +260,8 @@ class Setting:
         weights fp8"."""
         p = self.precision
         words = self.dtype + "".join(f", {what} {p[key]}" for key, what in
-                                     (("weights", "weights"), ("kv_cache", "KV cache"))
+                                     (("weights", "weights"), ("activations", "activations"),
+                                      ("kv_cache", "KV cache"))
                                      if p[key] != self.dtype)
         if self.weights_from_config:
             words = words.replace(f"weights {p['weights']}",

@@ -66,7 +66,8 @@ def title(what: str, settings: list[Setting], attention: bool = True) -> str:
     models = ", ".join(dict.fromkeys(plain(s.model.name) for s in settings))
     dtypes = ", ".join(dict.fromkeys(s.dtype for s in settings))
     parts = [dtypes]
-    for key, stored in (("weights", "weights"), ("kv_cache", "KV cache")):
+    for key, stored in (("weights", "weights"), ("activations", "activations"),
+                        ("kv_cache", "KV cache")):
         if first.precision[key] != first.dtype:
             parts.append(f"{first.precision[key]} {stored}")
     if attention:

@@ -73,6 +73,7 @@ class TTFTResult:
         out: dict[str, Any] = {
             "hardware": s.hardware.name, "model": s.model.name, "dtype": s.dtype,
             "weight_dtype": s.precision["weights"], "kv_dtype": s.precision["kv_cache"],
+            "act_dtype": s.precision["activations"],
             "attention": s.attention,
             "parallel": self.parallel, "splits": s.splits, "speedup": self.speedup,
             "speedup_derived": self.speedup_derived, "replicas": self.replicas,
