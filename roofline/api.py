@@ -119,7 +119,34 @@ class PrefillTable:
                          "operations": [o._asdict() for o in p.operations]}
                         for p in self.points],
             "decode": self.decode.__dict__,
+            "memory": self.memory,
         }
+
+    @property
+    def memory(self) -> dict[str, Any]:
+        """One device's memory at the longest prompt, as the memory check counts it (bytes):
+        weights, KV cache, with naive attention one layer's score matrix, the device's capacity
+        and what is left free (negative: it does not fit). Activations between kernels and the
+        kernels' workspaces are not counted."""
+        s = self.setting
+        tokens = max(p.prompt_tokens for p in self.points)
+        keys = ("weights", "kv_cache", "scores") if s.attention == "naive" else \
+            ("weights", "kv_cache")
+        held = {key: evaluate.held_bytes(s, key, tokens) for key in keys}
+        capacity = s.hardware.memory_capacity
+        return {"prompt_tokens": tokens, **held, "capacity": capacity,
+                "free": capacity - sum(held.values())}
+
+    def _memory_line(self) -> str:
+        m, s = self.memory, self.setting
+        names = {"weights": "weights", "kv_cache": "KV cache", "scores": "one layer's scores"}
+        parts = " + ".join(f"{names[k]} {si(m[k], 'B')}" for k in names if k in m)
+        left = (f"{si(m['free'], 'B')} free" if m["free"] >= 0
+                else f"{si(-m['free'], 'B')} too much: it does not fit")
+        device = "One device's memory" if s.parallel else "Memory"
+        return (f"{device} at T = {m['prompt_tokens']:,}: {parts} of "
+                f"{si(m['capacity'], 'B')}, {left} (activations and kernel workspaces not "
+                "counted)")
 
     def rows(self) -> tuple[list[str], list[list[str]]]:
         head = ["prompt", "time", "FLOPs", "HBM bytes", "FLOP/byte", "bound", "attention share"]
@@ -149,11 +176,12 @@ class PrefillTable:
                 f"KV cache {si(d.kv_cache_bytes, 'B')}{note}")
 
     def __str__(self) -> str:
-        return "\n".join([self._title(), "", render(*self.rows()), "", self._decode_line()])
+        return "\n".join([self._title(), "", render(*self.rows()), "", self._decode_line(),
+                          self._memory_line()])
 
     def _repr_markdown_(self) -> str:
         return "\n".join([f"**{self._title()}**", "", render(*self.rows(), markdown=True), "",
-                          self._decode_line()])
+                          self._decode_line(), "", self._memory_line()])
 
 
 def prefill(hardware: str | Hardware, model: str | ModelShape, prompts: int | Sequence[int], *,

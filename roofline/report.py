@@ -310,8 +310,9 @@ def build(hardware: str = DEFAULT["hardware"], model: str = DEFAULT["model"],
     """Write ``output/report.md`` and its figures; return what was written. The folder is
     checked before any work (:func:`roofline.output.check_target`); an error names ``output``.
 
-    ``options``: ``weight_dtype``, ``kv_dtype``, ``act_dtype``, ``attention``, ``batch``, ``kv_cache``,
-    ``tp``, ``pp``, ``ep``, ``cp``, ``overlap``, ``network`` (as :func:`roofline.setting`).
+    ``options``: ``weight_dtype``, ``kv_dtype``, ``act_dtype``, ``attention``, ``batch``,
+    ``kv_cache``, ``tp``, ``pp``, ``ep``, ``cp``, ``overlap``, ``network`` (as
+    :func:`roofline.setting`).
     """
     from . import plot
     from .plot import _style

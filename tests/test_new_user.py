@@ -53,3 +53,51 @@ def test_a_bad_name_is_one_line(name, capsys):
     err = capsys.readouterr().err
     assert err.startswith("roofline: error: --name: must be 1 to 100 printable characters")
     assert err.count("\n") == 1
+
+
+def test_prefill_prints_one_devices_memory(capsys):
+    """Weights 2 bytes × 8,030,261,248 parameters, KV cache 2·L·n_kv·H·T·2 bytes (Llama-3-8B:
+    32 layers, 8 KV heads of 128), by hand; free = the H100's 80 GB less both."""
+    from roofline import api
+
+    weights, kv = 2 * 8_030_261_248, 2 * 32 * 8 * 128 * 8192 * 2
+    table = api.prefill("H100-SXM", "Llama-3-8B", [128, 8192])
+    m = table.memory
+    assert m["prompt_tokens"] == 8192 and m["weights"] == weights and m["kv_cache"] == kv
+    assert m["free"] == pytest.approx(80e9 - weights - kv)
+    assert "Memory at T = 8,192: weights 16.1 GB + KV cache 1.07 GB of 80 GB, 62.9 GB free" \
+        in str(table)
+    naive = api.prefill("RTX-4090", "Llama-3-8B", 12_000, attention="naive").memory
+    scores = 32 * 12_000**2 * 2  # one layer: n_q heads of T×T scores, 2 bytes each
+    assert naive["scores"] == scores and naive["free"] < 0  # as the memory warning says
+    assert main(["prefill", "--hardware", "H100-SXM", "--model", "Llama-3-70B", "--tp", "8",
+                 "--prompt", "8192", "--json"]) == 0
+    split = json.loads(capsys.readouterr().out)["memory"]
+    assert split["kv_cache"] == 2 * 80 * 8 * 128 * 8192 * 2 / 8  # a device's KV heads
+
+
+def test_tables_as_csv_hold_what_json_holds(capsys):
+    import csv
+    import io
+
+    base = ["--hardware", "H100-SXM", "--model", "Llama-3-8B"]
+    assert main(["prefill", *base, "--prompt", "128,2048", "--csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert main(["prefill", *base, "--prompt", "128,2048", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)["results"]
+    for point in data:
+        mine = [r for r in rows if int(r["prompt_tokens"]) == point["prompt_tokens"]]
+        (total,) = [r for r in mine if r["operation"] == "total"]
+        assert float(total["time_s"]) == point["time_s"] and total["bound_by"] == point["bound"]
+        ops = [r for r in mine if r["operation"] != "total"]
+        assert [r["operation"] for r in ops] == [o["name"] for o in point["operations"]]
+        assert sum(float(r["flops"]) for r in ops) == pytest.approx(point["flops"], rel=1e-12)
+    assert main(["crossover", *base, "--csv"]) == 0
+    rows = {r["name"]: r for r in csv.DictReader(io.StringIO(capsys.readouterr().out))}
+    assert main(["crossover", *base, "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)["crossovers"]
+    assert rows.keys() == data.keys()
+    for name, v in data.items():
+        assert rows[name]["value"] == ("" if v["value"] is None else repr(v["value"]))
+        assert rows[name]["expr"] == v["expr"]
+    assert main(["crossover", *base, "--csv", "--json"]) == 2

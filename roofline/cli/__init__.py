@@ -24,7 +24,7 @@ from typing import NoReturn
 
 from ..errors import InputError, RooflineError
 
-__all__ = ["main", "console", "print_json", "INTERRUPTED"]
+__all__ = ["main", "console", "print_json", "print_csv", "INTERRUPTED"]
 
 INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command stopped by Ctrl-C
 
@@ -141,6 +141,19 @@ def print_json(data: object) -> None:
     not finite (an intensity with no bytes moved is ``inf``) is printed as ``null``, never as
     the ``Infinity`` or ``NaN`` that JSON does not have."""
     print(json.dumps(_finite(data), allow_nan=False, indent=2, sort_keys=True))
+
+
+def print_csv(header: Sequence[str], rows: Sequence[Sequence[object]]) -> None:
+    """The command line's one CSV printer (RFC 4180, as Python's ``csv`` writes it): numbers
+    as Python prints them (full precision), a number that is not finite and None as an empty
+    cell."""
+    import csv
+
+    writer = csv.writer(sys.stdout, lineterminator="\n")
+    writer.writerow(header)
+    for row in rows:
+        writer.writerow("" if v is None or (isinstance(v, float) and not math.isfinite(v))
+                        else v for v in row)
 
 
 def _finite(data: object) -> object:

@@ -108,6 +108,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--prompt", default="128,2048,8192",
                    help="prompt lengths, comma-separated (default 128,2048,8192)")
     p.add_argument("--context", help="decode context in tokens (default: the longest prompt)")
+    p.add_argument("--csv", action="store_true", help="CSV instead of a table: a row per "
+                   "prompt length and operation (and its total), numbers in SI base units")
     p.add_argument("--json", action="store_true", help="JSON instead of a table (a FLOP/byte "
                    "that is not finite, of an operation that moves no bytes, is null)")
     p.set_defaults(run=run_prefill)
@@ -117,6 +119,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "and model: its closed form and value, or 'never' and why.")
     add_setting_arguments(c)
     c.add_argument("--json", action="store_true", help="JSON instead of a table")
+    c.add_argument("--csv", action="store_true", help="CSV instead of a table: a row per "
+                   "crossover (value, unit, the closed form as text)")
     c.set_defaults(run=run_crossover)
 
 
@@ -156,11 +160,21 @@ def parallel_options(args: argparse.Namespace) -> dict:
 def run_prefill(args: argparse.Namespace) -> int:
     from ..api import prefill
     from ..tables import level_name, render, si
-    from . import print_json
+    from . import print_csv, print_json
 
     prompts = parse_ints(args.prompt, "--prompt")
     context = None if args.context is None else parse_ints(args.context, "--context", single=True)[0]
+    _one_format(args)
     table = prefill(args.hardware, model_of(args), prompts, context=context, **_options(args))
+    if args.csv:
+        print_csv(["prompt_tokens", "operation", "kind", "time_s", "flops", "bytes",
+                   "intensity", "bound_by"],
+                  [row for p in table.points for row in (
+                      *([p.prompt_tokens, o.name, o.kind, o.time_s, o.flops, o.bytes,
+                         o.intensity, o.level] for o in p.operations),
+                      [p.prompt_tokens, "total", "", p.time_s, p.flops, p.bytes, p.intensity,
+                       p.bound])])
+        return 0
     if args.json:
         print_json(table.as_dict())
         return 0
@@ -174,11 +188,23 @@ def run_prefill(args: argparse.Namespace) -> int:
     return 0
 
 
+def _one_format(args: argparse.Namespace) -> None:
+    if args.csv and args.json:
+        raise InputError("csv", "give one of --csv and --json")
+
+
 def run_crossover(args: argparse.Namespace) -> int:
     from ..api import crossovers
-    from . import print_json
+    from . import print_csv, print_json
 
+    _one_format(args)
     table = crossovers(args.hardware, model_of(args), **_options(args))
+    if args.csv:
+        data = table.as_dict()["crossovers"]
+        print_csv(["name", "value", "unit", "exists", "ends_at", "reason", "expr"],
+                  [[name, v["value"], v["unit"], v["exists"], v["ends_at"], v["reason"],
+                    v["expr"]] for name, v in data.items()])
+        return 0
     if args.json:
         print_json(table.as_dict())
         return 0
