@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # annotations only: a command imports the parts it runs
     from .specs.distribution import Distribution
     from .specs.network import Network
 
-__all__ = ["setting", "prefill", "crossovers", "ttft", "PrefillTable", "CrossoverTable",
+__all__ = ["setting", "prefill", "prefill_columns", "crossovers", "ttft", "PrefillTable", "CrossoverTable",
            "TTFTResult"]
 
 
@@ -206,6 +206,30 @@ def prefill(hardware: str | Hardware, model: str | ModelShape, prompts: int | Se
         if message:
             warnings.warn(message, stacklevel=2)
     return PrefillTable(s, points, evaluate.decode(s, context or longest))
+
+
+def prefill_columns(hardware: str | Hardware, model: str | ModelShape,
+                    prompts: Sequence[int] | np.ndarray, **options: Any) -> dict[str, np.ndarray]:
+    """The prefill at many prompt lengths as numpy arrays over them: ``prompt_tokens``,
+    ``time_s``, ``flops``, ``bytes`` (HBM), ``intensity`` and ``compute_bound``: the totals of
+    :func:`prefill`'s table, with no record per point (10⁶ lengths in about a second, where
+    the table's records would take half a minute). ``options`` as :func:`setting`;
+    ``pandas.DataFrame(columns)`` makes a frame of it."""
+    import numpy as np
+
+    s = setting(hardware, model, **options)
+    tokens = np.asarray(prompts)
+    if tokens.ndim != 1 or tokens.dtype.kind not in "iu" or not tokens.size \
+            or tokens.min() < 1 or tokens.max() > 10**9:
+        evaluate.check_prompts(list(np.atleast_1d(prompts).tolist()), "prompts")  # which, why
+        raise InputError("prompts", "must be a one-dimensional sequence of integers",
+                         f"array of shape {tokens.shape}, dtype {tokens.dtype}")
+    longest = int(tokens.max())
+    for message in (s.model.beyond_context(longest, f"prompt: {longest} tokens"),
+                    evaluate.check_memory(s, longest, "the prefill")):
+        if message:
+            warnings.warn(message, stacklevel=2)
+    return evaluate.prefill_columns(s, tokens)
 
 
 @dataclass(frozen=True)

@@ -124,6 +124,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.set_defaults(run=run_crossover)
 
 
+MAX_TABLE = 10_000  # prompt lengths that `prefill` prints (text, JSON or CSV)
+
+
 def model_of(args: argparse.Namespace) -> Any:
     """``--model``, renamed where ``--name`` is given (a name of 1–100 printable
     characters)."""
@@ -163,6 +166,10 @@ def run_prefill(args: argparse.Namespace) -> int:
     from . import print_csv, print_json
 
     prompts = parse_ints(args.prompt, "--prompt")
+    if len(prompts) > MAX_TABLE:  # a table is for reading: 65,000 rows of records are not
+        raise InputError("prompt", f"at most {MAX_TABLE:,} prompt lengths in a table; for more, "
+                         "roofline.prefill_columns (Python) gives numpy columns",
+                         f"{len(prompts):,} lengths")
     context = None if args.context is None else parse_ints(args.context, "--context", single=True)[0]
     _one_format(args)
     table = prefill(args.hardware, model_of(args), prompts, context=context, **_options(args))

@@ -19,14 +19,14 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from ..codegen import call
 from ..errors import InputError
 from .compiled import CompiledOp, bind, compile_ops
-from .links import linked
+from .links import LEVELS as LINK_LEVELS, linked
 from .setting import Setting
 
 if TYPE_CHECKING:
     import numpy as np
 
 __all__ = ["roofline_time", "level_time", "timed", "OpResult", "PrefillPoint", "DecodeResult",
-           "operations", "prefill_time", "exposed_fraction", "decode", "check_prompts",
+           "operations", "prefill_time", "prefill_columns", "exposed_fraction", "decode", "check_prompts",
            "check_count", "footprint", "held_bytes", "memory_bytes", "check_memory"]
 
 
@@ -213,27 +213,48 @@ def exposed_fraction(compute: Any, communication: Any) -> Any:
 
 def prefill_time(setting: Setting, prompts: np.ndarray | Sequence[int]) -> np.ndarray:
     """Prefill time in seconds for an array of prompt lengths (vectorised with numpy)."""
+    return prefill_columns(setting, prompts)["time_s"]
+
+
+def prefill_columns(setting: Setting, prompts: np.ndarray | Sequence[int]) -> dict[str, Any]:
+    """The prefill's totals at an array of prompt lengths, as numpy arrays over them (one pass
+    per operation, no record per point): ``time_s``, ``flops``, ``bytes`` (HBM), ``intensity``
+    and ``compute_bound`` (its FLOPs take at least as long as its traffic at the slowest
+    memory level, the ``bound`` of :class:`.points.PrefillPoints`). The numbers of
+    :func:`.points.prefill`, at the cost of a few array operations per operation."""
     import numpy as np
 
     tokens = np.asarray(prompts, dtype=float)
     peak, bw = setting.peak, setting.bandwidth
-    total, comm, attn, ring = (np.zeros(tokens.shape) for _ in range(4))
+    total, comm, attn, ring, flops, nbytes = (np.zeros(tokens.shape) for _ in range(6))
+    beyond: dict[str, Any] = {}  # per further level, what it serves beyond the HBM bytes
     for op in operations(setting):
-        t = roofline_time(op.flops(tokens), op.bytes(tokens), peak, bw)
-        for _, level_bw, q in op.levels:
-            t = np.maximum(t, q(tokens) / level_bw)
+        f, q = op.count * op.flops(tokens), op.count * op.bytes(tokens)
+        t = roofline_time(f, q, peak, bw)
+        for level, level_bw, served in op.levels:
+            s = op.count * served(tokens)
+            t = np.maximum(t, s / level_bw)
+            if level not in LINK_LEVELS:  # a link's bytes are not memory traffic
+                beyond[level] = beyond.get(level, 0.0) + (s - q)
         if op.name.startswith("cp.") and op.kind == "communication":
-            ring = ring + op.count * t
+            ring = ring + t
         elif op.kind == "communication":
-            comm = comm + op.count * t
+            comm = comm + t
         else:
-            total = total + op.count * t
+            total = total + t
             if op.kind == "attention":
-                attn = attn + op.count * t
+                attn = attn + t
+        flops, nbytes = flops + f, nbytes + q
     comm = comm + np.maximum(0.0, ring - attn)  # ring attention hides its passes
-    if setting.overlap:  # hidden under the compute: max(compute, communication)
-        return np.maximum(total, comm)
-    return total + comm
+    # hidden under the compute (--overlap): max(compute, communication); else their sum
+    time = np.maximum(total, comm) if setting.overlap else total + comm
+    levels = setting.level_bandwidths
+    memory = np.maximum.reduce([nbytes / bw, *((nbytes + extra) / levels[level]
+                                               for level, extra in beyond.items())])
+    with np.errstate(divide="ignore"):
+        intensity = flops / nbytes
+    return {"prompt_tokens": tokens.astype(np.int64), "time_s": time, "flops": flops,
+            "bytes": nbytes, "intensity": intensity, "compute_bound": flops / peak >= memory}
 
 
 def _held(setting: Setting, key: str, step: str) -> tuple[str, int, dict[str, int]]:
