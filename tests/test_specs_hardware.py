@@ -81,7 +81,9 @@ def test_tpu_v5e_vmem_is_binary() -> None:
 
 
 def test_rtx_4090_uses_fp32_accumulate_rate() -> None:
-    assert load_hardware("RTX-4090").peak_flops["bf16"] == pytest.approx(165.2e12)
+    # 128 SMs x 512 FLOP/clock/SM (FP32 accumulate: the whitepaper's 165.2 at 2.52 GHz) x the
+    # 3,105 MHz maximum graphics clock (tests/test_consumer_peaks.py)
+    assert load_hardware("RTX-4090").peak_flops["bf16"] == pytest.approx(128 * 512 * 3.105e9)
 
 
 # --- the dataclass ---------------------------------------------------------------------------
