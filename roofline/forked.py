@@ -12,9 +12,14 @@ one's memory (what was derived, imported, or set up by a test), so only results 
 cross back, pickled through a pipe.
 
 It ignores Ctrl-C, which is the parent's to report in one line, and it never outlives the call:
-where the parent stops, it is killed and waited for before the error goes on, so that nothing it
-would write lands after the parent has cleaned up; a Ctrl-C that comes while it is being forked,
-or killed and waited for, is held back and delivered just after. The work is done here alone,
+where the parent stops (an error, or a signal its handler turns into an exception: Ctrl-C, and the
+command line's SIGTERM and SIGHUP), it is killed and waited for before the error goes on, so that
+nothing it would write lands after the parent has cleaned up; such a signal that comes while it is
+being forked, or killed and waited for, is held back and delivered just after. Where the parent
+ends without a word (SIGKILL, or a SIGTERM with no handler), the kernel kills it with its parent
+(``PR_SET_PDEATHSIG``; it also stops at the next piece once its parent is gone): it writes
+nothing more, though what the parent left (a temporary folder) stays. A SIGTERM or SIGHUP sent to
+it alone ends it (the default action): the parent does its pieces. The work is done here alone,
 in order, elsewhere than on Linux, on one core, where other threads run (one could hold a lock
 that the forked copy would wait on forever), inside a forked process itself, or for fewer than
 ``least`` pieces.
@@ -52,14 +57,15 @@ def map_halves(work: Callable[[Item], Any], items: Sequence[Item], least: int = 
     mine: dict[int, Done] = {}
     sent: dict[int, Done] = {}
     try:
-        with _ctrl_c_held():  # delivered within the try: the process is then killed
+        with _signals_held():  # delivered within the try: the process is then killed
             read, write = os.pipe()
+            parent = os.getpid()
             try:
                 pid = os.fork()
             except OSError:  # no process to be had (a limit): all done here, below
                 os.close(read)
             if pid == 0:
-                _serve(work, [items[i] for i in theirs], read, write)  # never returns
+                _serve(work, [items[i] for i in theirs], read, write, parent)  # never returns
             os.close(write)
         if pid < 0:
             return [work(item) for item in items]
@@ -87,20 +93,27 @@ def map_halves(work: Callable[[Item], Any], items: Sequence[Item], least: int = 
     return out
 
 
-def _serve(work: Callable[[Item], Any], items: list[Item], read: int, write: int) -> None:
+def _serve(work: Callable[[Item], Any], items: list[Item], read: int, write: int,
+           parent: int) -> None:
     """In the forked process: its pieces up to the first that fails, their results and
     warnings sent back, then out, whatever happens (nothing of the parent's, atexit handlers
-    or buffers, runs here)."""
+    or buffers, runs here). Killed with its parent; a SIGTERM or SIGHUP ends it."""
     global _FORKED
     try:
         import pickle
         import signal
 
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent's to report
+        for name in _ENDING[1:]:  # SIGTERM, SIGHUP: the default action, whatever the parent's
+            if hasattr(signal, name):
+                signal.signal(getattr(signal, name), signal.SIG_DFL)
         _FORKED = True
+        _die_with_parent()
         os.close(read)
         done = []
         for item in items:
+            if os.getppid() != parent:  # the parent is gone (and the kill did not come)
+                return
             piece = _recorded(work, item)
             if piece is None:
                 break
@@ -109,6 +122,19 @@ def _serve(work: Callable[[Item], Any], items: list[Item], read: int, write: int
             pickle.dump(done, out)
     finally:
         os._exit(0)
+
+
+def _die_with_parent() -> None:
+    """Have the kernel send SIGKILL to this process when its parent ends, however it ends
+    (Linux's ``prctl(PR_SET_PDEATHSIG)``); a parent already gone (before the call) is seen by
+    the caller's ``os.getppid()`` check."""
+    import ctypes
+    import signal
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL), 0, 0, 0)  # 1: PDEATHSIG
+    except (OSError, AttributeError):  # no prctl: the getppid checks alone
+        pass
 
 
 def _received(data: bytes) -> list[Done]:
@@ -123,11 +149,11 @@ def _received(data: bytes) -> list[Done]:
 
 
 def _end(pid: int, read: int, killed: bool) -> None:
-    """The forked process killed (where its results are not wanted) and waited for, Ctrl-C
-    held back meanwhile; the pipe closed."""
+    """The forked process killed (where its results are not wanted) and waited for, the
+    signals that end a run held back meanwhile; the pipe closed."""
     import signal
 
-    with _ctrl_c_held():
+    with _signals_held():
         if killed:
             os.kill(pid, signal.SIGKILL)
         try:
@@ -161,19 +187,34 @@ def _show(caught: list[tuple[Any, ...]]) -> None:
         warnings.showwarning(*args)
 
 
+_ENDING = ("SIGINT", "SIGTERM", "SIGHUP")  # the signals that end a run (Windows: no SIGHUP)
+
+
 @contextmanager
-def _ctrl_c_held() -> Iterator[None]:
-    """Ctrl-C recorded, not raised, for the duration; then delivered as it would have been."""
+def _signals_held() -> Iterator[None]:
+    """Ctrl-C, SIGTERM and SIGHUP, where a Python handler takes them (Ctrl-C's by default; the
+    command line's for all three), recorded, not handled, for the duration; then delivered, in
+    the order they came, as they would have been. Off the main thread (where no handler can be
+    set, and none runs) nothing is held. A signal with no Python handler keeps its action:
+    the default one ends the process at once (the forked one is killed with it)."""
     import signal
 
     came: list[int] = []
-    previous = signal.signal(signal.SIGINT, lambda *_: came.append(1))
+    previous: dict[int, Any] = {}
+    try:
+        for name in _ENDING:
+            number = getattr(signal, name, None)
+            if number is not None and callable(signal.getsignal(number)):
+                previous[number] = signal.signal(number, lambda n, _: came.append(n))
+    except ValueError:  # not the main thread: nothing to hold
+        pass
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
-        if came:
-            signal.raise_signal(signal.SIGINT)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+        for number in dict.fromkeys(came):
+            signal.raise_signal(number)
 
 
 def _alone_on_the_main_thread() -> bool:

@@ -5,8 +5,12 @@ form and value of each), the prefill table at a few prompt lengths with the deco
 it, and the four figures embedded as relative links; the figures are written beside it. Every
 file is written into a temporary folder first and moved into place at the end (the report
 last), so a failure leaves nothing half-written. The temporary folder, ``.NAME.tmp-PID-XXXX``
-beside the output folder ``NAME``, is removed on any failure, Ctrl-C included; one left by a
-run that was killed (its process ``PID`` gone) is removed by the next run into the same folder.
+beside the output folder ``NAME``, is removed on any failure, Ctrl-C included (and the command
+line's SIGTERM and SIGHUP, which it raises as Ctrl-C), and the process drawing half the figures
+is killed and waited for first; those signals are held back while the folder is made and while
+the files are moved into place, so that a report is never half-moved. One left by a run that was
+killed outright (SIGKILL: its process ``PID`` gone, the drawing process killed with it) is
+removed by the next run into the same folder.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from .api import CrossoverTable, PrefillTable, setting
 from .defaults import DEFAULT
 from .errors import InputError
 from .evaluate import CrossoverValue, Setting
-from .forked import map_halves
+from .forked import _signals_held, map_halves
 from .output import check_target, make_folders, remove_folders
 from .tables import binary_size, count, grouped, level_name, render, si
 
@@ -340,7 +344,8 @@ def build(hardware: str = DEFAULT["hardware"], model: str = DEFAULT["model"],
     made = make_folders(out.parent)  # the folders this run creates: removed on any failure
     tmp = None
     try:
-        tmp = _temporary_folder(out)
+        with _signals_held():  # made and named in ``tmp`` at once: never made and lost
+            tmp = _temporary_folder(out)
 
         def draw(kind: str) -> Path:
             fig = plot.figure(kind, [s], prompts=FIGURE_PROMPTS, batches=BATCHES, context=context)
@@ -353,9 +358,10 @@ def build(hardware: str = DEFAULT["hardware"], model: str = DEFAULT["model"],
         check_target(out, "folder", contents=names, argument="output")
         made = make_folders(out) + made
         final = {kind: out / path.name for kind, path in written.items()}
-        for kind, path in written.items():
-            os.replace(path, final[kind])
-        os.replace(tmp / "report.md", out / "report.md")  # last: it never links a missing file
+        with _signals_held():  # every file moved, or (an OSError) none after the failing one
+            for kind, path in written.items():
+                os.replace(path, final[kind])
+            os.replace(tmp / "report.md", out / "report.md")  # last: it never links a missing file
     except OSError as err:
         _cleanup(tmp, made)
         raise InputError("output", f"cannot write the report: {err.strerror or err}",

@@ -4,7 +4,9 @@ and exit status 2. Each sub-command lives in its own module with ``register(subp
 Exit statuses: 0 done; 1 a check that found something (``docs --check``, ``validate``);
 2 bad input, or output that cannot be written (a file, or the standard output itself, e.g.
 ``> /dev/full``), one line ``roofline: error: ...`` on stderr; 130 interrupted (Ctrl-C), one line
-``roofline: interrupted``, temporary files removed. ``--json`` output is strict JSON
+``roofline: interrupted``, temporary files removed; SIGTERM and SIGHUP end a run as Ctrl-C does
+(:func:`console`): 143 and ``roofline: terminated (SIGTERM)``, 129 and ``roofline: terminated
+(SIGHUP)``. ``--json`` output is strict JSON
 (:func:`print_json`): a number that is not finite, such as the FLOP/byte of an operation that
 moves no bytes, is ``null``.
 """
@@ -27,6 +29,8 @@ from ..errors import InputError, RooflineError
 __all__ = ["main", "console", "print_json", "print_csv", "INTERRUPTED"]
 
 INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command stopped by Ctrl-C
+# The signals that end a run as Ctrl-C does, by number (exit status 128 + it): the line said.
+_STOPPED = {2: "interrupted", 15: "terminated (SIGTERM)", 1: "terminated (SIGHUP)"}
 
 # Sub-command modules, in the order ``roofline --help`` lists them.
 _COMMANDS = ("report", "derive", "hardware", "model", "prefill", "crossover", "plot", "ttft",
@@ -131,9 +135,51 @@ def main(argv: Sequence[str] | None = None) -> int:
         for message in dict.fromkeys(_one_line(str(w.message)) for w in caught):
             print(f"roofline: warning: {message}", file=sys.stderr)  # after the output, once each
         return code
-    except KeyboardInterrupt:  # Ctrl-C: whatever was being written has cleaned up after itself
-        print("roofline: interrupted", file=sys.stderr)
-        return INTERRUPTED
+    except KeyboardInterrupt as stop:  # Ctrl-C, SIGTERM, SIGHUP: whatever was being written
+        return _stopped(stop)  # has cleaned up after itself
+
+
+class _Stopped(KeyboardInterrupt):
+    """SIGTERM or SIGHUP (or Ctrl-C) raised as Ctrl-C is, so that whatever cleans up after
+    Ctrl-C (temporary files, a forked process) cleans up after it too; ``signum`` says which."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _stopped(stop: KeyboardInterrupt) -> int:
+    """The one line for the signal that ended the run (Ctrl-C where none is named); its exit
+    status, 128 + its number."""
+    signum = getattr(stop, "signum", 2)
+    try:
+        print(f"roofline: {_STOPPED[signum]}", file=sys.stderr)
+    except (OSError, ValueError):  # a terminal that hung up: the status alone
+        pass
+    return 128 + signum
+
+
+def _handle_signals() -> None:
+    """Ctrl-C, SIGTERM and SIGHUP (what ``timeout``, ``kill``, CI cancellation and a closed
+    terminal send) each raised as a :class:`_Stopped`: the first one only, a later one is
+    ignored while the run cleans up. A signal ignored when the run began (``nohup``), or
+    handled otherwise, is left as it was. Set by the executable alone: ``import roofline``
+    leaves its user's handlers as they are."""
+    import signal
+
+    stopping: list[int] = []
+
+    def stop(signum: int, frame: object) -> None:
+        if not stopping:
+            stopping.append(signum)
+            raise _Stopped(signum)
+
+    for number in _STOPPED:
+        try:
+            if signal.getsignal(number) in (signal.SIG_DFL, signal.default_int_handler):
+                signal.signal(number, stop)
+        except (ValueError, OSError):  # no such signal here (SIGHUP on Windows)
+            pass
 
 
 def print_json(data: object) -> None:
@@ -201,6 +247,7 @@ def console() -> None:
     if sys.stdout is None:  # the descriptor was closed (``roofline ... >&-``)
         print("roofline: error: standard output: cannot write: it is closed", file=sys.stderr)
         sys.exit(2)
+    _handle_signals()
     try:
         try:
             code = main()
@@ -216,12 +263,11 @@ def console() -> None:
         reason = " ".join(str(err.strerror or err).split())
         print(f"roofline: error: {where}: cannot write: {reason}", file=sys.stderr)
         code = 2
-    except KeyboardInterrupt:  # between main's return and the flush
+    except KeyboardInterrupt as stop:  # between main's return and the flush
         _drop_stdout()
-        print("roofline: interrupted", file=sys.stderr)
-        code = INTERRUPTED
-    if code == INTERRUPTED:  # once interrupted, leave at once with status 130, as a shell
-        for stream in (sys.stdout, sys.stderr):  # reports Ctrl-C, never by the signal that the
+        code = _stopped(stop)
+    if code - 128 in _STOPPED:  # once stopped, leave at once with status 128 + N, as a shell
+        for stream in (sys.stdout, sys.stderr):  # reports it, never by the signal that the
             try:  # interpreter may re-raise at shutdown after a KeyboardInterrupt
                 stream.flush()
             except (OSError, ValueError):
