@@ -7,12 +7,12 @@ import sys
 
 __all__ = ["register"]
 
-
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "docs", help="write (or --check) the citable derivation documents",
-        description="Write the derivation documents (one Markdown page per topic and an "
-        "index) generated from the catalogue, or with --check compare them with what the code "
+        description="Write the derivation documents (one Markdown page per topic, an index "
+        "and references.bib, the BibTeX of the works cited) generated from the catalogue, or "
+        "with --check compare them with what the code "
         "generates. Exit status: 0 up to date (or written); 1 with --check when a page is "
         "stale, missing or no longer generated (each is named on stderr); 2 bad input.")
     p.add_argument("-o", "--output", default="derivations", metavar="DIR",

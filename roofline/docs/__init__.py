@@ -25,7 +25,7 @@ from ..specs.model import ModelShape, list_models
 from .crossover_table import TABLE_COLUMNS
 from .example import EXAMPLE, build
 from .markdown import md as _md  # noqa: F401  (docs._md, as before the split)
-from .pages import HEADER, TITLES, anchor, index, page
+from .pages import HEADER, TITLES, anchor, bibliography, index, page
 
 __all__ = ["TITLES", "HEADER", "EXAMPLE", "TABLE_COLUMNS", "anchor", "page_names", "generate",
            "write", "stale"]
@@ -34,12 +34,13 @@ __all__ = ["TITLES", "HEADER", "EXAMPLE", "TABLE_COLUMNS", "anchor", "page_names
 def page_names() -> list[str]:
     """The file names :func:`generate` writes, known before any page is built (so that a
     target can be checked first)."""
-    return ["README.md", *(f"{topic}.md" for topic in TOPICS)]
+    return ["README.md", *(f"{topic}.md" for topic in TOPICS), "references.bib"]
 
 
 def generate(hardware: Sequence[Hardware] | None = None,
              models: Sequence[ModelShape] | None = None) -> dict[str, str]:
-    """File name → Markdown text of every page (``README.md`` and one per topic).
+    """File name → text of every page (``README.md``, one per topic, and ``references.bib``,
+    the BibTeX of the software and of every work cited).
 
     The closing crossover table covers ``hardware`` × ``models`` (default: everything shipped).
     """
@@ -52,6 +53,7 @@ def generate(hardware: Sequence[Hardware] | None = None,
     pages = {"README.md": index(by_topic)}
     for topic, entries in by_topic.items():
         pages[f"{topic}.md"] = page(topic, entries, example, hardware, models)
+    pages["references.bib"] = bibliography()
     return pages
 
 
