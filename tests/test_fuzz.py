@@ -3,7 +3,8 @@
 Hostile input of four kinds: hardware TOML files and model config JSON files (mutations of the
 shipped ``hardware/H100-SXM.toml`` and ``models/Llama-3-8B.json``: values replaced by random
 strings, numbers with and without units, huge integers, non-finite floats, Unicode digits,
-nested tables and lists; keys dropped and added; a few characters of the text changed),
+nested tables and lists; keys dropped and added; a few characters of the text changed; and
+files that parse but whose numbers contradict each other, each quantity scaled by 10^±8),
 command-line options, and ``--prompt-dist`` files of ``roofline ttft``. Whatever the input,
 the command finishes with status 0, or 2 with exactly one ``roofline: error:`` line on stderr
 (argparse's usage errors raise ``SystemExit(2)`` from ``main``, with the same one line); no
@@ -220,6 +221,56 @@ def test_hardware_files(folder: Path, file: tuple, command: list[str]) -> None:
     if code == 0 and "--json" in command:
         json.loads(out)  # strict JSON: no Infinity, no NaN
         assert "Infinity" not in out and "NaN" not in out
+
+
+def _quantities(data: dict, prefix: tuple = ()) -> list[tuple]:
+    """The paths of every ``{ value = "<number> <unit>" }`` entry of a hardware file."""
+    out = []
+    for key, v in data.items():
+        if isinstance(v, dict) and isinstance(v.get("value"), str):
+            out.append((*prefix, key))
+        elif isinstance(v, dict):
+            out += _quantities(v, (*prefix, key))
+    return out
+
+
+def _scaled(base: dict, scales: list[tuple[tuple, int]]) -> dict:
+    """``base`` with each chosen quantity's number times 10^k: a file that parses, whose
+    numbers may contradict each other (an SRAM larger than the L2, an L2 faster than the SRAM,
+    an interconnect faster than the HBM)."""
+    data = json.loads(json.dumps(base))
+    for path, k in scales:
+        entry = data
+        for key in path:
+            entry = entry[key]
+        number, unit = entry["value"].split(" ", 1)
+        entry["value"] = f"{float(number) * 10.0**k:.6g} {unit}"
+    return data
+
+
+physics = st.lists(st.tuples(st.sampled_from(_quantities(HARDWARE)), st.integers(-8, 8)),
+                   min_size=1, max_size=4).map(lambda scales: _scaled(HARDWARE, scales))
+
+
+@fuzz(150)
+@given(physics, st.sampled_from(COMMANDS[1:]))
+def test_hardware_files_against_physics(folder: Path, data: dict, command: list[str]) -> None:
+    """Files that parse but whose numbers may contradict physics: refused in one line, or
+    loaded with the rules the loader promises holding (hardware/README.md) and every time
+    finite and positive."""
+    from roofline.specs.hardware import read_hardware
+
+    path = folder / "physics.toml"
+    path.write_text(toml(data), encoding="utf-8")
+    code, out, _ = run([arg.format(hw=path) for arg in command])
+    if code != 0:
+        return
+    hw = read_hardware(path)
+    assert hw.sram_per_sm is None or hw.l2_bytes is None or hw.sram_per_sm <= hw.l2_bytes
+    if command[0] == "prefill" and "--json" in command:
+        for r in json.loads(out)["results"]:
+            assert 0 < r["time_s"] < 1e6 and all(0 <= o["time_s"] < 1e6
+                                                 for o in r["operations"])
 
 
 model_files = st.tuples(_mutated(MODEL, _paths(MODEL)).filter(_not_known), char_edits)

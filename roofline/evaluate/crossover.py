@@ -16,6 +16,7 @@ whose closed form is reported (shipped, or solved by SymPy the first time a sett
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache, partial
@@ -238,7 +239,25 @@ def _difference(c: dict[str, Any], folding: _Bound) -> tuple[
             return float(grows(x)) - float(other(x))
         except (OverflowError, ZeroDivisionError, ValueError, TypeError):
             return math.nan
-    return one, lambda points: list(map(one, points))
+
+    def many(points: Sequence[float]) -> list[float]:
+        """At every point at once, as numpy arrays, where numpy is loaded already (many
+        settings: the documents' table, a figure); else point by point (its import would cost
+        one crossover table more than it saves). What is not a finite real there is NaN, as
+        ``one`` makes it; the roots are narrowed by ``one``."""
+        if "numpy" not in sys.modules:
+            return list(map(one, points))
+        import numpy as np
+
+        xs = np.asarray(points, dtype=float)
+        with np.errstate(all="ignore"):
+            try:
+                v = np.asarray(grows(xs), dtype=float) - np.asarray(other(xs), dtype=float)
+            except (OverflowError, ZeroDivisionError, ValueError, TypeError):
+                return list(map(one, points))
+        return np.where(np.isfinite(v), v, np.nan).tolist() if v.shape == xs.shape \
+            else list(map(one, points))
+    return one, many
 
 
 def _choice(c: dict[str, Any], folding: _Bound, at: float) -> str:
