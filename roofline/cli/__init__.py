@@ -125,6 +125,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             _parser().print_help()
             return 0
         args = _parser(argv[0]).parse_args(argv)
+        args.argv = argv  # as given: a figure's provenance quotes it
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", UserWarning)
             try:

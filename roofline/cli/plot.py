@@ -59,6 +59,10 @@ def _figure_arguments(p: argparse.ArgumentParser, kind: str) -> None:
 
 
 def _dpi_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--data", metavar="FILE",
+                   help="also write every series drawn to FILE (.csv or .json) with the "
+                        "command, the version and the SHA-256 of each device and model file "
+                        "(also in the figure file's metadata)")
     p.add_argument("--dpi", metavar="N",
                    help=f"dots per inch of a raster file, PNG (default {DPI}; 300 for print); "
                         "SVG and PDF are vector drawings")
@@ -135,14 +139,17 @@ def _ttft_figure(args: argparse.Namespace):
     with _style.style():
         fig = _style.figure(_style.SIZE)
         plot_ttft_result(result, compare=args.compare, ax=fig.subplots())
-    return fig
+    return fig, [result.setting]
 
 
 def run(args: argparse.Namespace) -> int:
     from ..errors import InputError
     from ..plot import _style
 
+    from ..plot import data
+
     out = _style.check_output(args.output)  # before any work: a bad extension fails at once
+    table = None if args.data is None else data.check_data(args.data)
     dpi = None if args.dpi is None else parse_ints(args.dpi, "--dpi", single=True)[0]
     if dpi is not None and not _DPI_RANGE[0] <= dpi <= _DPI_RANGE[1]:
         raise InputError("--dpi", f"must be from {_DPI_RANGE[0]} to {_DPI_RANGE[1]}", dpi)
@@ -150,7 +157,7 @@ def run(args: argparse.Namespace) -> int:
     if args.kind == "ttft":
         if "," in args.hardware:
             raise InputError("--hardware", "the ttft figure takes one device", args.hardware)
-        fig = _ttft_figure(args)
+        fig, settings = _ttft_figure(args)
         what = f"ttft: {args.model} on {args.hardware}"
     else:
         from .. import plot
@@ -178,6 +185,10 @@ def run(args: argparse.Namespace) -> int:
         devices = ", ".join(s.hardware.name for s in settings)
         detail = ", ".join([args.dtype, *splits(settings[0])])
         what = f"{args.kind}: {settings[0].model.name} on {devices} ({detail})"
-    _style.savefig(fig, out, dpi=dpi)
+    origin = data.provenance(getattr(args, "argv", []), settings)
+    _style.savefig(fig, out, dpi=dpi, note=data.metadata(origin))
     print(f"wrote {out} ({what})")
+    if table is not None:
+        data.write_data(table, fig, origin)
+        print(f"wrote {table} (every series drawn, and where it came from)")
     return 0

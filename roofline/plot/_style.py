@@ -139,10 +139,12 @@ def check_output(path: str | Path, argument: str = "output") -> Path:
 
 
 def savefig(fig: Figure, path: str | Path, argument: str | None = "output",
-            dpi: int | None = None) -> Path:
+            dpi: int | None = None, note: str | None = None) -> Path:
     """Write ``fig`` in the format of the extension, with fixed metadata (no dates, a fixed SVG
     hash salt) so that the same figure gives the same bytes; a raster format at ``dpi`` dots
-    per inch (default: the house style's 150). The figure is rendered in memory
+    per inch (default: the house style's 150); ``note`` (where it came from,
+    :func:`.data.metadata`) in the file's description (PNG and SVG) or subject (PDF). The
+    figure is rendered in memory
     and written atomically (:func:`roofline.output.write_atomic`): a failure leaves no
     half-written file and no new folder. An error names ``argument`` (None: an ``OSError`` is
     left as it is, for a caller that writes into its own temporary folder and words its own)."""
@@ -152,7 +154,7 @@ def savefig(fig: Figure, path: str | Path, argument: str | None = "output",
         ext = path.suffix.lower().lstrip(".")
         buffer = io.BytesIO()
         with style():
-            fig.savefig(buffer, format=ext, metadata=_METADATA.get(ext), dpi=dpi)
+            fig.savefig(buffer, format=ext, metadata=_metadata(ext, note), dpi=dpi)
         made = make_folders(path.parent, argument or "output")
         if argument is None:  # the caller's own temporary folder, and its own words for errors
             path.write_bytes(buffer.getvalue())
@@ -165,6 +167,14 @@ def savefig(fig: Figure, path: str | Path, argument: str | None = "output",
                              str(path)) from None
         raise
     return path
+
+
+def _metadata(ext: str, note: str | None) -> dict[str, Any] | None:
+    fixed = _METADATA.get(ext)
+    key = {"png": "Description", "svg": "Description", "pdf": "Subject"}.get(ext)
+    if note is None or key is None:
+        return fixed
+    return {**(fixed or {}), key: note}
 
 
 def tokens_label(t: float) -> str:
