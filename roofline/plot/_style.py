@@ -24,6 +24,15 @@ __all__ = ["RC", "SIZE", "WIDE", "KIND", "MODE", "LEVEL", "DEVICE", "LABEL", "st
            "formats", "check_output", "savefig", "tokens_label", "headless", "device_color",
            "device_dashes", "nested", "DEVICE_DASHES"]
 
+# The palette of every figure: Okabe & Ito's eight colours ("Color Universal Design", 2002,
+# jfly.uni-koeln.de/color), told apart under protanopia and deuteranopia (every pair at least
+# 17 ΔE apart in Machado et al.'s 2009 simulation: tests/test_plot_colours.py); yellow, which
+# white paper washes out, is left out of the lines.
+OKABE_ITO = {"black": "#000000", "blue": "#0072B2", "orange": "#E69F00",
+             "bluish green": "#009E73", "vermillion": "#D55E00", "reddish purple": "#CC79A7",
+             "sky blue": "#56B4E9"}
+INDIGO = "#332288"  # Paul Tol's muted "indigo" (personal.sron.nl/~pault): a ninth colour, at
+# least 24 ΔE from each of the eight and from the greys of ceilings under both simulations
 SIZE = (7.5, 4.8)  # inches: one figure of a paper's full width
 WIDE = (11.0, 4.8)  # two panels, or one panel with a side legend
 RC: dict[str, Any] = {
@@ -33,24 +42,30 @@ RC: dict[str, Any] = {
     "axes.spines.top": False, "axes.spines.right": False, "lines.linewidth": 1.6,
     "legend.framealpha": 0.9, "savefig.dpi": 150, "figure.dpi": 100,
     "svg.hashsalt": "roofline", "svg.fonttype": "path", "pdf.fonttype": 42,
+    "axes.prop_cycle": "cycler('color', " + repr(list(OKABE_ITO.values())) + ")",
 }
 # Colour of each operation class (roofline.derive.transformer.KINDS), the whole prefill, decode.
-KIND = {"projection": "#1f77b4", "attention": "#d62728", "elementwise": "#2ca02c",
-        "embedding": "#9467bd", "lm_head": "#8c564b", "total": "#000000", "prefill": "#000000",
-        "decode": "#ff7f0e", "decode.naive": "#a65628"}
+KIND = {"projection": OKABE_ITO["blue"], "attention": OKABE_ITO["vermillion"],
+        "elementwise": OKABE_ITO["bluish green"], "embedding": OKABE_ITO["reddish purple"],
+        "lm_head": OKABE_ITO["sky blue"], "total": "#000000", "prefill": "#000000",
+        "decode": OKABE_ITO["orange"], "decode.naive": INDIGO}
 LABEL = {"projection": "projections", "attention": "attention",
          "elementwise": "element-wise (norms, RoPE, adds)", "embedding": "embedding",
          "lm_head": "LM head", "total": "whole prefill", "prefill": "whole prefill",
          "decode": "decode step", "decode.naive": "decode step, naive MLA"}
 # Colour of each attention mode (roofline.derive.attention.MODES).
-MODE = {"naive": "#d62728", "tiled": "#9467bd", "tiled_fa2": "#e377c2", "kernel": "#bcbd22",
-        "ideal": "#17becf"}
+MODE = {"naive": OKABE_ITO["vermillion"], "tiled": OKABE_ITO["reddish purple"],
+        "tiled_fa2": OKABE_ITO["sky blue"], "kernel": OKABE_ITO["blue"],
+        "ideal": OKABE_ITO["bluish green"]}
 # Each memory level beyond HBM: its ceiling's line style, and the marker of an operation placed
 # at its intensity there (the hierarchical roofline of Yang, Kurth & Williams, arXiv 2009.05257).
 LEVEL = {"l2": ("--", "P", "L2"), "l3": ("-.", "8", "L3"), "sram": (":", "h", "SRAM")}
-# Colours of devices overlaid on one figure, in the order given: none of them is a colour of
-# an attention mode or of the footprint curves, so a device's lines never read as an operation.
-DEVICE = ("#000000", "#ff7f0e", "#2ca02c", "#8c564b", "#bcbd22", "#1f77b4")
+# Colours of devices overlaid on one figure, in the order given: the first three are none of
+# the footprint curves' (projection blue, naive vermillion) nor the ideal mode's, so a device's
+# lines do not read as an operation's; each device's reference lines also have a dash pattern
+# of their own (DEVICE_DASHES).
+DEVICE = tuple(OKABE_ITO[c] for c in ("black", "orange", "sky blue", "reddish purple",
+                                      "bluish green", "blue"))
 # Marker of each operation class when several devices colour the points.
 MARKER = {"projection": "s", "attention.naive": "v", "attention.tiled": "D",
           "attention.tiled_fa2": "d", "attention.kernel": "p", "attention.ideal": "^", "prefill": "o",
