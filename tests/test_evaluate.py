@@ -118,7 +118,7 @@ def test_a_setting_that_does_not_fit_is_said():
     s = setting("H100-SXM", "Llama-3-8B", batch=64)
     assert evaluate.memory_bytes(s, 131_072) == 2 * 8_030_261_248 + 1_099_511_627_776
     with pytest.warns(UserWarning, match=r"the prefill of batch 64 at 131,072 tokens needs "
-                                         r"1,116 GB \(weights, KV cache\), more than H100-SXM's "
+                                         r"1,116 GB \(weights, KV cache\), 1.04 TB more than H100-SXM's "
                                          r"80 GB"):
         api.prefill("H100-SXM", "Llama-3-8B", [131_072], batch=64)
     one = setting("H100-SXM", "Llama-3-8B")

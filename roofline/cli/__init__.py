@@ -183,6 +183,18 @@ def _handle_signals() -> None:
             pass
 
 
+def _default_signals() -> None:
+    """The stop signals' default action again (the process ends at once, by the signal): a
+    signal that lands while the interpreter shuts down must not raise in its clean-up code."""
+    import signal
+
+    for number in _STOPPED:
+        try:
+            signal.signal(number, signal.SIG_DFL)
+        except (ValueError, OSError):  # no such signal here
+            pass
+
+
 def print_json(data: object) -> None:
     """The command line's one JSON printer: indented, keys sorted, strict JSON. A float that is
     not finite (an intensity with no bytes moved is ``inf``) is printed as ``null``, never as
@@ -267,6 +279,7 @@ def console() -> None:
     except KeyboardInterrupt as stop:  # between main's return and the flush
         _drop_stdout()
         code = _stopped(stop)
+    _default_signals()  # the run is over: a signal now ends the process as it would any other
     if code - 128 in _STOPPED:  # once stopped, leave at once with status 128 + N, as a shell
         for stream in (sys.stdout, sys.stderr):  # reports it, never by the signal that the
             try:  # interpreter may re-raise at shutdown after a KeyboardInterrupt

@@ -109,7 +109,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="prompt lengths, comma-separated (default 128,2048,8192)")
     p.add_argument("--context", help="decode context in tokens (default: the longest prompt)")
     p.add_argument("--csv", action="store_true", help="CSV instead of a table: a row per "
-                   "prompt length and operation (and its total), numbers in SI base units")
+                   "prompt length and operation (and its total), numbers in SI base units; "
+                   "bound_by: what binds an operation (compute, hbm, l2, a link), the "
+                   "prefill's regime on a total row (compute or memory)")
     p.add_argument("--json", action="store_true", help="JSON instead of a table (a FLOP/byte "
                    "that is not finite, of an operation that moves no bytes, is null)")
     p.set_defaults(run=run_prefill)

@@ -315,9 +315,11 @@ def check_memory(setting: Setting, tokens: int, what: str,
     scores = " and one layer's scores" if setting.attention == "naive" and step == "prefill" \
         else ""
     device = "one device's " if setting.parallel else ""
+    from ..tables import si
+
     return (f"{what} of batch {setting.batch} at {tokens:,} tokens needs {used / 1e9:,.4g} GB "
-            f"({device}weights, KV cache{scores}), more than {setting.hardware.name}'s "
-            f"{capacity / 1e9:.4g} GB: the time assumes it fits")
+            f"({device}weights, KV cache{scores}), {si(used - capacity, 'B')} more than "
+            f"{setting.hardware.name}'s {capacity / 1e9:.4g} GB: the time assumes it fits")
 
 
 def decode(setting: Setting, context: int) -> DecodeResult:

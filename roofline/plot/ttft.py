@@ -178,6 +178,6 @@ def plot_ttft_result(result: TTFTResult, *, compare: bool = False, points: int =
     return plot_ttft(result.mean_s, result.second_s2, parallel=result.parallel,
                      speedup=result.speedup, replicas=result.replicas, slo=result.slo,
                      compare=compare, device=s.hardware.name, model=s.model.name,
-                     dtype=f"{s.dtype}, {s.attention} attention", prompt=prompt,
+                     dtype=f"{s.precision_words}, {s.attention} attention", prompt=prompt,
                      rate=result.rate, batching=result.batching, chunked=chunked,
                      points=points, queue=result.queue if result.stage_s else None, ax=ax)
