@@ -183,7 +183,8 @@ def test_time_lines_and_crossovers(s):
     assert len(boxes) == 8
     for i, a in enumerate(boxes):
         assert not any(a.overlaps(b) for b in boxes[i + 1:])
-    assert ax.get_xlabel() == "prompt length T (tokens)" and "(s)" in ax.get_ylabel()
+    assert ax.get_xlabel() == "prompt length T (tokens)" and ax.get_ylabel() == "prefill time"
+    assert ax.yaxis.get_major_formatter()(2e-3, 0) == "2 ms"  # the unit on the ticks
     _legend_clear_of_data(fig)
     # the table sits under the plot, clear of it and of its legend
     table = _by_gid(fig, "crossover-table").get_window_extent(r)

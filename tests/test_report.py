@@ -203,8 +203,8 @@ def test_a_setting_that_does_not_fit_is_noted(tmp_path, small_figures):
     (it said nothing, where `roofline prefill` warned)."""
     built = report.build(hardware="L4", output=tmp_path / "r", figures=("time",), batch=8)
     text = built.markdown.read_text()
-    assert ("the prefill of batch 8 at 32,768 tokens needs 50.42 GB (weights, KV cache), more "
-            "than L4's 24 GB") in text
+    assert ("the prefill of batch 8 at 32,768 tokens needs 50.42 GB (weights, KV cache), "
+            "26.4 GB more than L4's 24 GB") in text  # 50.42 − 24.0 = 26.42
 
 
 def test_figures_draw_the_decode_step_of_the_summary(tmp_path, monkeypatch):

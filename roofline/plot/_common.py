@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from ..errors import InputError
 from ..evaluate import CrossoverValue, Setting, crossover_values
 from ..tables import binary_size, grouped
+from . import _style
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
@@ -111,6 +112,9 @@ def log_axes(ax: Axes, xlim: tuple[float, float], xlabel: str, ylabel: str, pane
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(panel, fontsize=9)
+    for axis, label in ((ax.xaxis, xlabel), (ax.yaxis, ylabel)):
+        if any(unit in label for unit in ("(tokens)", "(sequences)", "(bytes)")):  # 2k; 10 GB
+            _style.plain_ticks(axis, "B" if "(bytes)" in label else "")
 
 
 def legend_below(ax: Axes) -> None:

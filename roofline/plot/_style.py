@@ -192,6 +192,16 @@ def _metadata(ext: str, note: str | None) -> dict[str, Any] | None:
     return {**(fixed or {}), key: note}
 
 
+def plain_ticks(axis: Any, unit: str = "") -> None:
+    """The axis's major ticks as plain numbers with an SI prefix (2k, 32k tokens; 1 ms; 10 GB:
+    matplotlib's ``EngFormatter``), its minor ticks unlabelled: no "10⁴" or "5.23e+03" for a
+    reader to decode."""
+    from matplotlib.ticker import EngFormatter, NullFormatter
+
+    axis.set_major_formatter(EngFormatter(unit=unit, sep=" " if unit else ""))
+    axis.set_minor_formatter(NullFormatter())
+
+
 def tokens_label(t: float) -> str:
     """A token count for a label: 2048 → '2,048'.
 

@@ -235,7 +235,9 @@ def plot_time(settings: Setting | Sequence[Setting], tokens: np.ndarray | None =
         handles.append(Line2D([], [], color="#555555", ls=":", lw=1.0))
         labels.append("crossover [n]: its value in the table below")
     ax.set_xlabel("prompt length T (tokens)")
-    ax.set_ylabel("prefill time (s)")
+    ax.set_ylabel("prefill time")
+    _style.plain_ticks(ax.xaxis)
+    _style.plain_ticks(ax.yaxis, "s")
     ax.set_title(title("Prefill time", group))
     ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=3,
               fontsize=7)
