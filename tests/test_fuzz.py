@@ -257,7 +257,8 @@ physics = st.lists(st.tuples(st.sampled_from(_quantities(HARDWARE)), st.integers
 def test_hardware_files_against_physics(folder: Path, data: dict, command: list[str]) -> None:
     """Files that parse but whose numbers may contradict physics: refused in one line, or
     loaded with the rules the loader promises holding (hardware/README.md) and every time
-    finite and positive."""
+    finite and positive (a slow device within the plausible ranges, a 99 MFLOP/s one, may take
+    days: that is its answer)."""
     from roofline.specs.hardware import read_hardware
 
     path = folder / "physics.toml"
@@ -269,8 +270,8 @@ def test_hardware_files_against_physics(folder: Path, data: dict, command: list[
     assert hw.sram_per_sm is None or hw.l2_bytes is None or hw.sram_per_sm <= hw.l2_bytes
     if command[0] == "prefill" and "--json" in command:
         for r in json.loads(out)["results"]:
-            assert 0 < r["time_s"] < 1e6 and all(0 <= o["time_s"] < 1e6
-                                                 for o in r["operations"])
+            assert 0 < r["time_s"] < math.inf and all(0 <= o["time_s"] < math.inf
+                                                      for o in r["operations"])
 
 
 model_files = st.tuples(_mutated(MODEL, _paths(MODEL)).filter(_not_known), char_edits)
