@@ -256,8 +256,9 @@ class Setting:
 
     @property
     def precision_words(self) -> str:
-        """The compute data type, and the weights' and KV cache's where they differ: "bf16,
-        weights fp8"."""
+        """The compute data type, and the weights', activations' and KV cache's where they
+        differ (the weights' source where it is the config's quantization): "bf16, weights
+        fp8"."""
         p = self.precision
         words = self.dtype + "".join(f", {what} {p[key]}" for key, what in
                                      (("weights", "weights"), ("activations", "activations"),
