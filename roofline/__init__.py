@@ -13,7 +13,8 @@ from ._lazy import lazy
 
 # public name → the module that defines it
 _WHERE = {
-    "prefill": "api", "prefill_columns": "api", "crossovers": "api", "setting": "api", "PrefillTable": "api",
+    "prefill": "api", "prefill_columns": "api", "crossovers": "api", "setting": "api",
+    "PrefillTable": "api",
     "CrossoverTable": "api", "ttft": "api", "TTFTResult": "api", "catalogue": "catalog",
     "get": "catalog",
     "RooflineError": "errors", "load_hardware": "specs.hardware",

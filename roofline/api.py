@@ -104,12 +104,10 @@ def prefill(hardware: str | Hardware, model: str | ModelShape, prompts: int | Se
                          "the decode step follows the prefill, whose prompt it has cached",
                          context)
     points = evaluate.prefill(s, tokens)
-    for message in (s.model.beyond_context(longest, f"prompt: {longest} tokens"),
-                    evaluate.check_memory(s, longest, "the prefill"),
-                    context and evaluate.check_memory(s, context, "the decode step",
-                                                      "decode")):
-        if message:
-            warnings.warn(message, stacklevel=2)
+    _warn_longest(s, longest)
+    message = context and evaluate.check_memory(s, context, "the decode step", "decode")
+    if message:
+        warnings.warn(message, stacklevel=2)
     return PrefillTable(s, points, evaluate.decode(s, context or longest))
 
 
@@ -129,12 +127,17 @@ def prefill_columns(hardware: str | Hardware, model: str | ModelShape,
         evaluate.check_prompts(list(np.atleast_1d(prompts).tolist()), "prompts")  # which, why
         raise InputError("prompts", "must be a one-dimensional sequence of integers",
                          f"array of shape {tokens.shape}, dtype {tokens.dtype}")
-    longest = int(tokens.max())
+    _warn_longest(s, int(tokens.max()))
+    return evaluate.prefill_columns(s, tokens)
+
+
+def _warn_longest(s: Setting, longest: int) -> None:
+    """A warning where the longest prompt runs past the model's context, and where its prefill
+    does not fit in one device's memory (evaluated all the same); the caller's line named."""
     for message in (s.model.beyond_context(longest, f"prompt: {longest} tokens"),
                     evaluate.check_memory(s, longest, "the prefill")):
         if message:
-            warnings.warn(message, stacklevel=2)
-    return evaluate.prefill_columns(s, tokens)
+            warnings.warn(message, stacklevel=3)
 
 
 def crossovers(hardware: str | Hardware, model: str | ModelShape, **options: Any) -> CrossoverTable:

@@ -26,8 +26,8 @@ if TYPE_CHECKING:
     import numpy as np
 
 __all__ = ["roofline_time", "level_time", "timed", "OpResult", "PrefillPoint", "DecodeResult",
-           "operations", "prefill_time", "prefill_columns", "exposed_fraction", "decode", "check_prompts",
-           "check_count", "footprint", "held_bytes", "memory_bytes", "check_memory"]
+           "operations", "prefill_time", "prefill_columns", "exposed_fraction", "decode",
+           "check_prompts", "check_count", "footprint", "held_bytes", "memory_bytes", "check_memory"]
 
 
 _INF = float("inf")
