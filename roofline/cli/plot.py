@@ -59,6 +59,15 @@ def _figure_arguments(p: argparse.ArgumentParser, kind: str) -> None:
 
 
 def _dpi_argument(p: argparse.ArgumentParser) -> None:
+    from .ttft_options import _real
+
+    size = p.add_mutually_exclusive_group()
+    size.add_argument("--size", choices=("column", "page"), default="page",
+                      help="the printed width: a column (3.33 in) or a page's text width (7 in) "
+                           "of a two-column paper (default page); the height follows; no text "
+                           "under 7 pt at that size")
+    size.add_argument("--width", type=_real, metavar="IN",
+                      help="the printed width in inches, 2 to 20 (instead of --size)")
     p.add_argument("--data", metavar="FILE",
                    help="also write every series drawn to FILE (.csv or .json) with the "
                         "command, the version and the SHA-256 of each device and model file "
@@ -129,17 +138,13 @@ def _beyond_context(model: ModelShape, kind: str, prompts: list[int],
             warnings.warn(message, stacklevel=2)
 
 
-def _ttft_figure(args: argparse.Namespace):
+def _ttft_figure(args: argparse.Namespace, size: str | float):
     from ..api import ttft
-    from ..plot import _style
-    from ..plot.ttft import plot_ttft_result
+    from ..plot import ttft_figure
     from .ttft_options import ttft_options
 
     result = ttft(**ttft_options(args))
-    with _style.style():
-        fig = _style.figure(_style.SIZE)
-        plot_ttft_result(result, compare=args.compare, ax=fig.subplots())
-    return fig, [result.setting]
+    return ttft_figure(result, compare=args.compare, size=size), [result.setting]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -149,6 +154,11 @@ def run(args: argparse.Namespace) -> int:
     from ..plot import data
 
     out = _style.check_output(args.output)  # before any work: a bad extension fails at once
+    size = args.size if args.width is None else args.width
+    try:
+        _style.width(size)
+    except InputError as err:
+        raise InputError("--width", err.rule, args.width) from None
     table = None if args.data is None else data.check_data(args.data)
     dpi = None if args.dpi is None else parse_ints(args.dpi, "--dpi", single=True)[0]
     if dpi is not None and not _DPI_RANGE[0] <= dpi <= _DPI_RANGE[1]:
@@ -157,7 +167,7 @@ def run(args: argparse.Namespace) -> int:
     if args.kind == "ttft":
         if "," in args.hardware:
             raise InputError("--hardware", "the ttft figure takes one device", args.hardware)
-        fig, settings = _ttft_figure(args)
+        fig, settings = _ttft_figure(args, size)
         what = f"ttft: {args.model} on {args.hardware}"
     else:
         from .. import plot
@@ -179,7 +189,7 @@ def run(args: argparse.Namespace) -> int:
                              "(1 to 8): give the other splits only", settings[0].tp)
         _beyond_context(settings[0].model, args.kind, prompts, context)
         fig = plot.figure(args.kind, settings, prompts=prompts, batches=batches,
-                          context=context, max_prompt=max_prompt)
+                          context=context, max_prompt=max_prompt, size=size)
         from ..plot._common import splits
 
         devices = ", ".join(s.hardware.name for s in settings)

@@ -20,8 +20,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-__all__ = ["RC", "SIZE", "WIDE", "KIND", "MODE", "LEVEL", "DEVICE", "LABEL", "style", "figure", "axes",
-           "formats", "check_output", "savefig", "tokens_label", "headless", "device_color",
+__all__ = ["RC", "SIZE", "KIND", "MODE", "LEVEL", "DEVICE", "LABEL", "style", "figure", "axes",
+           "formats", "check_output", "savefig", "width", "narrow", "wrap", "WIDTHS",
+           "MIN_POINTS", "tokens_label", "headless", "device_color",
            "device_dashes", "nested", "DEVICE_DASHES"]
 
 # The palette of every figure: Okabe & Ito's eight colours ("Color Universal Design", 2002,
@@ -33,11 +34,19 @@ OKABE_ITO = {"black": "#000000", "blue": "#0072B2", "orange": "#E69F00",
              "sky blue": "#56B4E9"}
 INDIGO = "#332288"  # Paul Tol's muted "indigo" (personal.sron.nl/~pault): a ninth colour, at
 # least 24 ΔE from each of the eight and from the greys of ceilings under both simulations
-SIZE = (7.5, 4.8)  # inches: one figure of a paper's full width
-WIDE = (11.0, 4.8)  # two panels, or one panel with a side legend
+# The printed widths, inches: a column and the text width of the two-column ACM (acmart
+# "sigconf": 241.14 pt column, 506.295 pt text) and IEEE (IEEEtran: 3.5 in column, 7.16 in
+# text) templates, rounded to what fits both. A figure is drawn at its printed size, so its
+# points are the paper's points: no text under MIN_POINTS.
+WIDTHS = {"column": 3.33, "page": 7.0}
+WIDTH_RANGE = (2.0, 20.0)  # inches a figure may be asked for (--width)
+MIN_POINTS = 7.0  # the smallest text at the printed size (most venues ask for 7 to 8 pt)
+NARROW = 5.0  # inches: narrower figures stack their panels and put legends under the plot
+SIZE = (WIDTHS["page"], 4.8)  # inches: one figure of a page's width (the default)
 RC: dict[str, Any] = {
-    "font.size": 9, "axes.titlesize": 10, "axes.labelsize": 9, "legend.fontsize": 7.5,
-    "xtick.labelsize": 8, "ytick.labelsize": 8, "figure.titlesize": 11,
+    "font.size": 8, "axes.titlesize": 8, "axes.labelsize": 8, "legend.fontsize": 7,
+    "xtick.labelsize": 7, "ytick.labelsize": 7, "figure.titlesize": 8.5,
+    "legend.title_fontsize": 7, "legend.handlelength": 1.8, "legend.borderaxespad": 0.3,
     "axes.grid": True, "grid.alpha": 0.3, "grid.linewidth": 0.5, "axes.axisbelow": True,
     "axes.spines.top": False, "axes.spines.right": False, "lines.linewidth": 1.6,
     "legend.framealpha": 0.9, "savefig.dpi": 150, "figure.dpi": 100,
@@ -121,6 +130,45 @@ def figure(size: tuple[float, float] = SIZE) -> Figure:
     from matplotlib.figure import Figure
 
     return Figure(figsize=size, layout="constrained")
+
+
+def width(size: str | float = "page") -> float:
+    """A figure's printed width in inches: ``"column"`` (3.33) or ``"page"`` (7.0,
+    :data:`WIDTHS`), or a number of inches from 2 to 20.
+
+    >>> width("column"), width(5)
+    (3.33, 5.0)
+    """
+    if isinstance(size, str):
+        if size not in WIDTHS:
+            raise InputError("size", f"must be one of {', '.join(WIDTHS)}, or a width in "
+                             "inches", size)
+        return WIDTHS[size]
+    if isinstance(size, bool) or not isinstance(size, (int, float)) \
+            or not WIDTH_RANGE[0] <= size <= WIDTH_RANGE[1]:
+        raise InputError("width", f"must be from {WIDTH_RANGE[0]:g} to {WIDTH_RANGE[1]:g} "
+                         "inches", size)
+    return float(size)
+
+
+def narrow(size: str | float) -> bool:
+    """Whether a figure of this size stacks its panels and keeps its legends under the plot
+    (narrower than :data:`NARROW` inches: a column)."""
+    return width(size) < NARROW
+
+
+def wrap(text: str, inches: float, points: float) -> str:
+    """``text`` broken into lines that fit ``inches`` at ``points`` (a title on a narrow figure:
+    matplotlib clips a line wider than the figure). An average glyph of DejaVu Sans is about
+    0.55 of its size wide.
+
+    >>> wrap("Prefill time: Llama-3-8B on H100-SXM (bf16, kernel attention)", 3.33, 8.5)
+    'Prefill time: Llama-3-8B on H100-SXM\n(bf16, kernel attention)'
+    """
+    import textwrap
+
+    chars = max(int(inches * 72 / (0.55 * points)), 20)
+    return "\n".join(textwrap.wrap(text, chars, break_on_hyphens=False)) or text
 
 
 def axes(ax: Axes | None) -> Axes:

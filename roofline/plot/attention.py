@@ -160,13 +160,15 @@ def plot_window(setting: Setting, tokens: np.ndarray | None = None,
 
 
 def attention_figure(settings: Setting | Sequence[Setting], tokens: np.ndarray | None = None,
-                     srams: Sequence[float] | None = None) -> Figure:
+                     srams: Sequence[float] | None = None, size: str | float = "page") -> Figure:
     """Traffic and footprint side by side, titled with the devices, model and data type; with
-    a third panel for a model with a sliding window (:func:`plot_window`)."""
+    a third panel for a model with a sliding window (:func:`plot_window`); ``size`` wide
+    (:func:`roofline.plot._style.width`: "column", "page" or inches)."""
     group = as_list(settings)
     windowed = group[0].model.window != "none"
+    w = _style.width(size)
     with _style.style():
-        fig = _style.figure((16.0, _style.WIDE[1]) if windowed else _style.WIDE)
+        fig = _style.figure((w, 0.6 * w))
         panels = fig.subplots(1, 3 if windowed else 2)
         left, right = panels[0], panels[1]
         plot_traffic(group, tokens, srams, ax=left)

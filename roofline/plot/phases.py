@@ -229,12 +229,15 @@ def plot_decode_intensity(settings: Setting | Sequence[Setting], context: int,
     legend_below(ax)
     return ax
 def phases_figure(settings: Setting | Sequence[Setting], prompts: Sequence[int] = (),
-                  batches: Sequence[int] = (1,), context: int | None = None) -> Figure:
-    """Prefill and decode side by side on one intensity scale."""
+                  batches: Sequence[int] = (1,), context: int | None = None,
+                  size: str | float = "page") -> Figure:
+    """Prefill and decode side by side on one intensity scale, ``size`` wide
+    (:func:`roofline.plot._style.width`: "column", "page" or inches)."""
     group = as_list(settings)
     context = context or (max(prompts) if prompts else 2048)
+    w = _style.width(size)
     with _style.style():
-        fig = _style.figure(_style.WIDE)
+        fig = _style.figure((w, 0.6 * w))
         left, right = fig.subplots(1, 2, sharey=True)
         plot_prefill_intensity(group, prompts, ax=left)
         plot_decode_intensity(group, context, batches, ax=right)

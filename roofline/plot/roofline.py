@@ -367,9 +367,12 @@ def _decode_label(s: Setting, group: str, context: int) -> str:
     return f"decode step (context {context:,})"
 
 
-def roofline_figure(settings: Setting | Sequence[Setting], **kwargs) -> Figure:
-    """:func:`plot_roofline` on a new Figure in the house style."""
+def roofline_figure(settings: Setting | Sequence[Setting], size: str | float = "page",
+                    **kwargs) -> Figure:
+    """:func:`plot_roofline` on a new Figure in the house style, ``size`` wide
+    (:func:`roofline.plot._style.width`: "column", "page" or inches)."""
+    w = _style.width(size)
     with _style.style():
-        fig = _style.figure(_style.WIDE)
+        fig = _style.figure((w, 0.75 * w))
         plot_roofline(settings, ax=fig.subplots(), **kwargs)
     return fig

@@ -172,9 +172,10 @@ def plot_efficiency(data: Scaling, ax: Axes | None = None,
 
 
 def scaling_figure(settings: Setting | Sequence[Setting], prompts: Sequence[int],
-                   degrees: Sequence[int] = DEGREES) -> Figure:
-    """Both panels for one setting, on a new Figure in the house style (an InputError for
-    several: the figure's lines are one device's degrees 1–8)."""
+                   degrees: Sequence[int] = DEGREES, size: str | float = "page") -> Figure:
+    """Both panels for one setting, on a new Figure in the house style, ``size`` wide
+    (:func:`roofline.plot._style.width`: "column", "page" or inches); an InputError for
+    several: the figure's lines are one device's degrees 1–8."""
     from ..errors import InputError
     from ._common import plain, splits
 
@@ -192,8 +193,9 @@ def scaling_figure(settings: Setting | Sequence[Setting], prompts: Sequence[int]
                          f"{', '.join(map(str, degrees))}, and at {err.value}: {err.rule}",
                          err.value) from None
     lines, hidden = scaling_crossovers(s, data.degrees)
+    w = _style.width(size)
     with _style.style():
-        fig = _style.figure(_style.WIDE)
+        fig = _style.figure((w, 0.6 * w))
         left, right = fig.subplots(1, 2)
         plot_scaling_time(data, ax=left, lines=lines)
         plot_efficiency(data, ax=right, lines=lines)

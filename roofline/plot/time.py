@@ -298,12 +298,13 @@ def plot_crossover_table(settings: Setting | Sequence[Setting], low: float, high
 
 
 def time_figure(settings: Setting | Sequence[Setting], max_prompt: int | None = None,
-                **kwargs) -> Figure:
+                size: str | float = "page", **kwargs) -> Figure:
     """:func:`plot_time` on a new Figure in the house style, with :func:`crossover_table`
     under it (``crossovers=False``: the plot alone)."""
     group = as_list(settings)
+    w = _style.width(size)
     with _style.style():
-        fig = _style.figure((_style.SIZE[0], 5.0))
+        fig = _style.figure((w, 5.0))
         if not kwargs.get("crossovers", True):
             plot_time(group, max_prompt=max_prompt, ax=fig.subplots(), **kwargs)
             return fig

@@ -11,14 +11,16 @@ import numpy as np
 
 from .. import serving
 from ..errors import InputError
+from . import _style
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
     from ..serving import Batching
     from ..serving.result import TTFTResult
 
-__all__ = ["plot_ttft", "plot_ttft_result", "per_second"]
+__all__ = ["plot_ttft", "plot_ttft_result", "ttft_figure", "per_second"]
 
 
 def _crossing(rates: np.ndarray, a: np.ndarray, b: np.ndarray) -> float | None:
@@ -181,3 +183,14 @@ def plot_ttft_result(result: TTFTResult, *, compare: bool = False, points: int =
                      dtype=f"{s.precision_words}, {s.attention} attention", prompt=prompt,
                      rate=result.rate, batching=result.batching, chunked=chunked,
                      points=points, queue=result.queue if result.stage_s else None, ax=ax)
+
+
+def ttft_figure(result: TTFTResult, *, compare: bool = False, size: str | float = "page"
+                ) -> Figure:
+    """:func:`plot_ttft_result` on a new Figure in the house style, ``size`` wide
+    (:func:`roofline.plot._style.width`: "column", "page" or inches)."""
+    w = _style.width(size)
+    with _style.style():
+        fig = _style.figure((w, 0.62 * w))
+        plot_ttft_result(result, compare=compare, ax=fig.subplots())
+    return fig
