@@ -1,6 +1,8 @@
 """One exception tree. A message says where (file, key), which rule broke, and the value.
 
-The command line turns any :class:`RooflineError` into one line on stderr and exit status 2.
+The command line turns any :class:`RooflineError` into one line on stderr and exit status 2. A
+library caller may also catch them as Python's own kinds: a bad file or value is a
+``ValueError``, an unknown name a ``LookupError``.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ class RooflineError(Exception):
     """Base class of every error this package raises on purpose."""
 
 
-class SpecError(RooflineError):
+class SpecError(RooflineError, ValueError):
     """A hardware or model file breaks a rule: ``where: rule (got value)``."""
 
     def __init__(self, where: str, rule: str, value: object = None) -> None:
@@ -29,7 +31,7 @@ class SpecError(RooflineError):
         super().__init__(f"{where}: {rule}{got}")
 
 
-class UnknownNameError(RooflineError):
+class UnknownNameError(RooflineError, LookupError):
     """A name that is not in a catalogue; the message lists the close (or all) valid names."""
 
     def __init__(self, kind: str, name: str, valid: Iterable[str], listing: str = "") -> None:
@@ -47,7 +49,7 @@ class UnknownNameError(RooflineError):
         super().__init__(f"unknown {kind} {name!r}; {options}")
 
 
-class InputError(RooflineError):
+class InputError(RooflineError, ValueError):
     """An option or argument out of its range: ``option: rule (got value)``."""
 
     def __init__(self, option: str, rule: str, value: object = None) -> None:

@@ -177,3 +177,18 @@ def test_docs_refuses_a_folder_where_a_page_goes_before_any_work(tmp_path, capsy
     assert err == (f"roofline: error: --output: {tmp_path / 'crossovers.md'} is a folder; a file "
                    f"is written there (got '{tmp_path}')\n")
     assert [p.name for p in tmp_path.iterdir()] == ["crossovers.md"]
+
+
+def test_errors_are_also_pythons_own_kinds(tmp_path):
+    """A library caller may catch a bad value or file as ValueError, an unknown name as
+    LookupError (the issue's sweep: InputError was not a ValueError)."""
+    from roofline import api
+
+    with pytest.raises(ValueError, match="batch"):
+        api.setting("H100-SXM", "Llama-3-8B", batch=0)
+    with pytest.raises(LookupError, match="H100-XYZ"):
+        api.setting("H100-XYZ", "Llama-3-8B")
+    bad = tmp_path / "bad.toml"
+    bad.write_text("name = \n")
+    with pytest.raises(ValueError, match="bad.toml"):
+        api.setting(str(bad), "Llama-3-8B")
