@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..catalog import TOPICS, catalogue
-from ..derive.entry import Entry
+from ..catalog import TOPICS, topic
+from ..forked import map_halves
 from ..specs.hardware import Hardware, list_hardware
 from ..specs.model import ModelShape, list_models
 from .crossover_table import TABLE_COLUMNS
@@ -47,12 +47,16 @@ def generate(hardware: Sequence[Hardware] | None = None,
     hardware = list_hardware() if hardware is None else list(hardware)
     models = list_models() if models is None else list(models)
     example = build()
-    by_topic: dict[str, list[Entry]] = {topic: [] for topic in TOPICS}
-    for entry in catalogue().values():
-        by_topic[entry.topic].append(entry)
-    pages = {"README.md": index(by_topic)}
-    for topic, entries in by_topic.items():
-        pages[f"{topic}.md"] = page(topic, entries, example, hardware, models)
+
+    def one(name: str) -> tuple[str, int]:  # a topic's page, and its number of formulas
+        entries = list(topic(name).values())
+        return page(name, entries, example, hardware, models), len(entries)
+
+    # every other topic derived and written by a second process (roofline.forked): the
+    # derivations take most of the time, and a topic's page needs only its own
+    done = dict(zip(TOPICS, map_halves(one, list(TOPICS))))
+    pages = {"README.md": index({name: count for name, (_, count) in done.items()})}
+    pages.update((f"{name}.md", text) for name, (text, _) in done.items())
     pages["references.bib"] = bibliography()
     return pages
 

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from ..derive.architecture import Architecture
 from ..derive.crossovers import crossovers
-from ..evaluate import CrossoverValue, Setting, crossover_values
+from ..evaluate import CrossoverValue, Setting, crossover_value
 from ..specs.hardware import Hardware
 from ..specs.model import ModelShape
 from ..symbols import M_sram
@@ -37,8 +37,17 @@ TABLE_COLUMNS: tuple[tuple[str, str, str], ...] = (
 )
 
 
+def _value(s: Setting, name: str) -> CrossoverValue | None:
+    """One column's crossover for the setting (None: not in its catalogue)."""
+    return crossover_value(s, name) if name in s.crossover_forms else None
+
+
 def crossover_table(hardware: Sequence[Hardware], models: Sequence[ModelShape]) -> list[str]:
-    """Markdown lines: one table per model, a row per device and data type, batch 1."""
+    """Markdown lines: one table per model, a row per device and data type, batch 1. Only the
+    table's columns are evaluated, with NumPy loaded: each crossover's grid at once
+    (:func:`roofline.evaluate.roots.sign_changes`), not point by point."""
+    import numpy  # noqa: F401  (loaded: the crossovers' grids are evaluated as arrays)
+
     dtypes = ("bf16", "fp8")
     lines = ["", '<a id="crossover-table"></a>', "",
              "## Every crossover on every shipped device", "",
@@ -68,9 +77,8 @@ def crossover_table(hardware: Sequence[Hardware], models: Sequence[ModelShape]) 
                 if dtype not in hw.peak_flops:
                     continue
                 s = Setting(hw, model, dtype)
-                values = crossover_values(s)
                 rows.append([md(hw.name), dtype, f"{s.ridge:.4g}",
-                             *(_cell(values.get(name), name in needs_sram and hw.sram_per_sm is None)
+                             *(_cell(_value(s, name), name in needs_sram and hw.sram_per_sm is None)
                                for name, _, _ in TABLE_COLUMNS)])
         lines += ["", f"### {md(model.name)}", "",
                   f"{model.parameters / 1e9:.4g} B parameters; {_shape(model)}."]

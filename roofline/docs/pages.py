@@ -130,7 +130,9 @@ def anchor(name: str) -> str:
 
 
 # --- pages ---------------------------------------------------------------------------------
-def index(by_topic: dict[str, list[Entry]]) -> str:
+def index(counts: dict[str, int]) -> str:
+    """The ``README.md`` of the pages: a row per topic with its number of formulas (``counts``),
+    how to cite, how to regenerate, the references."""
     lines = [HEADER, "", "# Derivations", "",
              "Every formula of `roofline`, generated from the same SymPy expressions that the "
              "code evaluates, so the two cannot drift apart. Each formula has a stable anchor: "
@@ -144,7 +146,7 @@ def index(by_topic: dict[str, list[Entry]]) -> str:
              f"Worked examples use {EXAMPLE.hardware} and {EXAMPLE.model} in {EXAMPLE.dtype}, "
              f"batch {EXAMPLE.batch}, prompts of {EXAMPLE.prompt} tokens.", ""]
     rows = [[f"[{TITLES.get(t, (t, ''))[0]}]({t}.md)", TITLES.get(t, ("", ""))[1],
-             str(len(entries))] for t, entries in by_topic.items()]
+             str(n)] for t, n in counts.items()]
     lines += table(["page", "contents", "formulas"], rows)
     lines += ["", "## How to cite", "",
               "Cite the software as `CITATION.cff` at the repository root says, and each formula "
