@@ -54,8 +54,10 @@ def with_mode(setting: Setting, mode: str) -> Setting:
 @dataclass(frozen=True)
 class KindSweep:
     """A prefill over an array of prompt lengths, per operation kind (all layers): FLOPs, HBM
-    bytes and roofline time Σ count·max(F/P, Q/β, Q_level/β_level); key ``"total"`` sums every
-    kind. ``memory`` is each kind's memory time taken as one aggregated operation: its slowest
+    bytes and roofline time Σ count·max(F/P, Q/β, Q_level/β_level); key ``"communication"``
+    (under parallelism): the collectives' time at their links' bandwidths, before any of it is
+    hidden; key ``"total"``: the prefill's time (every kind, the collectives hidden as the
+    evaluation hides them). ``memory`` is each kind's memory time taken as one aggregated operation: its slowest
     level, HBM or one whose traffic is derived (the evaluation's rule for the whole prefill)."""
 
     tokens: np.ndarray
@@ -98,7 +100,7 @@ def by_kind(setting: Setting, tokens: np.ndarray | Sequence[int]) -> KindSweep:
                 extra[level] = extra.get(level, 0.0) + q_level - q
     if setting.parallel:  # the collectives hidden as the evaluation hides them (ring, overlap)
         time["total"] = evaluate.prefill_time(setting, xs)
-    order = [k for k in (*KINDS, "total") if k in flops]
+    order = [k for k in (*KINDS, "communication", "total") if k in flops]
     memory = {}
     for k in order:
         m = nbytes[k] / bw
@@ -162,13 +164,14 @@ def attention_bytes(setting: Setting, tokens: np.ndarray | Sequence[int], mode: 
 def window_attention(setting: Setting, tokens: np.ndarray | Sequence[int],
                      mode: str) -> tuple[np.ndarray, np.ndarray]:
     """(FLOPs, HBM bytes) of one sliding-window layer's prefill attention in ``mode``
-    (``window.flops``, ``window.hbm_bytes``) at the model's window W."""
+    (``window.flops``, ``window.hbm_bytes``) at the model's window W, for the heads one device
+    runs (:func:`_heads`, as :func:`attention_bytes` and :func:`attention_flops`)."""
     if "W" not in setting.numbers():
         raise InputError("model", "has no sliding window", setting.model.name)
     xs = _array(tokens, "prompt")
     vals = _attention_values(setting, None)
-    return (_numeric(window.flops(mode), T, vals)(xs),
-            _numeric(window.hbm_bytes(mode), T, vals)(xs))
+    return (_numeric(_heads(setting, window.flops(mode)), T, vals)(xs),
+            _numeric(_heads(setting, window.hbm_bytes(mode)), T, vals)(xs))
 
 
 def attention_flops(setting: Setting, tokens: np.ndarray | Sequence[int],

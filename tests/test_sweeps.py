@@ -223,3 +223,16 @@ def test_memory_is_one_devices_share_under_parallelism():
     assert not sweeps.prefill_fits(whole, [2048])[0]
     quarter = api.setting("H100-SXM", "Llama-3-70B", tp=4)
     assert sweeps.prefill_fits(quarter, [2048])[0] and sweeps.max_batch(quarter, 8192) > 0
+
+
+def test_a_windowed_layer_is_one_devices_share_under_tensor_parallelism():
+    """The window panel's curves are one device's heads, as the global layer's are: below W the
+    windowed and global layers agree, and TP 4 runs a quarter of Mistral-7B's 32 heads (8 KV
+    heads: 2 a device)."""
+    one, four = (api.setting("H100-SXM", "Mistral-7B", tp=n) for n in (1, 4))
+    for s in (one, four):
+        flops, nbytes = sweeps.window_attention(s, [1024], "kernel")
+        assert flops[0] == pytest.approx(sweeps.attention_flops(s, [1024], "kernel")[0])
+        assert nbytes[0] == pytest.approx(sweeps.attention_bytes(s, [1024], "kernel")[0])
+    assert sweeps.window_attention(four, [65536], "kernel")[0][0] == pytest.approx(
+        sweeps.window_attention(one, [65536], "kernel")[0][0] / 4)
