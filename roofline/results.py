@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import evaluate
 from .evaluate import Setting
-from .tables import render, si
+from .tables import absent, render, si
 
 if TYPE_CHECKING:
     from sympy import Expr
@@ -142,7 +142,7 @@ class CrossoverTable:
         for name, v in self.values.items():
             digits = 1 if v.exists and v.value < 1000 else 0  # a crossover is not an integer
             value = (f"{v.value:,.{digits}f} {v.unit}" if v.exists
-                     else "never" if v.evaluated else "–")
+                     else absent(v.reason, v.evaluated))
             approx = "" if v.simplified is None or v.value is None else \
                 f"{v.simplified:,.0f} ({v.simplified / v.value - 1:+.1%})"
             rows.append([name, value, approx, v.reason])

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["render", "si", "binary_size", "grouped", "count", "level_name"]
+__all__ = ["render", "si", "binary_size", "grouped", "count", "absent", "level_name"]
 
 
 def render(headers: Sequence[str] | None, rows: Sequence[Sequence[object]],
@@ -96,6 +96,29 @@ def count(value: float, unit: str) -> str:
     ('41,196', '59.5', '1,234')
     """
     return f"{value:,.1f}" if unit != "tokens" and abs(value) < 1000 else f"{value:,.0f}"
+
+
+def absent(reason: str, evaluated: bool = True) -> str:
+    """A crossover without a value as every table words it, from its
+    :attr:`~roofline.evaluate.CrossoverValue.reason`: "never" where the regime is never
+    reached, not where the weights alone already exceed the memory (a KV cache that "never"
+    exceeds it would read as the opposite), nor a collective hidden at every prompt length;
+    "–" where it was not evaluated (a number the device lacks; a collective on one device).
+
+    >>> absent("never fits: the weights alone (93.41 GB) exceed the device memory (80 GB)")
+    'weights alone exceed memory'
+    >>> absent("never: the working set stays within the cache"), absent("one device", False)
+    ('never', '–')
+    """
+    if not evaluated:
+        return "–"
+    if reason.startswith("never fits: the weights alone"):
+        return "weights alone exceed memory"
+    if reason.startswith("never fits"):  # one device's share of the weights, under parallelism
+        return "weight share exceeds memory"
+    if reason.startswith("always"):
+        return "always"
+    return "never"
 
 
 _LEVELS = {"hbm": "HBM", "l2": "L2", "l3": "L3", "sram": "SRAM"}

@@ -266,7 +266,7 @@ def test_crossover_table_covers_the_grid_and_marks_missing_numbers(
     seventy = table.split("### Llama-2-70B\n")[1]
     h100 = next(r for r in _tables(seventy)[0] if r[0].strip() == "H100-SXM" and
                 r[1].strip() == "bf16")
-    assert h100[-2].strip() == "weights > memory"  # 2 bytes × 69 B parameters > 80 GB
+    assert h100[-2].strip() == "weights alone exceed memory"  # 2 bytes × 69 B parameters > 80 GB
     assert "–: not evaluated" in table
 
 

@@ -10,7 +10,7 @@ from ..evaluate import CrossoverValue, Setting, crossover_value
 from ..specs.hardware import Hardware
 from ..specs.model import ModelShape
 from ..symbols import M_sram
-from ..tables import count
+from ..tables import absent, count
 from .markdown import md, table
 
 __all__ = ["TABLE_COLUMNS", "crossover_table"]
@@ -61,8 +61,8 @@ def crossover_table(hardware: Sequence[Hardware], models: Sequence[ModelShape]) 
     lines += [f"- [`{name}`](#{name}) ({md(short)}): {md(regime)}."
               for name, short, regime in TABLE_COLUMNS]
     lines += ["", "In the cells: *a–b*: the regime holds from *a* and ends at *b* (the equality "
-              "holds again there); never: the regime is never reached; weights > memory: the "
-              "weights alone exceed the device memory, whatever the prompt; –: not evaluated, "
+              "holds again there); never: the regime is never reached; weights alone exceed "
+              "memory: so they do on that device, whatever the prompt; –: not evaluated, "
               "because the hardware file gives no on-chip SRAM per SM (FlashAttention's M), "
               "which tiled attention needs, or (the cache column) no cache level with the SM "
               "count.", ""]
@@ -92,9 +92,7 @@ def _cell(v: CrossoverValue | None, unevaluated: bool) -> str:
     if v.exists:
         text = count(v.value, v.unit)
         return text if v.ends_at is None else f"{text}–{v.ends_at:,.0f}"
-    if unevaluated:
-        return "–"
-    return "weights > memory" if v.reason.startswith("never fits") else "never"
+    return "–" if unevaluated else absent(v.reason, v.evaluated)
 
 
 def _shape(model: ModelShape) -> str:
