@@ -34,7 +34,7 @@ from .errors import InputError
 from .evaluate import CrossoverValue, Setting
 from .forked import _signals_held, map_halves
 from .output import check_target, make_folders, remove_folders
-from .tables import binary_size, count, grouped, level_name, render, si
+from .tables import absent, binary_size, count, grouped, level_name, render, si
 
 __all__ = ["Report", "build", "markdown", "DEFAULT", "DERIVATIONS", "FIGURES", "PROMPTS"]
 
@@ -59,8 +59,9 @@ FIGURES = {
                 "HBM (no cache).",
     "time": "Prefill time against prompt length, in total and per operation class (solid: "
             "compute-bound, dashed: memory-bound); each crossover of the report's attention "
-            "mode, and each one that holds for every mode, is a numbered vertical line, listed "
-            "with its value; the other modes' values are listed without a line.",
+            "mode, and each one that holds for every mode, is a vertical line tagged [n]; the "
+            "table under the figure gives every crossover's value, the drawn ones with their "
+            "tags, the other modes' without a line.",
     "attention": "Attention's HBM traffic for one layer against T: naive Θ(T²), tiled "
                  "Θ(T²H²/M) at several SRAM sizes, ideal Θ(T); and the memory that naive "
                  "attention's score matrix (or the KV cache) needs beside the weights.",
@@ -103,7 +104,7 @@ def _crossovers(table: CrossoverTable) -> list[str]:
     rows, blocks = [], []
     for name, v in values.items():
         value = (f"{count(v.value, v.unit)} {v.unit}" if v.exists
-                 else "never" if v.evaluated else "–")
+                 else absent(v.reason, v.evaluated))
         tex = v.latex
         if not tex:  # never, or no closed form of degree ≤ 2 on its branch
             form = "–"
@@ -185,6 +186,11 @@ def markdown(s: Setting, prefill: PrefillTable, crossovers: CrossoverTable,
     for kind in figures:
         out += [f"![{kind}: {s.model.name} on {s.hardware.name}, {s.dtype}]({kind}.png)", "",
                 f"*{FIGURES[kind]}*", ""]
+        if kind == "time":  # the figure's tags keyed to their values, as plot time writes them
+            from .plot.time import crossover_table, default_tokens
+
+            xs = default_tokens([s])
+            out += [render(*crossover_table(s, xs[0], xs[-1]), markdown=True), ""]
     out += [*_prefill(prefill, caught), *_crossovers(crossovers), *_derivations()]
     return "\n".join(out).rstrip() + "\n"
 

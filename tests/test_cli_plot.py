@@ -37,7 +37,9 @@ def test_each_kind(capsys, tmp_path, kind, ext):
     path = tmp_path / f"{kind}.{ext}"
     status, out, err = _run(capsys, "plot", kind, *BASE, "--prompt", "256,4096", "-o", str(path))
     assert status == 0 and err == ""
-    assert out == f"wrote {path} ({kind}: Llama-3-8B on H100-SXM (bf16))\n"
+    tables = [f"wrote {path.with_name(f'time.crossovers.{ext}')} (every crossover's value; "
+              "[n]: its tag on the figure)\n" for ext in ("csv", "tex")] if kind == "time" else []
+    assert out == "".join([f"wrote {path} ({kind}: Llama-3-8B on H100-SXM (bf16))\n", *tables])
     if ext == "png":
         assert path.read_bytes()[:8] == PNG
     else:
@@ -80,6 +82,77 @@ def test_time_max_prompt(capsys, tmp_path):
     with pytest.raises(SystemExit):  # a time figure's option only
         cli.main(["plot", "roofline", *BASE, "--max-prompt", "9000", "-o", str(path)])
     assert "unrecognized arguments: --max-prompt" in capsys.readouterr().err
+
+
+def test_time_writes_its_crossover_tables(capsys, tmp_path):
+    # issue 28: the crossover table beside the figure, not in it: CSV and a LaTeX tabular,
+    # the values those of `roofline crossover` for the same setting, the drawn ones tagged as
+    # on the figure; Mixtral's weights alone exceed an H100's memory, and the cells say so
+    import csv
+
+    from roofline import evaluate
+    from roofline.api import setting
+    from roofline.plot.time import crossover_label
+
+    path = tmp_path / "fig" / "t.pdf"
+    status, out, err = _run(capsys, "plot", "time", "--hardware", "H100-SXM", "--model",
+                            "Mixtral-8x7B", "-o", str(path))
+    assert status == 0 and "do not fit in H100-SXM's memory" in err
+    csv_path, tex_path = (tmp_path / "fig" / f"t.crossovers.{ext}" for ext in ("csv", "tex"))
+    assert out.splitlines()[1:] == [f"wrote {p} (every crossover's value; [n]: its tag on the "
+                                    "figure)" for p in (csv_path, tex_path)]
+    headers, *rows = list(csv.reader(csv_path.open(newline="")))
+    assert headers == ["crossover (tokens)", "kernel (drawn)", "naive", "tiled", "tiled_fa2",
+                       "ideal"]
+    table = {row[0]: row for row in rows}
+    values = evaluate.crossover_values(setting("H100-SXM", "Mixtral-8x7B"))
+    tags = set()
+    for name, v in values.items():
+        base, _, mode = name.partition(".")
+        cell = table[crossover_label(base)][1 if mode in ("", "kernel") else headers.index(mode)]
+        if not v.exists:
+            assert cell == ("– (one device)" if not v.evaluated else "weights alone exceed "
+                            "memory" if v.reason.startswith("never fits") else "never"), name
+            continue
+        if v.unit != "tokens":
+            assert cell == f"{v.value:,.{1 if v.value < 1000 else 0}f} {v.unit}", name
+            continue
+        found = re.fullmatch(r"(?:\[(\d+)\] )?([\d,]+)(?: to (?:\[(\d+)′\] )?([\d,]+))?", cell)
+        assert found, (name, cell)
+        tag, first, end_tag, end = found.groups()
+        assert float(first.replace(",", "")) == pytest.approx(v.value, abs=0.5), name
+        assert (end is None) == (v.ends_at is None), name
+        if end is not None:
+            assert float(end.replace(",", "")) == pytest.approx(v.ends_at, abs=0.5), name
+            assert end_tag in (None, tag)
+        # tagged: drawn, of the figure's mode (or of none), on its axis (16 to 65,536 tokens)
+        assert (tag is not None) == (mode in ("", "kernel") and v.value <= 65536), name
+        tags.add(tag)
+    assert table["KV cache exceeds memory"][1] == "weights alone exceed memory"
+    assert sorted(int(n) for n in tags - {None}) == list(range(1, len(tags - {None}) + 1))
+    # the LaTeX: a booktabs tabular of as many rows, specials escaped
+    tex = tex_path.read_text().splitlines()
+    assert tex[1] == "\\begin{tabular}{" + "l" * len(headers) + "}"
+    assert tex[2] == "\\toprule" and tex[4] == "\\midrule" and tex[-2:] == ["\\bottomrule",
+                                                                         "\\end{tabular}"]
+    body = tex[5:-2]
+    assert len(body) == len(rows) and all(line.endswith(" \\\\") for line in body)
+    assert all(line.count(" & ") == len(headers) - 1 for line in [tex[3], *body])
+    assert "tiled\\_fa2" in tex[3] and not any(line.startswith("[") for line in body)
+    assert any("$'$" in line for line in body) == any("′" in c for row in rows for c in row)
+
+
+def test_time_tables_are_checked_before_any_work(capsys, tmp_path):
+    (tmp_path / "t.crossovers.tex").mkdir()
+    status, out, err = _run(capsys, "plot", "time", *BASE, "-o", str(tmp_path / "t.png"))
+    assert status == 2 and out == ""
+    assert err == ("roofline: error: --output: is a folder; give a file name (got "
+                   f"'{tmp_path / 't.crossovers.tex'}')\n")
+    assert [p.name for p in tmp_path.iterdir()] == ["t.crossovers.tex"]
+    with pytest.raises(SystemExit):
+        cli.main(["plot", "time", "--help"])
+    assert "FILE.crossovers.csv and FILE.crossovers.tex" in " ".join(
+        capsys.readouterr().out.split())
 
 
 def test_ttft(capsys, tmp_path):
@@ -192,8 +265,8 @@ def test_report_on_a_device_without_sram(capsys, tmp_path, small_figures):
 
 
 @pytest.mark.parametrize("kind, text", [
-    ("attention", "Attention's HBM traffic against prompt length T (naive, tiled, ideal)"),
-    ("phases", "Intensity of prefill against prompt length T and of decode against batch B"),
+    ("attention", "Attention's HBM traffic against prompt length T (naive, tiled, kernel, ideal)"),
+    ("phases", "Intensity of prefill against prompt length T (and at the L2, where it binds)"),
 ])
 def test_help_keeps_capitals(capsys, kind, text):
     with pytest.raises(SystemExit) as info:

@@ -89,6 +89,8 @@ def test_rate_wording():
     assert per_second(1.0) == "1 request/s"
     assert per_second(49.01) == "49 requests/s"
     assert per_second(0.5) == "0.5 requests/s"
+    assert per_second(5234.4) == "5,234 requests/s"  # never "5.23e+03"
+    assert per_second(0.000012) == "0.000012 requests/s"
 
 
 def test_every_mark_lies_inside_the_axes(ax):
@@ -115,11 +117,12 @@ def test_rate_batching_and_chunking_from_the_library(ax):
     lines = {line.get_label(): line for line in ax.lines}
     (at,) = [v for k, v in lines.items() if k.startswith("at 20 requests/s")]
     assert at.get_ydata()[0] == pytest.approx(result.point.total_s)
-    first = lines["first of 4 batched prompts"]
+    first = lines["first of 4 batched (no queueing)"]
     r, y = first.get_xdata(), first.get_ydata()
     b = result.batching
     assert y == pytest.approx(b.execution_s + 3 / r)  # waits (4 − 1)/R for the batch
-    assert lines["last of 4 batched prompts"].get_ydata()[0] == pytest.approx(b.execution_s)
+    assert lines["last of 4 batched (execution only)"].get_ydata()[0] == \
+        pytest.approx(b.execution_s)
     chunked = lines["total, chunks of 512 tokens"]
     c = result.chunking
     t = result.mean_s - c.one_shot_s + c.total_s  # the layers chunked, the edges as one-shot
@@ -153,7 +156,94 @@ def test_batched_prompts_are_in_view(ax):
 
     result = ttft("H100-SXM", "Llama-3-8B", prompt=2048, rate=10, slo=0.2, batch_prompts=8)
     plot_ttft_result(result, ax=ax)
-    first = next(line for line in ax.lines if line.get_label() == "first of 8 batched prompts")
+    first = next(line for line in ax.lines
+                 if line.get_label() == "first of 8 batched (no queueing)")
     r, y = first.get_xdata(), first.get_ydata()
     assert y.min() == pytest.approx(result.batching.execution_s + 7 / r.max())
     assert y.min() > 2 * 0.2 and ax.get_ylim()[1] > y.min()
+
+
+def _note(ax):
+    (note,) = [t for t in ax.texts if t.get_gid() == "ttft-note"]
+    return " ".join(note.get_text().split())
+
+
+def test_the_note_names_the_queue_model(ax):
+    """One prompt length: M/D/1 by Pollaczek–Khinchine (DistServe Eq. 1); a distribution of
+    lengths: M/G/1; with --compare each configuration's service time (Eq. 2, Eq. 3)."""
+    plot_ttft(0.1, slo=0.2, rate=5, ax=ax)
+    note = _note(ax)
+    assert note.startswith("Queue: M/D/1, one prompt length") and "Pollaczek–Khinchine" in note
+    assert "● highest rate meeting the target: 6.67 requests/s" in note
+    assert "▼ 150 ms at 5 requests/s" in note  # 0.1 + 5·0.01/(2·0.5) s
+    ax.clear()
+    plot_ttft(0.1, 0.02, parallel="intra", speedup=1.6, compare=True, ax=ax)
+    note = _note(ax)
+    assert note.startswith("Queue: M/G/1, prompt lengths from a distribution")
+    assert "inter-op: s the slower of two pipeline stages (Eq. 2)" in note
+    assert "intra-op: s the prefill time over K (Eq. 3)" in note
+
+
+def test_every_curve_says_whether_it_queues(ax):
+    """The chunked total includes the queue (its own test above); the batched curves do not
+    (:func:`roofline.serving.batching` counts no queueing behind an earlier batch): their
+    labels and the note say so."""
+    from roofline.api import ttft
+    from roofline.plot.ttft import plot_ttft_result
+
+    result = ttft("H100-SXM", "Llama-3-8B", prompt=2048, rate=20, slo=0.3, batch_prompts=4,
+                  chunk=512)
+    plot_ttft_result(result, ax=ax)
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels == ["execution", "queueing", "first of 4 batched (no queueing)",
+                      "last of 4 batched (execution only)", "total, chunks of 512 tokens",
+                      "target 0.3 s"]
+    assert "no queueing behind an earlier batch" in _note(ax)
+
+
+def test_house_colours_and_a_second_cue(ax):
+    """Okabe–Ito colours (and a grey), no tab10; the curves that cross (inter-op and intra-op
+    totals, the batched and chunked ones) differ in line style too."""
+    from matplotlib.colors import to_hex
+
+    from roofline.api import ttft
+    from roofline.plot import _style
+    from roofline.plot.ttft import plot_ttft_result
+
+    house = {c.lower() for c in _style.OKABE_ITO.values()} | {"#999999"}
+    plot_ttft(0.1, parallel="intra", speedup=1.6, slo=0.2, rate=3, compare=True, ax=ax)
+    result = ttft("H100-SXM", "Llama-3-8B", prompt=2048, rate=20, slo=0.3, batch_prompts=4,
+                  chunk=512)
+    fig, other = plt.subplots()
+    plot_ttft_result(result, ax=other)
+    for axes in (ax, other):
+        drawn = {to_hex(line.get_color()) for line in axes.lines}
+        drawn |= {to_hex(c.get_facecolor()[0]) for c in axes.collections}
+        assert drawn <= house
+    styles = {line.get_label(): line.get_linestyle() for line in [*ax.lines, *other.lines]}
+    assert styles["total, inter-op"] != styles["total, intra-op, K = 1.6"]
+    assert styles["first of 4 batched (no queueing)"] != styles["total, chunks of 512 tokens"]
+    plt.close(fig)
+
+
+@pytest.mark.parametrize("size", ["column", "page"])
+def test_the_legend_lies_under_the_axes(size):
+    """With batching and chunking the legend covered a curve: it lies under the axes (and
+    their x label) at both sizes, the note under it."""
+    from roofline.api import ttft
+    from roofline.plot import ttft_figure
+
+    result = ttft("H100-SXM", "Llama-3-8B", prompt=2048, rate=20, slo=0.3, batch_prompts=4,
+                  chunk=512)
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    fig = ttft_figure(result, size=size)
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    ax = fig.axes[0]
+    legend = ax.get_legend().get_window_extent(renderer)
+    label = ax.xaxis.label.get_window_extent(renderer)
+    (note,) = [t for t in ax.texts if t.get_gid() == "ttft-note"]
+    assert legend.y1 < label.y0 and note.get_window_extent(renderer).y1 < legend.y0
+    assert len(ax.get_legend().get_texts()) <= 6

@@ -8,6 +8,7 @@ Wiring only: the figures are drawn by :mod:`roofline.plot`.
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .analyze import add_setting_arguments, parse_ints
@@ -20,12 +21,13 @@ __all__ = ["register", "run"]
 KINDS = ("roofline", "time", "attention", "phases", "ttft", "scaling")
 _HELP = {
     "roofline": "the roofline: ceilings per data type, a prefill's operations and decode steps",
-    "time": "prefill time against prompt length, per operation class, with every crossover "
-            "(a table under the plot)",
-    "attention": "attention's HBM traffic against prompt length T (naive, tiled, ideal) and "
-                 "the memory footprint",
-    "phases": "intensity of prefill against prompt length T and of decode against batch B, "
-              "with the ridge",
+    "time": "prefill time against prompt length, per operation class, each crossover a "
+            "tagged line; the crossovers' values (tagged) also go beside the figure, to "
+            "FILE.crossovers.csv and FILE.crossovers.tex (a LaTeX tabular)",
+    "attention": "attention's HBM traffic against prompt length T (naive, tiled, kernel, "
+                 "ideal) and the memory footprint",
+    "phases": "intensity of prefill against prompt length T (and at the L2, where it binds) "
+              "and of decode against batch B, with the ridge",
     "scaling": "prefill time (communication shaded) and parallel efficiency against the "
                "tensor-parallel degree 1, 2, 4, 8, one line per prompt length",
     "ttft": "time to first token against arrival rate (execution and queueing); the options of "
@@ -51,7 +53,8 @@ def _figure_arguments(p: argparse.ArgumentParser, kind: str) -> None:
         p.add_argument("--max-prompt", metavar="N",
                        help="the longest prompt on the x-axis, in tokens (default: twice the "
                             "model's context limit, the part past the context shaded; "
-                            "crossovers past the axis are listed in the table without a line)")
+                            "crossovers past the axis are listed in FILE.crossovers.csv "
+                            "without a line)")
     p.add_argument("-o", "--output", required=True, metavar="FILE",
                    help="output file; its extension names the format (png, svg, pdf, ...); a "
                         "missing folder is created")
@@ -147,6 +150,15 @@ def _ttft_figure(args: argparse.Namespace, size: str | float):
     return ttft_figure(result, compare=args.compare, size=size), [result.setting]
 
 
+def _crossover_files(out: Path) -> list[Path]:
+    """The time figure's crossover tables beside it: F.crossovers.csv and F.crossovers.tex for
+    F.png, checked writable before any work (:func:`roofline.output.check_target`)."""
+    from ..output import check_target
+
+    return [check_target(out.with_name(f"{out.stem}.crossovers{ext}"), suffix=ext)
+            for ext in (".csv", ".tex")]
+
+
 def run(args: argparse.Namespace) -> int:
     from ..errors import InputError
     from ..plot import _style
@@ -154,6 +166,7 @@ def run(args: argparse.Namespace) -> int:
     from ..plot import data
 
     out = _style.check_output(args.output)  # before any work: a bad extension fails at once
+    tables = _crossover_files(out) if args.kind == "time" else []
     size = args.size if args.width is None else args.width
     try:
         _style.width(size)
@@ -188,8 +201,12 @@ def run(args: argparse.Namespace) -> int:
             raise InputError("--tp", "the scaling figure runs its own tensor-parallel degrees "
                              "(1 to 8): give the other splits only", settings[0].tp)
         _beyond_context(settings[0].model, args.kind, prompts, context)
-        fig = plot.figure(args.kind, settings, prompts=prompts, batches=batches,
-                          context=context, max_prompt=max_prompt, size=size)
+        if args.kind == "time":  # the note names the table beside the figure
+            fig = plot.time_figure(settings, max_prompt=max_prompt, size=size,
+                                   table=tables[0].name)
+        else:
+            fig = plot.figure(args.kind, settings, prompts=prompts, batches=batches,
+                              context=context, max_prompt=max_prompt, size=size)
         from ..plot._common import splits
 
         devices = ", ".join(s.hardware.name for s in settings)
@@ -198,6 +215,16 @@ def run(args: argparse.Namespace) -> int:
     origin = data.provenance(getattr(args, "argv", []), settings)
     _style.savefig(fig, out, dpi=dpi, note=data.metadata(origin))
     print(f"wrote {out} ({what})")
+    if tables:
+        from ..output import write_atomic
+        from ..plot.time import crossover_table, crossover_table_csv, crossover_table_latex
+        from ..plot.time import default_tokens
+
+        xs = default_tokens(settings, max_prompt)  # the figure's axis: the same tags
+        headers, rows = crossover_table(settings, xs[0], xs[-1])
+        for path, write in zip(tables, (crossover_table_csv, crossover_table_latex)):
+            write_atomic(path, write(headers, rows), argument="output")
+            print(f"wrote {path} (every crossover's value; [n]: its tag on the figure)")
     if table is not None:
         data.write_data(table, fig, origin)
         print(f"wrote {table} (every series drawn, and where it came from)")

@@ -1,10 +1,11 @@
-"""Helpers shared by the figures: settings as a list, titles, log axes, the outside legend."""
+"""Helpers shared by the figures: settings as a list, titles, log axes, legends and notes under
+a panel, a height that gives each panel its plotting area."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
 from ..evaluate import CrossoverValue, Setting, crossover_values
@@ -13,8 +14,10 @@ from . import _style
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
-__all__ = ["as_list", "title", "side_legend", "device_label", "plain", "crossovers",
+__all__ = ["as_list", "title", "side_legend", "device_label", "plain", "crossovers", "room",
+           "panel_title", "legend_note", "fit_height", "NOTE",
            "binary_size", "per_byte", "work_unit", "grouped"]
 
 
@@ -117,6 +120,48 @@ def log_axes(ax: Axes, xlim: tuple[float, float], xlabel: str, ylabel: str, pane
             _style.plain_ticks(axis, "B" if "(bytes)" in label else "")
 
 
-def legend_below(ax: Axes) -> None:
-    """The legend under the panel, in one column: it covers no data."""
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=1, fontsize=7)
+NOTE = "#333333"  # the colour of a note under a legend
+_HANDLE = 0.45  # inches a legend entry's handle and padding take beside its text
+_BELOW = 30.0  # points from a panel's bottom to its legend: the tick labels and axis label
+
+
+def room(ax: Axes) -> float:
+    """Inches a legend or a note under the panel may take: its share of the figure's width."""
+    width = ax.figure.get_figwidth()
+    spec = ax.get_subplotspec()
+    if spec is None:
+        return ax.get_position().width * width
+    columns = spec.colspan
+    return width * (columns.stop - columns.start) / spec.get_gridspec().ncols - 0.25
+
+
+def panel_title(ax: Axes, text: str) -> None:
+    """The panel's title, wrapped to its share of the figure's width."""
+    ax.set_title(_style.wrap(text, room(ax), 9), fontsize=9)
+
+
+def legend_note(ax: Axes, handles: list[Any] | None = None, labels: list[str] | None = None,
+                note: str = "", **kwargs: Any) -> None:
+    """The legend under the panel in one column, clear of its tick labels and axis label, each
+    label wrapped to the panel's share of the figure's width; under it ``note`` (what a reader
+    needs that no entry says), in dark grey."""
+    if handles is None:
+        handles, labels = ax.get_legend_handles_labels()
+    inches = room(ax)
+    text = ["\n".join(_style.wrap(line, inches - _HANDLE, 7) for line in label.split("\n"))
+            for label in labels or []]
+    legend = ax.legend(handles, text, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=1,
+                       fontsize=7, borderaxespad=_BELOW / 7, **kwargs)
+    if note:
+        ax.annotate(_style.wrap(note, inches, 7), xy=(0.5, 0.0), xycoords=legend,
+                    xytext=(0, -3), textcoords="offset points", ha="center", va="top",
+                    multialignment="left", fontsize=7, color=NOTE, gid="note")
+
+
+def fit_height(fig: Figure, rows: int, inches: float) -> None:
+    """The figure's height set so that each panel's plotting area is ``inches`` high once laid
+    out, over ``rows`` rows of panels: one layout pass (no rendering) measures the titles,
+    labels, legends and notes, which keep their size in inches."""
+    fig.draw_without_rendering()
+    high = min(ax.get_position().height for ax in fig.axes) * fig.get_figheight()
+    fig.set_figheight(fig.get_figheight() + rows * (inches - high))

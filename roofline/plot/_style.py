@@ -57,11 +57,13 @@ RC: dict[str, Any] = {
 KIND = {"projection": OKABE_ITO["blue"], "attention": OKABE_ITO["vermillion"],
         "elementwise": OKABE_ITO["bluish green"], "embedding": OKABE_ITO["reddish purple"],
         "lm_head": OKABE_ITO["sky blue"], "total": "#000000", "prefill": "#000000",
-        "decode": OKABE_ITO["orange"], "decode.naive": INDIGO}
+        "decode": OKABE_ITO["orange"], "decode.naive": INDIGO,
+        "communication": OKABE_ITO["orange"]}
 LABEL = {"projection": "projections", "attention": "attention",
          "elementwise": "element-wise (norms, RoPE, adds)", "embedding": "embedding",
          "lm_head": "LM head", "total": "whole prefill", "prefill": "whole prefill",
-         "decode": "decode step", "decode.naive": "decode step, naive MLA"}
+         "decode": "decode step", "decode.naive": "decode step, naive MLA",
+         "communication": "communication"}
 # Colour of each attention mode (roofline.derive.attention.MODES).
 MODE = {"naive": OKABE_ITO["vermillion"], "tiled": OKABE_ITO["reddish purple"],
         "tiled_fa2": OKABE_ITO["sky blue"], "kernel": OKABE_ITO["blue"],

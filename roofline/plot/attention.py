@@ -1,12 +1,15 @@
 """Figure 3, attention traffic (log–log): one layer's HBM bytes against T for naive, tiled at
-several SRAM sizes and ideal attention, with the T² and T²H²/M asymptotes (FlashAttention,
-Theorem 2) drawn beside them; and the memory footprint of naive attention's score matrix (and of
-the KV cache) beside the weights, against the device's memory."""
+several SRAM sizes, the FlashAttention-2 order, the released kernels' tiles (``kernel``, the
+default mode) and ideal attention, with the T² and T²H²/M asymptotes (FlashAttention, Theorem 2)
+drawn beside them; and the memory footprint of naive attention's score matrix (and of the KV
+cache) beside the weights, against the device's memory. At a column's width the panels are
+stacked, at a page's side by side; each has its legend under it and, where a reader needs one,
+a short note under the legend."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -14,21 +17,20 @@ from .. import sweeps
 from ..evaluate import Setting
 from ..tables import si
 from . import _style
-from ._common import (as_list, binary_size, crossovers, device_label, legend_below, log_axes,
-                      title)
+from ._common import (as_list, binary_size, crossovers, device_label, fit_height, legend_note,
+                      log_axes, panel_title, title)
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
 __all__ = ["plot_traffic", "plot_footprint", "plot_window", "attention_figure",
-           "DEFAULT_TOKENS"]
+           "DEFAULT_TOKENS", "legend_note", "fit_height"]
 
 DEFAULT_TOKENS = np.geomspace(64, 2**20, 161)
 _SRAM_SCALES = (0.25, 1.0, 4.0)  # tiled attention at these multiples of the device's SRAM
-_DASHES = {0.25: (0, (1, 1)), 1.0: "-", 4.0: (0, (5, 2))}
-
-
+# tiled attention at SRAM sizes other than the device's own (that one solid), in order
+_DASHES = (((0, (1, 1)), "dotted"), ((0, (5, 2)), "dashed"), ((0, (5, 2, 1, 2)), "dash-dotted"))
 def _kib(nbytes: float) -> str:
     """A size for a label, with the largest binary prefix: '228 KiB', '128 MiB'."""
     return binary_size(nbytes)
@@ -36,98 +38,141 @@ def _kib(nbytes: float) -> str:
 
 def plot_traffic(settings: Setting | Sequence[Setting], tokens: np.ndarray | None = None,
                  srams: Sequence[float] | None = None, ax: Axes | None = None) -> Axes:
-    """One layer's attention HBM bytes against T: naive, tiled (one device: at ``srams`` bytes
-    per SM, default ¼×, 1× and 4× its own; several: each at its own, in its colour), tiled_fa2
-    and ideal (one device), with the c·T² asymptotes of naive and (one device) of tiled."""
+    """One layer's attention HBM bytes against T: naive; tiled (one device: at ``srams`` bytes
+    per SM, default ¼×, 1× and 4× its own, the own solid and the others dotted, dashed; several:
+    each at its own, in its colour); tiled_fa2 (one device); kernel, the released kernels'
+    128-row tiles (the same on every device); ideal; and the c·T² asymptotes of naive and (one
+    device) of tiled, thin black lines in one legend entry. The fused modes step at small T
+    (whole row blocks): a note under the legend says so."""
+    from matplotlib.legend_handler import HandlerTuple
+
     ax = _style.axes(ax)
     group = as_list(settings)
     first = group[0]
-    xs = DEFAULT_TOKENS if tokens is None else np.asarray(tokens, dtype=float)
-    ax.plot(xs, sweeps.attention_bytes(first, xs, "naive"), color=_style.MODE["naive"], lw=2,
-            gid="traffic:naive",
-            label="naive (S and P through HBM)")
-    c = sweeps.attention_t2_coefficient(first, "naive")
-    ax.plot(xs, c * xs**2, color="#000000", lw=0.8, ls=(0, (1, 1.5)), gid="asymptote:naive",
-            label=f"naive's asymptote {c:.4g}·T² bytes: Θ(T²)")
-    m = first.hardware.sram_per_sm
     several = len(group) > 1
+    xs = DEFAULT_TOKENS if tokens is None else np.asarray(tokens, dtype=float)
+    handles: list[Any] = []
+    labels: list[str] = []
+    drawn: list[np.ndarray] = []
+
+    def curve(ys: np.ndarray, label: str | None, **kwargs: Any) -> Any:
+        (line,) = ax.plot(xs, ys, **kwargs)
+        drawn.append(ys)
+        if label:
+            handles.append(line)
+            labels.append(label)
+        return line
+
+    curve(sweeps.attention_bytes(first, xs, "naive"), "naive (S and P through HBM)",
+          color=_style.MODE["naive"], lw=2, gid="traffic:naive")
+    c = sweeps.attention_t2_coefficient(first, "naive")
+    asymptotes = ax.plot(xs, c * xs**2, color="#000000", lw=0.8, ls=(0, (1, 1.5)),
+                         gid="asymptote:naive")
+    words = [f"naive {c:.4g}·T²"]
+    m = first.hardware.sram_per_sm
     if m is not None and not several:
         sizes = [k * m for k in _SRAM_SCALES] if srams is None else list(srams)
+        lead = next((size for size in sizes if np.isclose(size, m)), sizes[0])
+        others = [size for size in sizes if size != lead]
         for size in sizes:
-            scale = size / m
-            own = np.isclose(scale, 1.0)
-            ax.plot(xs, sweeps.attention_bytes(first, xs, "tiled", size),
-                    gid=f"traffic:tiled:{size:g}",
-                    color=_style.MODE["tiled"], lw=2 if own else 1.3,
-                    ls=_DASHES.get(float(scale), "-") if srams is None else "-",
-                    alpha=1.0 if own else 0.8,
-                    label=f"tiled (FlashAttention), SRAM {_kib(size)}/SM"
-                          + (f" ({device_label(first)})" if own else ""))
+            main = size == lead
+            dash, _ = _DASHES[others.index(size) % len(_DASHES)] if not main else ("-", "")
+            curve(sweeps.attention_bytes(first, xs, "tiled", size),
+                  None if not main else
+                  f"tiled (FlashAttention), SRAM {_kib(lead)}/SM"
+                  + (f" ({device_label(first)})" if np.isclose(lead, m) else "")
+                  + ("\n(" + ", ".join(f"{_DASHES[i % len(_DASHES)][1]}: {_kib(size)}"
+                                       for i, size in enumerate(others)) + ")"
+                     if others else ""),
+                  gid=f"traffic:tiled:{size:g}", color=_style.MODE["tiled"],
+                  lw=2 if main else 1.3, ls=dash, alpha=1.0 if main else 0.8)
         c = sweeps.attention_t2_coefficient(first, "tiled")
-        ax.plot(xs, c * xs**2, color="#000000", lw=0.8, ls=(0, (4, 1.5, 1, 1.5)),
-                gid="asymptote:tiled",
-                label=f"tiled's asymptote {c:.4g}·T² bytes at {_kib(m)}: Θ(T²H²/M)")
-        ax.plot(xs, sweeps.attention_bytes(first, xs, "tiled_fa2"), gid="traffic:tiled_fa2",
-                color=_style.MODE["tiled_fa2"],
-                lw=1.3, label=f"tiled, FlashAttention-2 order, SRAM {_kib(m)}/SM")
+        asymptotes += ax.plot(xs, c * xs**2, color="#000000", lw=0.8,
+                              ls=(0, (4, 1.5, 1, 1.5)), gid="asymptote:tiled")
+        words.append(f"tiled {c:.4g}·T²")
+        # under the kernel's line: where both take 128-row blocks the two coincide
+        curve(sweeps.attention_bytes(first, xs, "tiled_fa2"),
+              "tiled_fa2 (FlashAttention-2 order)",
+              gid="traffic:tiled_fa2", color=_style.MODE["tiled_fa2"], lw=2.6)
     for i, s in enumerate(group):  # several devices: tiled at each one's SRAM, in its colour
         if several and s.hardware.sram_per_sm is not None:
-            ax.plot(xs, sweeps.attention_bytes(s, xs, "tiled"), color=_style.device_color(i),
-                    lw=1.6, gid=f"traffic:tiled:{s.hardware.name}",
-                    label=f"{device_label(s)}: tiled (FlashAttention), SRAM "
-                          f"{_kib(s.hardware.sram_per_sm)}/SM")
-    ax.plot(xs, sweeps.attention_bytes(first, xs, "ideal"), color=_style.MODE["ideal"], lw=2,
-            gid="traffic:ideal",
-            label="ideal (Q, K, V read once, O written once): Θ(T)")
-    panel = "HBM traffic, one layer, causal"
+            curve(sweeps.attention_bytes(s, xs, "tiled"),
+                  f"{device_label(s)}: tiled (FlashAttention), SRAM "
+                  f"{_kib(s.hardware.sram_per_sm)}/SM",
+                  color=_style.device_color(i), lw=_style.nested(i, len(group), 2.4, 1.2),
+                  gid=f"traffic:tiled:{s.hardware.name}")
+    curve(sweeps.attention_bytes(first, xs, "kernel"),
+          "kernel (FlashAttention-2 order, 128-row tiles)"
+          + (", every device" if several else ""),
+          color=_style.MODE["kernel"], lw=1.2, zorder=2.5, gid="traffic:kernel")
+    curve(sweeps.attention_bytes(first, xs, "ideal"),
+          "ideal (Q, K, V read once, O written once): Θ(T)",
+          color=_style.MODE["ideal"], lw=2, gid="traffic:ideal")
+    handles.append(tuple(asymptotes))
+    labels.append(f"asymptote{'s' if len(words) > 1 else ''}: {', '.join(words)}")
+    panel = "HBM traffic of one causal layer"
     if first.parallel:  # its heads (tp), its share of the rows (cp)
         panel += ", one device's share"
     if first.model.window != "none":
-        panel += " (no window)"
-    log_axes(ax, (xs[0], xs[-1]), "prompt length T (tokens)",
-             "HBM traffic of one layer's attention (bytes)", panel)
-    legend_below(ax)
+        panel += ", no window"
+    log_axes(ax, (xs[0], xs[-1]), "prompt length T (tokens)", "HBM traffic (bytes)", panel)
+    panel_title(ax, panel)
+    ax.set_ylim(min(y[0] for y in drawn) / 2, max(y[-1] for y in drawn) * 2)
+    legend_note(ax, handles, labels,
+                "The steps at short prompts are whole blocks, not noise: kernel re-reads K and "
+                "V once per block of 128 query rows, a step every 128 tokens.",
+                handler_map={tuple: HandlerTuple(ndivide=None)})
     return ax
 
 
 def plot_footprint(settings: Setting | Sequence[Setting], tokens: np.ndarray | None = None,
                    ax: Axes | None = None) -> Axes:
     """Device memory against T: the weights with one layer's naive score matrix, and with the
-    KV cache; each device's capacity, and where each stops fitting (the crossovers)."""
+    KV cache; each device's capacity, and where each stops fitting (the crossovers, vertical
+    lines: the scores' dotted, the KV cache's sparse dots). Several devices: each capacity in
+    its colour and dash pattern, one legend entry a device with its crossovers."""
     ax = _style.axes(ax)
     group = as_list(settings)
     xs = DEFAULT_TOKENS if tokens is None else np.asarray(tokens, dtype=float)
     used = sweeps.footprint(group[0], xs)
+    weights = used["weights"][0]
     ax.plot(xs, used["weights"] + used["kv_cache"] + used["scores"], color=_style.MODE["naive"],
             lw=2, gid="footprint:scores", label="weights + KV cache + naive scores (one layer)")
     ax.plot(xs, used["weights"] + used["kv_cache"], color=_style.KIND["projection"], lw=2,
-            gid="footprint:kv_cache",
-            label="weights + KV cache (all layers)")
+            gid="footprint:kv_cache", label="weights + KV cache (all layers)")
     ax.plot(xs, used["weights"], color="#555555", lw=1, ls="--", gid="footprint:weights",
-            label=f"weights ({si(used['weights'][0], 'B')})")
+            label=f"weights ({si(weights, 'B')})")
     several = len(group) > 1
+    whats = ("naive scores", "KV cache")
     for i, s in enumerate(group):
         color = _style.device_color(i)
         cap = s.hardware.memory_capacity
-        ax.axhline(cap, color=color, lw=1.2, ls="-.", gid=f"capacity:{s.hardware.name}",
-                   label=f"device memory{f' of {device_label(s)}' if several else ''}: "
-                         f"{si(cap, 'B')}")
         values = crossovers(s)
+        at = []
         for k, name in enumerate(("naive_scores_exceed_memory_tokens",
                                   "kv_cache_exceeds_memory_tokens")):
             v = values[name]
             if v.exists and xs[0] <= v.value <= xs[-1]:
-                what = "naive scores" if k == 0 else "KV cache"
-                who = f"{device_label(s)}: " if several else ""
                 ax.axvline(v.value, color=color, lw=1.0, ls=":" if k == 0 else (0, (1, 3)),
                            gid=f"crossover:{s.hardware.name}:{name}",
-                           label=f"{who}{what} exceed{'s' if k else ''} memory at "
-                                 f"T = {v.value:,.0f}")
-    log_axes(ax, (xs[0], xs[-1]), "prompt length T (tokens)", "device memory in use (bytes)",
+                           label=None if several else
+                           f"{whats[k]} exceed{'s' if k else ''} memory at T = {v.value:,.0f}")
+                at.append(f"{v.value:,.0f} ({whats[k]})")
+        short = " (less than the weights alone)" if weights > cap else ""
+        label = f"device memory: {si(cap, 'B')}{short}"
+        if several:
+            label = f"{device_label(s)}: {si(cap, 'B')}" + (
+                short or (f"; full at T = {', '.join(at)}" if at else ""))
+        ax.axhline(cap, color=color, lw=1.2, ls=_style.device_dashes(i) if several else "-.",
+                   gid=f"capacity:{s.hardware.name}", label=label)
+    log_axes(ax, (xs[0], xs[-1]), "prompt length T (tokens)", "memory in use (bytes)",
              "Memory footprint beside the weights")
+    panel_title(ax, "Memory footprint beside the weights")
     caps = [s.hardware.memory_capacity for s in group]
-    ax.set_ylim(used["weights"][0] / 2, max(caps) * 30)
-    legend_below(ax)
+    low, high = min(weights, *caps) / 1.5, max(weights, *caps) * 3  # a decade's tick each way
+    ax.set_ylim(10 ** np.floor(np.log10(low)), 10 ** np.ceil(np.log10(high)))
+    legend_note(ax, note="Verticals: where a device's memory is full, dotted for the naive "
+                         "scores, sparse dots for the KV cache." if several else "")
     return ax
 
 
@@ -135,7 +180,8 @@ def plot_window(setting: Setting, tokens: np.ndarray | None = None,
                 ax: Axes | None = None) -> Axes:
     """One layer's attention with and without the model's sliding window W against T: FLOPs
     (fused modes) and HBM bytes (the setting's mode), bending from T² to W·T beyond T = W
-    (``window.flops``, ``window.hbm_bytes``; Mistral 7B, arXiv 2310.06825, §2)."""
+    (``window.flops``, ``window.hbm_bytes``; Mistral 7B, arXiv 2310.06825, §2), with T = W
+    marked."""
     ax = _style.axes(ax)
     xs = DEFAULT_TOKENS if tokens is None else np.asarray(tokens, dtype=float)
     w = setting.model.sliding_window
@@ -153,30 +199,35 @@ def plot_window(setting: Setting, tokens: np.ndarray | None = None,
     ax.plot(xs, nbytes, color=_style.MODE[mode], lw=2, gid="window:bytes",
             label=f"HBM bytes ({mode}), windowed layer")
     ax.axvline(w, color="#555555", lw=1, ls=":", gid="window:W", label=f"W = {w:,} tokens")
-    log_axes(ax, (xs[0], xs[-1]), "prompt length T (tokens)",
-             "one layer's attention (FLOP or bytes)", "Sliding window, one layer")
-    legend_below(ax)
+    log_axes(ax, (xs[0], xs[-1]), "prompt length T (tokens)", "FLOP or bytes",
+             "Sliding window, one layer")
+    panel_title(ax, "Sliding window, one layer")
+    _style.plain_ticks(ax.yaxis)  # 10 G, 1 T
+    legend_note(ax)
     return ax
 
 
 def attention_figure(settings: Setting | Sequence[Setting], tokens: np.ndarray | None = None,
                      srams: Sequence[float] | None = None, size: str | float = "page") -> Figure:
-    """Traffic and footprint side by side, titled with the devices, model and data type; with
-    a third panel for a model with a sliding window (:func:`plot_window`); ``size`` wide
-    (:func:`roofline.plot._style.width`: "column", "page" or inches)."""
+    """Traffic and footprint, titled with the devices, model and data type; with a third panel
+    for a model with a sliding window (:func:`plot_window`); ``size`` wide
+    (:func:`roofline.plot._style.width`: "column", "page" or inches): a narrow figure stacks
+    its panels, a wide one puts them side by side; the height is what the panels, their
+    legends and notes need."""
     group = as_list(settings)
     windowed = group[0].model.window != "none"
+    n = 3 if windowed else 2
     w = _style.width(size)
+    stacked = _style.narrow(size)
     with _style.style():
-        fig = _style.figure((w, 0.6 * w))
-        panels = fig.subplots(1, 3 if windowed else 2)
-        left, right = panels[0], panels[1]
-        plot_traffic(group, tokens, srams, ax=left)
-        plot_footprint(group, tokens, ax=right)
+        fig = _style.figure((w, 8.0 * n if stacked else 10.0))
+        panels = fig.subplots(n, 1) if stacked else fig.subplots(1, n)
+        plot_traffic(group, tokens, srams, ax=panels[0])
+        plot_footprint(group, tokens, ax=panels[1])
         if windowed:
             plot_window(group[0], tokens, ax=panels[2])
-        rows = max(len(a.get_legend().get_texts()) for a in panels)
-        fig.set_figheight(4.0 + 0.15 * rows)  # the panels keep their height above the legends
         batch = f", batch {group[0].batch}" if group[0].batch != 1 else ", one sequence"
-        fig.suptitle(title("Attention", group, attention=False) .replace(")", f"{batch})", 1))
+        text = title("Attention", group, attention=False).replace(")", f"{batch})", 1)
+        fig.suptitle(_style.wrap(text, w, 8.5))
+        fit_height(fig, n if stacked else 1, 1.8 if stacked else 2.4)
     return fig

@@ -1,13 +1,18 @@
 """Figure 4, prefill against decode: arithmetic intensity against prompt length (prefill) and
 against decode batch (one decode step), with each device's ridge P/β: prefill's projections
 reuse each weight over T rows and cross the ridge after a few hundred tokens, while a decode
-step reuses it over only B rows and reads the KV cache besides."""
+step reuses it over only B rows and reads the KV cache besides. Where a cache level's traffic
+ends the prefill's compute-bound regime (fused attention re-reading K and V through the L2),
+the prefill's intensity at that level is drawn too, against that level's ridge P/β_level, in
+the manner of the hierarchical roofline (Yang, Kurth & Williams, arXiv 2009.05257). At a
+column's width the panels are stacked, at a page's side by side."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -15,16 +20,18 @@ from .. import evaluate, sweeps
 from ..evaluate import Setting
 from ..tables import level_name
 from . import _style
-from ._common import (as_list, crossovers, device_label, legend_below, log_axes, per_byte,
-                      title)
+from ._common import (as_list, crossovers, device_label, fit_height, legend_note, log_axes,
+                      panel_title, per_byte, title)
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-__all__ = ["plot_prefill_intensity", "plot_decode_intensity", "phases_figure", "decode_batches"]
+__all__ = ["plot_prefill_intensity", "plot_decode_intensity", "phases_figure", "decode_batches",
+           "level_intensity", "prompt_sweep"]
 
 PROMPTS = np.geomspace(16, 2**17, 141)
+_LONGEST = 2**20  # the prompt axis runs at most this far to show where a cache level binds
 
 
 _SHARED = "#777777"  # curves that do not depend on the device, when several are overlaid
@@ -39,16 +46,89 @@ def _size(i: int, n: int, big: float, small: float, alone: float) -> float:
     return alone if n == 1 else _style.nested(i, n, big, small)
 
 
-def _ridges(ax: Axes, group: list[Setting]) -> None:
-    """Each device's ridge; several: each in its colour and its own dash pattern, so that two
-    ridges at nearly the same intensity both show."""
+def _proxy(**kwargs: Any) -> Any:
+    """A legend handle drawn in no panel: a style said once for every device."""
+    from matplotlib.lines import Line2D
+
+    return Line2D([], [], **kwargs)
+
+
+def level_intensity(setting: Setting, tokens: np.ndarray | Sequence[int],
+                    level: str) -> np.ndarray:
+    """FLOP per byte at the memory level ``level`` ("l2", "l3", "sram") of the whole prefill of
+    the whole model on one device (as :func:`roofline.sweeps.intensity`): Σ count·F over the
+    bytes at that level, an operation whose traffic there is derived (fused attention behind
+    a cache) with those bytes, every other with its HBM bytes, which pass through the level
+    (the whole prefill's rule in :func:`roofline.evaluate.prefill_columns`)."""
+    xs = np.asarray(tokens, dtype=float)
+    whole = setting if not setting.parallel else replace(
+        setting, tp=1, pp=1, ep=1, cp=1, overlap=False, network=None)
+    flops: Any = 0.0
+    nbytes: Any = 0.0
+    for op in evaluate.operations(whole):
+        served = {name: q_at for name, _, q_at in op.levels}
+        flops = flops + op.count * op.flops(xs)
+        nbytes = nbytes + op.count * (served[level](xs) if level in served else op.bytes(xs))
+    return np.broadcast_to(flops / nbytes, xs.shape).astype(float)
+
+
+def _regime(s: Setting) -> tuple[Any, str]:
+    """The prefill's compute-bound crossover and the memory level whose traffic ends it
+    ("hbm"; "l2", "l3" or "sram" for a cache level; "" where it does not end)."""
+    v = crossovers(s)[f"prefill_compute_bound_tokens.{s.attention}"]
+    if not (v.exists and v.ends_at):
+        return v, ""
+    level = evaluate.attention_level(s, math.ceil(v.ends_at))
+    return v, "hbm" if level == "compute" else level
+
+
+def _cached(level: str) -> bool:
+    return level not in ("", "hbm")
+
+
+def prompt_sweep(settings: Setting | Sequence[Setting]) -> np.ndarray:
+    """The prefill panel's prompt lengths: 16 to 131,072 (:data:`PROMPTS`), or on to the
+    power of two past 1.25× the longest prompt (up to 2²⁰) where a cache level's traffic
+    ends a device's compute-bound regime, so that the crossing shows."""
+    ends = [v.ends_at for v, level in map(_regime, as_list(settings))
+            if _cached(level) and v.ends_at <= _LONGEST / 1.25]
+    high = 2.0 ** np.ceil(np.log2(1.25 * max(ends))) if ends else PROMPTS[-1]
+    if high <= PROMPTS[-1]:
+        return PROMPTS
+    return np.geomspace(16, high, int(round(36 * np.log10(high / 16))) + 1)
+
+
+def _ridges(ax: Axes, group: list[Setting], xs: np.ndarray,
+            levels: dict[str, str] | None = None) -> list[Any]:
+    """Each device's ridge and (``levels``: device → level) the ridge P/β_level of the cache
+    level whose traffic binds it. One device: each labelled on its line; several: each in its
+    colour and its own dash pattern, so that two ridges at nearly the same intensity both
+    show; returns the ridge lines (several devices' legend handles)."""
     several = len(group) > 1
+    lines = []
     for i, s in enumerate(group):
-        who = f"{device_label(s)} " if several else ""
-        ax.axhline(s.ridge, color=_style.device_color(i) if several else "#444444", lw=1.2,
-                   ls=_style.device_dashes(i) if several else "-.",
-                   gid=f"ridge:{s.hardware.name}",
-                   label=f"{who}ridge P/β = {per_byte(s.ridge)} ({s.dtype})")
+        color = _style.device_color(i) if several else "#444444"
+        lines.append(ax.axhline(s.ridge, color=color, lw=1.2,
+                                ls=_style.device_dashes(i) if several else "-.",
+                                gid=f"ridge:{s.hardware.name}"))
+        level = (levels or {}).get(s.hardware.name, "")
+        cached = s.peak / s.level_bandwidths[level] if _cached(level) else None
+        if cached is not None:
+            ax.axhline(cached, color=color, lw=0.8, ls=_style.LEVEL[level][0],
+                       gid=f"ridge:{level}:{s.hardware.name}")
+        if several:
+            continue
+        # short, at the left end, where the curves are still below the ridges (on a light
+        # ground where one passes); the upper line's label above it, the lower one's below
+        high = cached is None or s.ridge >= cached
+        ground = {"boxstyle": "square,pad=0.1", "fc": "white", "ec": "none", "alpha": 0.8}
+        ax.text(xs[0] * 1.15, s.ridge, f"ridge {s.ridge:,.0f}", va="bottom" if high else "top",
+                fontsize=7, color=color, gid="tag:ridge", bbox=ground)
+        if cached is not None:
+            ax.text(xs[0] * 1.15, cached, f"{level_name(level)} ridge {cached:,.0f}",
+                    va="top" if high else "bottom", fontsize=7, color=color,
+                    gid=f"tag:ridge:{level}", bbox=ground)
+    return lines
 
 
 def _cross(ax: Axes, x: float, y: float, color: str, label: str | None, gid: str,
@@ -57,75 +137,125 @@ def _cross(ax: Axes, x: float, y: float, color: str, label: str | None, gid: str
             label=label, gid=gid)
 
 
+def _tokens(values: Sequence[int], what: str = "T") -> str:
+    return f"{what} = {', '.join(f'{t:,}' for t in values)}"
+
+
 def plot_prefill_intensity(settings: Setting | Sequence[Setting],
                            prompts: Sequence[int] = (), tokens: np.ndarray | None = None,
                            ax: Axes | None = None) -> Axes:
-    """Intensity of the whole prefill, its projections and its attention against T, with the
-    ridge and the prompt lengths where the prefill and its projections reach it; markers at
-    ``prompts``. Several devices: each in its colour (whole prefill solid, attention dotted);
-    the projections, the same on every device, once in grey. Where devices' curves or markers
+    """Intensity (FLOP per HBM byte) of the whole prefill, its projections and its attention
+    against T, with the ridge and the prompt lengths where the prefill (○) and its projections
+    (□) reach it; diamonds at ``prompts``. Where a cache level's traffic ends the prefill's
+    compute-bound regime, also the whole prefill's intensity at that level (thin, with its
+    level's marker) against that level's ridge, the end marked where the two cross. One
+    device: the ridges labelled on their lines. Several: each in its colour (whole prefill
+    solid, attention dotted), one legend entry per device with its ridge and crossovers; the
+    projections, the same on every device, once in grey. Where devices' curves or markers
     coincide they are nested: the first device's line widest and its markers largest, the
-    later ones narrower and smaller on top, so that each stays visible."""
+    later ones narrower and smaller on top, so that each stays visible. Default T:
+    :func:`prompt_sweep`."""
     ax = _style.axes(ax)
     group = as_list(settings)
     several = len(group) > 1
     n = len(group)
-    xs = PROMPTS if tokens is None else np.asarray(tokens, dtype=float)
+    xs = prompt_sweep(group) if tokens is None else np.asarray(tokens, dtype=float)
     first = group[0]
+    regimes = {s.hardware.name: _regime(s) for s in group}
+    bound = {name: level for name, (_, level) in regimes.items() if _cached(level)}
     ax.plot(xs, sweeps.intensity(first, xs, ("projection",)),
             color=_SHARED if several else _style.KIND["projection"], gid="prefill:projection",
             lw=1.3 if several else 1.6,
             label="projections (QKV, O, MLP)" + (", every device" if several else ""))
+    handles: list[Any] = []
+    labels: list[str] = []
+    if several:  # the styles, said once for every device
+        handles += [_proxy(color="#000000", lw=2.2), _proxy(color="#000000", lw=1.3, ls=":")]
+        labels += [f"whole prefill ({first.attention} attention), in each device's colour",
+                   f"attention ({first.attention}), dotted"]
     for i, s in enumerate(group):
-        who = f"{device_label(s)}: " if several else ""
-        if several or i == 0:
-            ax.plot(xs, sweeps.intensity(s, xs, ("attention",)),
-                    color=_style.device_color(i) if several else _style.KIND["attention"],
-                    ls=":" if several else "-", lw=_size(i, n, 2.0, 1.0, 1.3),
-                    zorder=2 + i / 10,
-                    gid="prefill:attention" if i == 0 else f"prefill:attention:{s.hardware.name}",
-                    label=f"{who}attention ({s.attention})")
+        ax.plot(xs, sweeps.intensity(s, xs, ("attention",)),
+                color=_style.device_color(i) if several else _style.KIND["attention"],
+                ls=":" if several else "-", lw=_size(i, n, 2.0, 1.0, 1.3),
+                zorder=2 + i / 10,
+                gid="prefill:attention" if i == 0 else f"prefill:attention:{s.hardware.name}",
+                label=None if several else f"attention ({s.attention})")
         color = _style.device_color(i) if several else _style.KIND["total"]
         ax.plot(xs, sweeps.intensity(s, xs), color=color, lw=_size(i, n, 3.0, 1.4, 2.2),
                 zorder=2.5 + i / 10, gid=f"prefill:{s.hardware.name}",
-                label=f"{who}whole prefill ({s.attention} attention)")
+                label=None if several else f"whole prefill ({s.attention} attention)")
+        level = bound.get(s.hardware.name)
+        if level:
+            ax.plot(xs, level_intensity(s, xs, level), color=color, lw=0.9,
+                    marker=_style.LEVEL[level][1], ms=3.5, markevery=0.08, zorder=2.4 + i / 10,
+                    gid=f"prefill:{level}:{s.hardware.name}",
+                    label=None if several else
+                    f"whole prefill per {level_name(level)} byte (thin, +)")
         if prompts:
             ax.plot(prompts, sweeps.intensity(s, prompts), "D", color=color,
                     ms=_size(i, n, 7.0, 4.0, 4.5), mec="white" if several else color, mew=0.5,
-                    zorder=5 + i / 10,
-                    gid=f"prompts:{s.hardware.name}",
-                    label=f"{who}T = {', '.join(f'{t:,}' for t in prompts)}")
-    _ridges(ax, group)
+                    zorder=5 + i / 10, gid=f"prompts:{s.hardware.name}",
+                    label=None if several else _tokens(prompts))
+    ridges = _ridges(ax, group, xs, bound)
+    if several and bound:
+        handles.append(_proxy(color="#000000", lw=0.9, marker="P", ms=3.5))
+        labels.append("whole prefill per " + "/".join(sorted({level_name(v) for v in
+                                                              bound.values()}))
+                      + " byte, thin")
     for i, s in enumerate(group):
-        who = f"{device_label(s)}: " if several else ""
         color = _style.device_color(i) if several else "#000000"
         size, z = _size(i, n, 9.0, 5.0, 6.0), 6 + i / 10
-        v = crossovers(s)[f"prefill_compute_bound_tokens.{s.attention}"]
+        v, level = regimes[s.hardware.name]
+        cached = _cached(level)
+        words = []  # several devices: the crossovers in the device's legend entry
         if v.exists:
-            # where a cache level's traffic ends the regime, the HBM intensity drawn here stays
-            # above the ridge: that end is marked on the curve, not on the ridge
-            level = evaluate.attention_level(s, math.ceil(v.ends_at)) if v.ends_at else "hbm"
-            cached = level not in ("compute", "hbm")
             drawn = v.ends_at is not None and xs[0] <= v.ends_at <= xs[-1]
             tail = "" if not v.ends_at else (
-                f"; memory-bound again from {v.ends_at:,.0f}"
-                + (f" (by {level_name(level)} traffic{': on the curve' if drawn else ''})"
-                   if cached else ""))
+                f"memory-bound again from {v.ends_at:,.0f}"
+                + (f" (by {level_name(level)} traffic)" if cached else ""))
             _cross(ax, v.value, s.ridge, color,
-                   f"{who}prefill compute-bound from T = {v.value:,.0f}{tail}",
+                   None if several else f"prefill compute-bound from T = {v.value:,.0f}"
+                   + (f";\n{tail}" if tail else ""),
                    f"crossover:{s.hardware.name}:{v.name}", size=size, zorder=z)
+            words.append(f"○ from T = {v.value:,.0f}" + (
+                f" to {v.ends_at:,.0f}" + (f" ({level_name(level)})" if cached else "")
+                if v.ends_at else ""))
             if drawn:
-                y = sweeps.intensity(s, [v.ends_at])[0] if cached else s.ridge
+                # a cache level's traffic ends the regime where the prefill's intensity at
+                # that level meets that level's ridge: marked there, on that curve
+                y = level_intensity(s, [v.ends_at], level)[0] if cached else s.ridge
                 _cross(ax, v.ends_at, y, color, None,
                        f"crossover:{s.hardware.name}:{v.name}:ends", size=size, zorder=z)
         p = crossovers(s)["projection_compute_bound_tokens"]
         if p.exists:
             _cross(ax, p.value, s.ridge, color if several else _style.KIND["projection"],
-                   f"{who}projections compute-bound from T = {p.value:,.0f}",
+                   None if several else f"projections compute-bound from T = {p.value:,.0f}",
                    f"crossover:{s.hardware.name}:{p.name}", marker="s", size=size, zorder=z)
-    log_axes(ax, (xs[0], xs[-1]), "prompt length T (tokens)",
-             "arithmetic intensity (FLOP/byte)", "Prefill: one sequence of T tokens")
-    legend_below(ax)
+            words.append(f"□ from {p.value:,.0f}")
+        if several:
+            handles.append(ridges[i])
+            labels.append(f"{device_label(s)}: ridge {per_byte(s.ridge)}"
+                          + (f", {level_name(level)} ridge "
+                             f"{s.peak / s.level_bandwidths[level]:,.0f}" if cached else "")
+                          + (f";\n{'; '.join(words)}" if words else ""))
+    log_axes(ax, (xs[0], xs[-1]), "prompt length T (tokens)", "intensity (FLOP/byte)",
+             "Prefill: one sequence of T tokens")
+    panel_title(ax, "Prefill: one sequence of T tokens")
+    _style.plain_ticks(ax.yaxis)  # 100, 1k, 10k FLOP/byte
+    own, _ = ax.get_legend_handles_labels()
+    mine = [h for h in own if h.get_label() and not h.get_label().startswith("_")]
+    notes = []
+    if several:
+        notes.append("○ whole prefill, □ projections: compute-bound from there on;"
+                     + (f" ◇ {_tokens(prompts)}." if prompts else ""))
+    if bound:
+        name = level_name(next(iter(bound.values())))
+        notes.append(f"Thin with +: FLOP per {name} byte, against the thin dashed {name} "
+                     f"ridge P/β_{name}: {name} traffic makes the prefill memory-bound "
+                     "again where they meet, though its HBM intensity is above the HBM "
+                     "ridge (a hierarchical roofline).")
+    legend_note(ax, mine[:1] + handles + mine[1:], [h.get_label() for h in mine[:1]] + labels
+                + [h.get_label() for h in mine[1:]], " ".join(notes))
     return ax
 
 
@@ -155,15 +285,14 @@ def plot_decode_intensity(settings: Setting | Sequence[Setting], context: int,
                           batches: Sequence[int] = (), sweep: np.ndarray | None = None,
                           ax: Axes | None = None) -> Axes:
     """Intensity of one decode step (and of its projections) against the batch B at
-    ``context`` cached tokens, with the ridge and the critical batch; markers at ``batches``.
-    A latent-attention (MLA) model's step is drawn in both forms: the setting's solid
-    (weight-absorbed by default), the other dotted. The curves do not depend on the device:
-    several devices differ by their ridge (in their colour) and so by their critical batch, and by their memory. The curves are solid while
-    the weights and B sequences' KV cache fit in a device's memory, dashed past the largest
-    batch any device holds; each device's largest batch is a vertical line; a batch marker
-    that fits on no device is hollow. Default B: :func:`decode_batches`."""
-    from matplotlib.lines import Line2D
-
+    ``context`` cached tokens, with the ridge and the critical batch (□); stars at
+    ``batches``. A latent-attention (MLA) model's step is drawn in both forms: the setting's
+    solid (weight-absorbed by default), the other dotted. The curves do not depend on the
+    device: several devices differ by their ridge (in their colour and dash pattern) and so by
+    their critical batch, and by their memory, one legend entry a device. The curves are solid
+    while the weights and B sequences' KV cache fit in a device's memory, dashed past the
+    largest batch any device holds; each device's largest batch is a vertical line; a batch
+    marker that fits on no device is hollow. Default B: :func:`decode_batches`."""
     ax = _style.axes(ax)
     group = as_list(settings)
     several = len(group) > 1
@@ -178,10 +307,10 @@ def plot_decode_intensity(settings: Setting | Sequence[Setting], context: int,
               "decode:projection", color="#aaaaaa" if several else _style.KIND["projection"],
               label=f"projections of a decode step{every}")
     forms = sweeps.decode_forms(first)
-    words = f" ({_FORM_WORDS[first.mla_decode]})" if len(forms) > 1 else ""
+    words = f",\n{_FORM_WORDS[first.mla_decode]}" if len(forms) > 1 else ""
     _fit_line(ax, bs, sweeps.decode_intensity(first, bs, context), fits, "decode:step",
               color=step, lw=2.2,
-              label=f"whole decode step{words} (context {context:,}){every}")
+              label=f"whole decode step (context {context:,}){every}{words}")
     for other in forms:  # latent attention: the step in its other form too, dotted
         if other.mla_decode == first.mla_decode:
             continue
@@ -189,60 +318,82 @@ def plot_decode_intensity(settings: Setting | Sequence[Setting], context: int,
         ax.plot(bs, sweeps.decode_intensity(other, bs, context), ":", lw=2.0,
                 color=_SHARED if several else _style.KIND[key],
                 gid=f"decode:step:{other.mla_decode}",
-                label=f"whole decode step ({_FORM_WORDS[other.mla_decode]}){every}")
+                label=f"whole decode step, {_FORM_WORDS[other.mla_decode]}{every}")
+    hollow = False
     if batches:
         ys = sweeps.decode_intensity(first, batches, context)
         held = np.any([sweeps.decode_fits(s, batches, context) for s in group], axis=0)
         ax.plot(batches, ys, "*", ms=9, color=step, zorder=5, gid="batches",
-                label=f"B = {', '.join(f'{b:,}' for b in batches)}")
+                label=None if several else _tokens(batches, "B"))
         if not held.all():
+            hollow = True
             ax.plot(np.asarray(batches)[~held], ys[~held], "*", ms=9, color=step, mfc="white",
-                    mew=1.2, zorder=5.5, gid="batches:does-not-fit",
-                    label="hollow: " + ("fits on no device" if several else
-                                        "does not fit in memory"))
-    if not fits.all():
-        ax.plot([], [], "--", color=step, label="dashed: does not fit in memory "
-                "(weights + B × KV cache)" + (" on any device" if several else ""))
-    _ridges(ax, group)
+                    mew=1.2, zorder=5.5, gid="batches:does-not-fit")
+    if not fits.all() or hollow:
+        ax.plot([], [], "--", color=step, label=("dashed" if not fits.all() else "")
+                + (", hollow" if hollow and not fits.all() else "hollow" if hollow else "")
+                + ": does not fit in memory (weights + B × KV cache)"
+                + (" on any device" if several else ""))
+    ridges = _ridges(ax, group, bs)
     for i, s in enumerate(group):
         who = f"{device_label(s)}: " if several else ""
         color = _style.device_color(i) if several else "#000000"
         held = sweeps.max_batch(s, context)
+        holds = f"memory holds B ≤ {held:,} at context {context:,}"
         if bs[0] <= held <= bs[-1]:
             ax.axvline(held, color=color, lw=1.0, ls=_style.device_dashes(i) if several
                        else (0, (2, 2)), gid=f"memory:{s.hardware.name}",
-                       label=f"{who}memory holds B ≤ {held:,} at context {context:,}")
+                       label=None if several else holds)
         elif held < bs[0]:
-            ax.add_line(Line2D([], [], ls="none", marker="x", color=color,
-                               label=f"{who}memory holds no sequence at context {context:,}",
-                               gid=f"memory:{s.hardware.name}"))
+            holds = f"memory holds no sequence at context {context:,}"
+            ax.plot([], [], ls="none", marker="x", color=color, gid=f"memory:{s.hardware.name}",
+                    label=None if several else holds)
         v = crossovers(s)["decode_critical_batch"]
+        critical = ""
         if v.exists:
             beyond = "; more than memory holds" if v.value > held else ""
+            critical = f"critical batch B = {v.value:,.0f}"
             _cross(ax, v.value, s.ridge, color,
-                   f"{who}critical batch B = {v.value:,.0f} (projections reach the ridge"
-                   f"{beyond})", f"crossover:{s.hardware.name}:{v.name}", marker="s",
+                   None if several else f"{critical} (projections reach the ridge{beyond})",
+                   f"crossover:{s.hardware.name}:{v.name}", marker="s",
                    size=_size(i, n, 9.0, 5.0, 6.0), zorder=6 + i / 10)
+            critical = f"\n□ {critical}{' (more than memory holds)' if beyond else ''}"
+        if several:
+            ridges[i].set_label(f"{who}ridge {per_byte(s.ridge)}; "
+                                + holds.replace("memory ", "").replace(
+                                    f" at context {context:,}", "") + critical)
     log_axes(ax, (bs[0] / 1.2, bs[-1] * 1.2),  # room for a marker at B = 1
-             "decode batch B (sequences)", "arithmetic intensity (FLOP/byte)",
+             "decode batch B (sequences)", "intensity (FLOP/byte)",
              f"Decode: one step of B sequences at context {context:,}")
-    legend_below(ax)
+    panel_title(ax, f"Decode: one step of B sequences at context {context:,}")
+    _style.plain_ticks(ax.yaxis)
+    note = ""
+    if several:
+        note = (f"☆ {_tokens(batches, 'B')}. " if batches else "") + (
+            "□ critical batch: the projections reach the ridge. Verticals: the largest "
+            f"batch each device holds at context {context:,}.")
+    legend_note(ax, note=note)
     return ax
+
+
 def phases_figure(settings: Setting | Sequence[Setting], prompts: Sequence[int] = (),
                   batches: Sequence[int] = (1,), context: int | None = None,
                   size: str | float = "page") -> Figure:
-    """Prefill and decode side by side on one intensity scale, ``size`` wide
-    (:func:`roofline.plot._style.width`: "column", "page" or inches)."""
+    """Prefill and decode on one intensity scale, ``size`` wide
+    (:func:`roofline.plot._style.width`: "column", "page" or inches): a narrow figure stacks
+    the panels, a wide one puts them side by side; the height is what the panels, their
+    legends and notes need."""
     group = as_list(settings)
     context = context or (max(prompts) if prompts else 2048)
     w = _style.width(size)
+    stacked = _style.narrow(size)
     with _style.style():
-        fig = _style.figure((w, 0.6 * w))
-        left, right = fig.subplots(1, 2, sharey=True)
+        fig = _style.figure((w, 16.0 if stacked else 10.0))
+        left, right = fig.subplots(2, 1, sharey=True) if stacked else fig.subplots(
+            1, 2, sharey=True)
         plot_prefill_intensity(group, prompts, ax=left)
         plot_decode_intensity(group, context, batches, ax=right)
         right.tick_params(labelleft=True)
-        rows = max(len(a.get_legend().get_texts()) for a in (left, right))
-        fig.set_figheight(4.0 + 0.15 * rows)
-        fig.suptitle(title("Prefill against decode", group))
+        fig.suptitle(_style.wrap(title("Prefill against decode", group), w, 8.5))
+        fit_height(fig, 2 if stacked else 1, 1.8 if stacked else 2.4)
     return fig

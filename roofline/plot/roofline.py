@@ -8,15 +8,20 @@ lengths (projections, attention naive / kernel / ideal, the whole prefill) and a
 each chosen batch (a latent-attention model's in both forms, weight-absorbed and naive), placed
 at their HBM intensity and their attained FLOP/s = FLOPs / roofline time (from
 :mod:`roofline.evaluate`), and an attention whose traffic at a further level is derived once
-more at that level's intensity; optionally the SRAM-only ceiling of tiled attention: the
+more at that level's intensity; optionally the SRAM-only limit of tiled attention: the
 intensity it tends to as T → ∞ with the device's SRAM per SM when every re-read comes from HBM
 (FlashAttention, Theorem 2).
+
+Every ceiling is labelled on its line (direct labelling); the legend under the axes names the
+operations' markers only (and, for several devices, each device's colour and dash pattern), and
+a note under it says what marker size, hollow markers and the further markers mean.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -24,8 +29,7 @@ from .. import sweeps
 from ..evaluate import Setting
 from ..tables import si
 from . import _style
-from ._common import (as_list, binary_size, device_label, per_byte, side_legend, title,
-                      work_unit)
+from ._common import as_list, binary_size, device_label, per_byte, title, work_unit
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
@@ -34,6 +38,13 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["plot_roofline", "roofline_figure", "ceilings"]
 
 _MARKER = _style.MARKER
+_SIZE = _style.MIN_POINTS  # points: every label on the axes and the note under them
+_STEP = 10 ** 0.25  # the x axis grows by a quarter decade at a time for the ceilings' labels
+_GROWTH = 16  # at most that many times (four decades, where labels crowd most)
+_FAR = 1e4  # the compute ceilings run this far past the first right edge: past any growth
+_STAR = 11.0  # points: a decode step's marker (three quarters of it in a column)
+_SHAPE = {"P": "plus", "8": "octagon", "h": "hexagon"}  # a further level's marker, in words
+AXES_HEIGHT = {"column": 2.4, "page": 3.4}  # inches: the plot of roofline_figure
 
 
 def _color(group: str) -> str:
@@ -66,144 +77,327 @@ def ceiling_label(names: str, peak: float) -> str:
                      for unit, group in kinds.items())
 
 
-def _draw_ceilings(ax: Axes, s: Setting, color: str, x: tuple[float, float],
-                   several: bool) -> list[tuple[float, str, str, float]]:
-    """The memory ceiling, each compute ceiling and its ridge; returns the compute ceilings'
-    labels (peak, text, colour, ridge), placed later so that they do not collide. Several devices:
-    the ridges are listed in the memory ceiling's legend entry, not beside their knees, where
-    two devices' labels would touch."""
+def memory_name(s: Setting) -> str:
+    """The device memory's kind as its file notes it ('HBM3', 'GDDR6'), else 'memory'."""
+    note = (s.hardware.quantity_notes.get("memory.bandwidth") or "").split()
+    return note[0] if note and note[0].upper().startswith(("HBM", "GDDR")) else "memory"
+
+
+def _draw_ceilings(ax: Axes, s: Setting, i: int | None, x: tuple[float, float],
+                   short: bool) -> list[tuple]:
+    """The memory ceiling, each compute ceiling and its ridge (``i``: the device's place among
+    several, None for one device); returns the labels to place on them: ("compute", text,
+    colour, gid, peak, ridge), and for one device ("ridge", text, colour, gid, peak, ridge) and
+    ("memory", text, colour, gid, bandwidth, end). ``short`` (a column's width): a memory
+    level's label is its name alone (the note gives its bandwidth), a ridge's its number;
+    several devices' compute ceilings are labelled with the peak of the setting's data type
+    and the names of the other types."""
+    several = i is not None
+    color = _style.device_color(i) if several else "#444444"
+    dashes = _style.device_dashes(i) if several else "-"
     bw = s.hardware.bandwidth()
     rows = ceilings(s)
     top = rows[-1][1]
     who = f"{device_label(s)}: " if several else ""
     ridges = (f"\n(ridge{'s' if len(rows) > 1 else ''} "
               f"{', '.join(f'{r:,.0f}' for _, _, r in rows)} FLOP/byte)" if several else "")
-    ax.plot([x[0], top / bw], [x[0] * bw, top], color=color, lw=1.8,
-            gid=f"memory:{s.hardware.name}",
+    gid = f"memory:{s.hardware.name}"
+    ax.plot([x[0], top / bw], [x[0] * bw, top], color=color, lw=1.8, ls=dashes, gid=gid,
             label=f"{who}memory ceiling β·I, β = {si(bw, 'B/s')}{ridges}")
+    labels: list[tuple] = []
+    if not several:
+        labels.append(("memory", memory_name(s) if short else f"{memory_name(s)}: {si(bw, 'B/s')}",
+                       color, gid, bw, top / bw))
     roof = s.hardware.peak(s.dtype)
     # the hierarchical roofline's ceilings: one device only (several would crowd the axes)
     for level, level_bw in (s.level_bandwidths if not several else {}).items():
         if level not in _style.LEVEL:  # the interconnect or network: no memory ceiling
             continue
         style, _, name = _style.LEVEL[level]
+        level_gid = f"ceiling-{level}:{s.hardware.name}"
         ax.plot([x[0], roof / level_bw], [x[0] * level_bw, roof], color=color, lw=1.0,
-                ls=style, alpha=0.8, gid=f"ceiling-{level}:{s.hardware.name}",
+                ls=style, alpha=0.8, gid=level_gid,
                 label=f"{who}{name} ceiling: {si(level_bw, 'B/s')} × FLOP per {name} byte")
-    labels = []
+        labels.append(("memory", name if short else f"{name}: {si(level_bw, 'B/s')}", color,
+                       level_gid, level_bw, roof / level_bw))
     for names, peak, ridge in rows:
         main = s.dtype in names.split(", ")
-        # on to far past the right edge, which moves right where the labels need room
-        ax.plot([ridge, x[1] * 10**_WIDENINGS], [peak, peak], color=color,
-                lw=1.8 if main else 1.0,
-                ls="-" if main else "--", alpha=1.0 if main else 0.6,
-                gid=f"compute:{s.hardware.name}:{names}")
-        # several devices: the label in the device's colour, on its line, without its name
-        # (long names would not fit beside one another where ceilings crowd)
-        labels.append((peak, ceiling_label(names, peak), color, ridge))
+        compute = f"compute:{s.hardware.name}:{names}"
+        ax.plot([ridge, x[1] * _FAR], [peak, peak], color=color, lw=1.8 if main else 1.0,
+                ls=dashes if several else "-" if main else "--", alpha=1.0 if main else 0.6,
+                gid=compute)
+        # several devices: the label in the device's colour, without its name (long names
+        # would not fit beside one another where ceilings crowd); in a column the data
+        # type's peak alone (the title names the type), the other types' names alone
+        text = ceiling_label(names, peak) if not (several and short) else (
+            si(peak, f"{work_unit(names)}/s") if main else names)
+        labels.append(("compute", text, color, compute, peak, ridge))
         ax.plot([ridge], [peak], "o", ms=4, color=color, mfc="white", zorder=4,
                 gid=f"ridge:{s.hardware.name}:{names}")
         if not several:
-            ax.annotate(f"ridge {per_byte(ridge, names)}", (ridge, peak), xytext=(-4, 3),
-                        textcoords="offset points", ha="right", va="bottom", fontsize=6.5,
-                        color=color)
+            labels.append(("ridge", f"ridge {ridge:,.0f}" if short
+                           else f"ridge {per_byte(ridge, names)}", color, compute, peak, ridge))
     return labels
 
 
-_LABEL_SIZE = 7.0  # points: the compute ceilings' labels
-_PAD = 2.0  # points between a ceiling and its label
-_WIDENINGS = 3  # decades the x axis may grow by for the ceilings' labels
-
-
-def _text_size(text: str) -> tuple[float, float]:
-    """Width and height in points of one line of label text (no renderer needed)."""
-    from matplotlib.font_manager import FontProperties
-    from matplotlib.textpath import TextToPath
-
-    w, h, _ = TextToPath().get_text_width_height_descent(
-        text, FontProperties(size=_LABEL_SIZE), ismath=False)
-    return w, h
-
-
-def _place_ceiling_labels(ax: Axes, labels: list[tuple[float, str, str, float]],
-                          clear_of: float) -> None:
-    """Each compute ceiling's label on its own ceiling, right of ``clear_of`` (the points):
-    above the line, else below it, in the rightmost column where its box touches no other
-    label and no other ceiling's line crosses it; further columns stagger the labels along x
-    where ceilings lie closer than a line of text (several devices). Where some label finds no
-    place that touches no other label, the x axis runs a decade further (up to three times),
-    for one more column. Placed in points of the laid-out Axes, so that the boxes are those
-    drawn."""
-    slots, crowded = _label_slots(ax, labels, clear_of)
-    for _ in range(_WIDENINGS if crowded else 0):
-        x0, x1 = ax.get_xlim()
-        ax.set_xlim(x0, x1 * 10)
-        slots, crowded = _label_slots(ax, labels, clear_of)
-        if not crowded:
-            break
-    for k, offset, side in slots:
-        peak, text, color, _ = labels[k]
-        # anchored to the right edge in points: a later layout that resizes the Axes moves
-        # every label with it, the columns keep their widths
-        ax.annotate(text, (1.0, peak), xycoords=("axes fraction", "data"),
-                    xytext=(offset, side * _PAD), textcoords="offset points",
-                    ha="right", va="bottom" if side > 0 else "top", fontsize=_LABEL_SIZE,
-                    color=color, annotation_clip=False, in_layout=False,
-                    gid=f"ceiling-label:{text}")
-
-
-def _label_slots(ax: Axes, labels: list[tuple[float, str, str, float]],
-                 clear_of: float) -> tuple[list[tuple[int, float, int]], int]:
-    """Where each label goes, highest ceiling first: (its index, x offset from the right edge
-    in points, side: 1 above its line, -1 below); and how many found no place clear of the
-    other labels (those take the first column, above their line)."""
+def _root(ax: Axes) -> Any:
     try:
-        fig = ax.get_figure(root=True)  # the Figure, also for an Axes in a SubFigure
+        return ax.get_figure(root=True)  # the Figure, also for an Axes in a SubFigure
     except TypeError:  # matplotlib < 3.10
-        fig = ax.figure
+        return ax.figure
+
+
+def _layout(fig: Any) -> Any:
+    """Lay the figure out (its layout engine alone, else a draw); returns its renderer."""
     engine = fig.get_layout_engine()
-    if engine is not None:  # the layout alone (not a whole draw): the Axes' final size
+    if engine is not None:
         engine.execute(fig)
     else:
         fig.draw_without_rendering()
-    box = ax.get_window_extent()
-    scale = 72.0 / fig.dpi
-    width, height = box.width * scale, box.height * scale
-    (x0, x1), (y0, y1) = (np.log10(v) for v in ax.get_xlim()), (np.log10(v) for v in ax.get_ylim())
-    px = width / (x1 - x0)  # points per decade
-    py = height / (y1 - y0)
-    pad, gap = _PAD, 12.0
-    sizes = [_text_size(text) for _, text, _, _ in labels]
-    column = max(w for w, _ in sizes) + gap
-    left_limit = (np.log10(clear_of) - x0) * px + 6  # and a large marker's radius
-    lines = [((np.log10(r) - x0) * px, (np.log10(p) - y0) * py) for p, _, _, r in labels]
-    placed: list[tuple[float, float, float, float]] = []  # (left, bottom, right, top) points
+    return fig._get_renderer()
 
-    def free(rect: tuple[float, float, float, float], own: int, lines_too: bool) -> bool:
-        left, bottom, right, top = rect
-        if bottom < 0 or top > height or left < left_limit:
-            return False
-        if any(left < r + 1 and l < right + 1 and bottom < t + 1 and b < top + 1
-               for l, b, r, t in placed):  # a point apart: text extents round
-            return False
-        return not lines_too or not any(k != own and bottom < ly < top and lx < right
-                                        for k, (lx, ly) in enumerate(lines))
 
-    slots: list[tuple[int, float, int]] = []
-    crowded = 0
-    for k in sorted(range(len(labels)), key=lambda k: -labels[k][0]):
-        w, h = sizes[k]
-        y = lines[k][1]
-        options = [(c, side, (width - 2 - c * column - w, y + pad if side > 0 else y - pad - h,
-                              width - 2 - c * column, y + pad + h if side > 0 else y - pad))
-                   for c in range(6) for side in (1, -1)]
-        found = next((slot for strict in (True, False) for slot in options
-                      if free(slot[2], k, strict)), None)
-        crowded += found is None
-        c, side, rect = found or options[0]
-        placed.append(rect)
-        slots.append((k, -2 - c * column, side))
-    return slots, crowded
+class _Frame:
+    """The laid-out Axes in points from its lower-left corner, on its log–log scales, with the
+    obstacles a label must avoid: each point's marker (centre and radius) and each ceiling
+    (a segment, by gid). ``layout``: lay the figure out first (else as it was last laid out:
+    a trial of another x range)."""
+
+    def __init__(self, ax: Axes, layout: bool = True) -> None:
+        self.fig = fig = _root(ax)
+        self.renderer = _layout(fig) if layout else fig._get_renderer()
+        self.k = 72.0 / fig.dpi  # points per pixel
+        box = ax.get_window_extent()
+        self.width, self.height = box.width * self.k, box.height * self.k
+        (self.x0, x1), (self.y0, y1) = np.log10(ax.get_xlim()), np.log10(ax.get_ylim())
+        self.px = self.width / (x1 - self.x0)  # points per decade
+        self.py = self.height / (y1 - self.y0)
+        self.points: list[tuple[float, float, float]] = []
+        self.lines: dict[str, tuple[tuple[float, float], tuple[float, float]]] = {}
+        for line in ax.get_lines():
+            gid, xs, ys = str(line.get_gid()), line.get_xdata(), line.get_ydata()
+            if gid.startswith("point:"):
+                self.points.append((*self.at(xs[0], ys[0]), line.get_markersize() / 2 + 1))
+            elif gid.startswith(("memory:", "ceiling-", "compute:", "sram:")):
+                self.lines[gid] = (self.at(xs[0], ys[0]), self.at(xs[-1], ys[-1]))
+
+    def at(self, x: float, y: float) -> tuple[float, float]:
+        """Where the data point (x, y) falls, in points."""
+        return (math.log10(x) - self.x0) * self.px, (math.log10(y) - self.y0) * self.py
+
+    def data(self, u: float, v: float) -> tuple[float, float]:
+        return 10 ** (self.x0 + u / self.px), 10 ** (self.y0 + v / self.py)
+
+    def size(self, text: str) -> tuple[float, float]:
+        """Width and height in points of a label as drawn."""
+        from matplotlib.text import Text
+
+        label = Text(0, 0, text, fontsize=_SIZE)
+        label.set_figure(self.fig)
+        box = label.get_window_extent(self.renderer)
+        return box.width * self.k, box.height * self.k
+
+
+def _box(c: tuple[float, float], w: float, h: float, angle: float) -> tuple[float, ...]:
+    """The bounding box (left, bottom, right, top) of a w × h label centred at c, turned by
+    ``angle`` degrees."""
+    a = math.radians(angle)
+    half_w = (w * abs(math.cos(a)) + h * abs(math.sin(a))) / 2
+    half_h = (w * abs(math.sin(a)) + h * abs(math.cos(a))) / 2
+    return c[0] - half_w, c[1] - half_h, c[0] + half_w, c[1] + half_h
+
+
+def _local(p: tuple[float, float], c: tuple[float, float], angle: float) -> tuple[float, float]:
+    """p in the frame of a label centred at c and turned by ``angle`` degrees."""
+    a = math.radians(angle)
+    du, dv = p[0] - c[0], p[1] - c[1]
+    return du * math.cos(a) + dv * math.sin(a), -du * math.sin(a) + dv * math.cos(a)
+
+
+def _crosses(segment: tuple, c: tuple[float, float], w: float, h: float, angle: float) -> bool:
+    """Whether a line segment runs through the label (Liang–Barsky clipping, in the label's
+    frame, a point's margin around it)."""
+    (u1, v1), (u2, v2) = (_local(p, c, angle) for p in segment)
+    du, dv = u2 - u1, v2 - v1
+    lo, hi = 0.0, 1.0
+    for p, q in ((-du, u1 + w / 2 + 1), (du, w / 2 + 1 - u1), (-dv, v1 + h / 2 + 1),
+                 (dv, h / 2 + 1 - v1)):
+        if p == 0:
+            if q < 0:
+                return False
+        elif p < 0:
+            lo = max(lo, q / p)
+        else:
+            hi = min(hi, q / p)
+        if lo > hi:
+            return False
+    return True
+
+
+def _candidates(spec: tuple, f: _Frame, w: float, h: float) -> list[tuple]:
+    """The places a label may take, best first: (centre, angle, anchor, only where no line
+    crosses it), in points; the anchor is a point of its own line or marker, from which it is
+    drawn offset."""
+    kind, _, _, _, a, b = spec
+    out = []
+    if kind == "compute":  # on its line, rightmost first, above or below (else lifted clear
+        # of the markers on the line); left of its ridge only where no line crosses it
+        v = f.at(1.0, a)[1]
+        ridge = f.at(b, 1.0)[0] + 3
+        for lift in (2.0, 1.0 + max((r for _, _, r in f.points), default=1.0)):
+            u = f.width - 3 - w / 2
+            while u - w / 2 >= 1 and u + w / 2 >= ridge + 20:  # over some of its line
+                out += [((u, v + side * (lift + h / 2)), 0.0, (u, v), u - w / 2 < ridge)
+                        for side in (1, -1)]
+                u -= 4
+        u = f.width - 3 - w / 2
+        out = out or [((u, v + 2 + h / 2), 0.0, (u, v), False)]  # wider than its room
+    elif kind == "ridge":  # beside the knee: left above, right below, left below, right above,
+        ku, kv = f.at(b, a)  # then a line further out
+        out = [((ku + du * (4 + w / 2), kv + dv * (3 + h / 2 + n * (h + 2))), 0.0, (ku, kv),
+                False) for n in (0, 1) for du, dv in ((-1, 1), (1, -1), (-1, -1), (1, 1))]
+    elif kind == "memory":  # turned with the line, from its foot up to its end: on it, else
+        angle = math.atan2(f.py, f.px)  # beside it, below or above
+        end = f.at(b, 1.0)[0]
+        for off in (0.0, -(h / 2 + 1.5), h / 2 + 1.5):
+            u = 0.0
+            while u <= min(end, f.width):
+                c = (u, (math.log10(a) + f.x0 + u / f.px - f.y0) * f.py)
+                out.append(((c[0] - off * math.sin(angle), c[1] + off * math.cos(angle)),
+                            math.degrees(angle), c, False))
+                u += 3
+    elif kind == "limit":  # beside the vertical line, turned upright, from the foot up
+        cu, v = f.at(a, 1.0)[0], 3 + w / 2
+        while v + w / 2 <= f.height:
+            out += [((cu + side * (2 + h / 2), v), 90.0, (cu, v), False) for side in (-1, 1)]
+            v += 4
+    elif kind == "batch":  # beside its star: right, below right, below, left, above left,
+        su, sv = f.at(a, b)  # then further right or lower
+        r = max((r - 1 for pu, pv, r in f.points if abs(pu - su) + abs(pv - sv) < 0.5),
+                default=4.0)  # its star's
+        out = [((su + du, sv + dv), 0.0, (su, sv), False)
+               for du, dv in ((r + 2 + w / 2, 0), (r / 2 + w / 2, -r - 1 - h / 2),
+                              (0, -r - 1 - h / 2), (-r - 2 - w / 2, 0),
+                              (-r / 2 - w / 2, r + 1 + h / 2), (r + 2 + w / 2, -h),
+                              (r + 2 + w, -h / 2), (0, -r - 3 - 1.5 * h))]
+    return out
+
+
+def _overlap(box: tuple[float, ...], taken: list[tuple[float, ...]], f: _Frame) -> float:
+    """How much of ``box`` lies over the labels taken or outside the Axes (points²)."""
+    def common(a: tuple[float, ...], b: tuple[float, ...]) -> float:
+        return (max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
+                * max(0.0, min(a[3], b[3]) - max(a[1], b[1])))
+
+    inside = common(box, (0.0, 0.0, f.width, f.height))
+    return sum(common(box, t) for t in taken) + (box[2] - box[0]) * (box[3] - box[1]) - inside
+
+
+def _place(specs: list[tuple], f: _Frame) -> tuple[list[tuple], tuple[int, int, int],
+                                                   list[tuple]]:
+    """Each label's place, in the order given, inside the Axes and clear of every label placed
+    before it (a point and a half above or below, a space beside): where it can, clear of
+    every marker and crossed by no line but its own, else clear of the markers, else anywhere
+    (else where it overlaps the labels least); returns (spec, centre, angle, anchor) for each,
+    how crowded the labels are: how many compute ceilings' labels found no place clear of the
+    markers, how many a line crosses, and how many other labels found no place clear of the
+    markers; and the labels that found no place clear of the markers."""
+    taken: list[tuple[float, ...]] = []
+    out, crowded, stuck = [], [0, 0, 0], []
+
+    def free(c: tuple[float, float], w: float, h: float, angle: float, own: str,
+             level: int) -> bool:
+        left, bottom, right, top = box = _box(c, w, h, angle)
+        if left < 1 or bottom < 1 or right > f.width - 1 or top > f.height - 1:
+            return False
+        if any(box[0] < t[2] + 5 and t[0] < box[2] + 5 and box[1] < t[3] + 1.5
+               and t[1] < box[3] + 1.5 for t in taken):  # a space apart along a line
+            return False
+        if level < 2 and any(abs(lu) < w / 2 + r and abs(lv) < h / 2 + r for lu, lv, r in (
+                (*_local((pu, pv), c, angle), r) for pu, pv, r in f.points)):
+            return False
+        return level > 0 or not any(_crosses(seg, c, w, h, angle)
+                                    for gid, seg in f.lines.items() if gid != own)
+
+    for spec in specs:
+        w, h = f.size(spec[1])
+        options = _candidates(spec, f, w, h)
+        found = next(((level, o) for level in range(3) for o in options
+                      if (level == 0 or not o[3]) and free(o[0], w, h, o[1], spec[3], level)),
+                     None) or (3, min(options, key=lambda o: _overlap(_box(o[0], w, h, o[1]),
+                                                                       taken, f)))
+        if spec[0] == "compute" and found[0] > 0:
+            crowded[0 if found[0] > 1 else 1] += 1
+        elif found[0] > 1:
+            crowded[2] += 1
+        if found[0] > 1:
+            stuck.append(spec)
+        centre, angle, anchor, _ = found[1]
+        taken.append(_box(centre, w, h, angle))
+        out.append((spec, centre, angle, anchor))
+    return out, (crowded[0], crowded[1], crowded[2]), stuck
+
+
+def _cost(crowded: tuple[int, int, int]) -> int:
+    """How crowded labels are: a compute ceiling's label over markers counts 100, one that a
+    line crosses 4 (a decade's growth of the x axis), another label over markers 1."""
+    over, crossed, others = crowded
+    return 100 * over + 4 * crossed + others
+
+
+def _arrange(specs: list[tuple], f: _Frame) -> tuple[list[tuple], tuple[int, int, int]]:
+    """:func:`_place`, and again with the labels that found no place clear of the markers
+    placed first (twice at most): the places of the least crowded arrangement (:func:`_cost`)
+    and how crowded it is."""
+    best: tuple[list[tuple], tuple[int, int, int]] | None = None
+    for _ in range(3):
+        out, crowded, stuck = _place(specs, f)
+        if best is None or _cost(crowded) < _cost(best[1]):
+            best = out, crowded
+        if not stuck:
+            break
+        specs = stuck + [spec for spec in specs if spec not in stuck]
+    assert best is not None
+    return best
+
+
+def _draw_labels(ax: Axes, specs: list[tuple]) -> None:
+    """The labels on the ceilings, ridges, limits and decode steps, placed (:func:`_arrange`)
+    in points of the laid-out Axes, its x axis grown (by quarter decades, up to four decades)
+    as far as the compute ceilings' labels need: to the first x range where each lies clear
+    of the markers and of every line but its own, else to the least crowded one, each quarter
+    decade counted as a label over markers (:func:`_cost`). Each is drawn at its offset from
+    a point of its own line, so that it moves with its line."""
+    x0, x1 = ax.get_xlim()
+    tried = []
+    for n in range(_GROWTH + 1):  # trials on the Axes as laid out: the ticks change little
+        ax.set_xlim(x0, x1 * _STEP**n)
+        crowded = _arrange(specs, _Frame(ax, layout=n == 0))[1]
+        tried.append((_cost(crowded) + n, n))
+        if crowded[:2] == (0, 0):  # every compute ceiling's label clear
+            break
+    cost, n = min(tried)
+    final = []  # laid out at that range (its ticks may move the Axes' edge a little), and
+    for m in range(n, min(n + 3, _GROWTH + 1)):  # a quarter decade further while worse
+        ax.set_xlim(x0, x1 * _STEP**m)
+        f = _Frame(ax)
+        final.append((_cost(_arrange(specs, f)[1]) + m, m, f))
+        if final[-1][0] <= cost:
+            break
+    _, m, f = min(final, key=lambda t: t[:2])
+    if m != final[-1][1]:  # laid out again at the range chosen
+        ax.set_xlim(x0, x1 * _STEP**m)
+        f = _Frame(ax)
+    placed, _ = _arrange(specs, f)
+    for spec, centre, angle, anchor in placed:
+        kind, text, color, gid = spec[:4]
+        name = "ceiling" if kind == "compute" else kind
+        ax.annotate(text, f.data(*anchor), xytext=(centre[0] - anchor[0], centre[1] - anchor[1]),
+                    textcoords="offset points", ha="center", va="center", rotation=angle,
+                    rotation_mode="anchor", fontsize=_SIZE, color=color,
+                    annotation_clip=False, in_layout=False, gid=f"{name}-label:{text}",
+                    bbox=dict(boxstyle="square,pad=0.1", fc="white", ec="none", alpha=0.8)
+                    if kind == "memory" else None)
 
 
 def _fits(s: Setting, p: sweeps.OperationPoint, context: int) -> bool:
@@ -216,22 +410,99 @@ def _fits(s: Setting, p: sweeps.OperationPoint, context: int) -> bool:
     return bool(sweeps.prefill_fits(sweeps.with_mode(s, mode), [p.tokens])[0])
 
 
+def _under(ax: Axes, legends: list[tuple[list, list[str]]], note: str) -> None:
+    """The legends, one under the other, then the note, under the x axis's label, centred on
+    the Axes, as wide as its figure allows there, and in its layout (the first legend is the
+    Axes' legend)."""
+    from matplotlib.legend import Legend
+    from matplotlib.transforms import ScaledTranslation
+
+    fig = _root(ax)
+    renderer = fig._get_renderer()
+    k = 72.0 / fig.dpi
+    box, frame = ax.get_window_extent(renderer), ax.figure.bbox
+    middle = (box.x0 + box.x1) / 2
+    wide = 2 * min(middle - frame.x0, frame.x1 - middle) * k - 8  # points a row may take
+    drop = (box.y0 - ax.xaxis.get_tightbbox(renderer).y0) * k + 4
+    for n, (handles, labels) in enumerate(legends):
+        below = ax.transAxes + ScaledTranslation(0, -drop / 72, fig.dpi_scale_trans)
+        options = dict(loc="upper center", bbox_to_anchor=(0.5, 0.0), bbox_transform=below,
+                       borderaxespad=0.0, fontsize=_SIZE, handlelength=1.8, columnspacing=1.2)
+        for ncol in range(min(len(labels), 4), 0, -1):  # as few rows as the width allows
+            legend = Legend(ax, handles, labels, ncol=ncol, **options)
+            if legend.get_window_extent(renderer).width * k <= wide:
+                break
+        if n == 0:
+            legend = ax.legend(handles, labels, ncol=ncol, **options)
+        else:
+            ax.add_artist(legend)
+        drop += legend.get_window_extent(renderer).height * k + 3
+    if note:
+        text = ax.annotate(_style.wrap(note, wide / 72, _SIZE), (0.5, 0.0),
+                           xycoords="axes fraction", xytext=(0, -drop),
+                           textcoords="offset points", ha="center", va="top", fontsize=_SIZE,
+                           gid="note")
+        drawn = text.get_window_extent(renderer).width * k
+        if drawn > wide:  # glyphs wider than wrap's average: lines as much shorter
+            text.set_text(_style.wrap(note, wide / 72 * wide / drawn, _SIZE))
+
+
+def _note(group: list[Setting], prompts: Sequence[int], context: int, decode: bool,
+          hollow: bool, levels: list[str], sram: bool, short: bool) -> str:
+    """What marker size, hollow markers, the further levels' markers and the dotted line mean,
+    and which bandwidths are estimates, in a sentence or two under the legend (``short``:
+    fewer words, and one device's memory levels' bandwidths, which their labels leave out)."""
+    tokens = sorted(set(prompts))
+    parts = [f"Marker size: prompt tokens T = {', '.join(f'{t:,}' for t in tokens)}"
+             if len(tokens) > 1 else f"Prompt tokens T = {tokens[0]:,}"]
+    if decode:
+        parts.append(f"decode at {context:,} cached tokens, batch B")
+    if hollow:
+        parts.append("hollow: does not fit in memory"
+                     + ("" if short else " (weights + KV cache; naive: + scores)"))
+    for level in levels:
+        marker, name = _style.LEVEL[level][1:]
+        parts.append(f"{_SHAPE.get(marker, 'small marker')}: attention at its {name} intensity"
+                     + ("" if short else f" (FLOPs / {name} bytes)"))
+    if sram:
+        where = (f"{binary_size(group[0].hardware.sram_per_sm)} SRAM per SM"
+                 if len(group) == 1 else "each device's SRAM per SM")
+        parts.append(f"dotted: tiled attention's limit as T → ∞ ({where})")
+    s = group[0]
+    drawn = [(name, s.level_bandwidths[level], s.hardware.sources.get(
+        f"on_chip.{level}_bandwidth", "").startswith("ESTIMATE"))
+        for level, (_, _, name) in _style.LEVEL.items()
+        if len(group) == 1 and level in s.level_bandwidths]
+    if short and len(group) == 1:
+        parts.append(", ".join(f"{name} {si(bw, 'B/s')}{'*' if e else ''}" for name, bw, e in
+                               [(memory_name(s), s.hardware.bandwidth(), False), *drawn])
+                     + (" (*estimated)" if any(e for _, _, e in drawn) else ""))
+    elif any(e for _, _, e in drawn):
+        names = [name for name, _, e in drawn if e]
+        parts.append(f"{', '.join(names)} bandwidth{'s' if len(names) > 1 else ''}: estimates")
+    return "; ".join(parts) + "."
+
+
 def plot_roofline(settings: Setting | Sequence[Setting], prompts: Sequence[int] = (128, 2048,
                   32768), batches: Sequence[int] = (1,), context: int | None = None,
-                  sram: bool = True, ax: Axes | None = None) -> Axes:
+                  sram: bool = True, ax: Axes | None = None,
+                  axes_height: float | None = None) -> Axes:
     """The roofline of each device with the operations of a prefill and decode steps on it.
 
     One device: each operation class in its colour, the ceiling of each further memory level
     the device's file gives a bandwidth for, and each cached attention once more at its L2
-    (and L3) intensity. Several: each device in its colour (its HBM and compute ceilings,
-    points and SRAM ceiling), each operation class by its marker; the further levels are left
-    out, where they would crowd the axes. A point that does
+    (and L3) intensity. Several: each device in its colour and the dash pattern of its
+    ceilings (its HBM and compute ceilings, points and SRAM limit), each operation class by its
+    marker; the further levels are left out, where they would crowd the axes. A point that does
     not fit in its device's memory (:func:`roofline.sweeps.decode_fits`,
-    :func:`roofline.sweeps.prefill_fits`) is hollow. The compute ceilings' labels sit on their
-    lines, staggered along x where ceilings crowd (several devices: without the device's name,
-    in its colour).
+    :func:`roofline.sweeps.prefill_fits`) is hollow. Every ceiling is labelled on its line (the
+    compute ceilings' labels staggered along x where they crowd; several devices: in the
+    device's colour, without its name); the legend under the axes names the operations'
+    markers (and the devices), a note under it what the markers' size and fill mean. The x
+    axis runs from the data to as far right as the ceilings' labels need.
     ``context``: cached tokens of the decode step (default: the longest prompt). ``sram``: draw
-    tiled attention's ceiling (devices that give their SRAM per SM).
+    tiled attention's limit (devices that give their SRAM per SM). ``axes_height``: inches;
+    the figure is made as tall as that plot needs (:func:`roofline_figure`).
     """
     from matplotlib.lines import Line2D
 
@@ -250,17 +521,20 @@ def plot_roofline(settings: Setting | Sequence[Setting], prompts: Sequence[int] 
     xs = [p.intensity for _, p in points if p.intensity > 0] + list(caps.values())
     if not several:
         xs += [p.level_intensity(level) for _, p in points for level, _ in p.levels]
-    low = min([*xs, *(c[2] for s in group for c in ceilings(s))])
-    high = max([*xs, *(c[2] for s in group for c in ceilings(s))])
-    # room for the ceilings' labels right of the points (longer with several devices' names)
-    x = (low / 2, 10 ** np.ceil(np.log10(high * (100 if several else 10))))
-    ceiling_labels = []
+    ridges = [c[2] for s in group for c in ceilings(s)]
+    # the data and the ridges; the right end grows later as far as the ceilings' labels need
+    x = (min(xs + ridges) / 2, max(xs + ridges) * 2)
+    fig = _root(ax)
+    inches = ax.figure.bbox.width / fig.dpi  # of the Axes' figure (or subfigure)
+    short = inches < _style.NARROW  # a column: shorter labels, smaller markers
+    labels: list[tuple] = []
     for i, s in enumerate(group):
-        ceiling_labels += _draw_ceilings(ax, s, _style.device_color(i) if several else "#444444",
-                                         x, several)
-    sizes = dict(zip(sorted(set(prompts)), np.linspace(4.5, 10.0, len(set(prompts)))))
-    seen: set[str] = set()
-    op_handles: list[tuple[Line2D, str]] = []
+        labels += _draw_ceilings(ax, s, i if several else None, x, short)
+    scale = 0.75 if short else 1.0
+    star = _STAR * scale
+    sizes = dict(zip(sorted(set(prompts)),
+                     scale * np.linspace(4.5, 10.0, len(set(prompts)))))
+    op_handles: dict[str, Line2D] = {}
     decode_at: dict[str, tuple[float, float, str]] = {}  # batch → lowest star, its colour
     hollow = False  # a point that does not fit in its device's memory
     levels_seen: set[str] = set()  # levels at whose intensity some point is placed too
@@ -273,17 +547,12 @@ def plot_roofline(settings: Setting | Sequence[Setting], prompts: Sequence[int] 
             if len(pts) > 1:
                 ax.plot([p.intensity for p in pts], [p.attained for p in pts], "-", lw=0.8,
                         color=color, alpha=0.5)
+            step = g.startswith("decode")
+            op_handles.setdefault(_legend_label(s, g), Line2D(
+                [], [], ls="none", marker=_MARKER[g], color="#777777" if several else color,
+                ms=9 if step else 6, mec="white"))
             for p in pts:
-                step = g.startswith("decode")
-                label = p.label if not step else _decode_label(s, g, context)
-                if label not in seen:
-                    seen.add(label)
-                    legend_color = "#777777" if several else color
-                    op_handles.append((Line2D([], [], ls="none", marker=_MARKER[g],
-                                              color=legend_color,
-                                              ms=11 if step else 7, mec="white"),
-                                       label))
-                size = 11.0 if step else sizes[p.tokens]
+                size = star if step else sizes[p.tokens]
                 fits = _fits(s, p, context)
                 hollow = hollow or not fits
                 ax.plot([p.intensity], [p.attained], _MARKER[g], color=color, ms=size,
@@ -311,68 +580,71 @@ def plot_roofline(settings: Setting | Sequence[Setting], prompts: Sequence[int] 
             cap = caps[s.hardware.name]
             who = f"{device_label(s)}: " if several else ""
             color = _style.device_color(i) if several else _style.MODE["tiled"]
-            ax.axvline(cap, color=color, ls=":", lw=1.2, gid=f"sram:{s.hardware.name}",
-                       label=f"{who}tiled attention's SRAM ceiling: {per_byte(cap)}\n"
-                             f"(T → ∞, {binary_size(s.hardware.sram_per_sm)} SRAM per SM, "
-                             "no cache)")
-            # short, at the foot of the line, under the memory ceiling: its colour tells whose
-            ax.annotate(f"SRAM ceiling {cap:,.0f}", (cap, 0.02), xytext=(-2, 0),
-                        xycoords=("data", "axes fraction"), textcoords="offset points",
-                        rotation=90, ha="right", va="bottom", fontsize=6.5, color=color)
-    for b, (ix, iy, color) in decode_at.items():  # one label per batch: the stars line up
-        ax.annotate(f"B = {b}", (ix, iy), xytext=(6, -4), textcoords="offset points",
-                    ha="left", va="top", fontsize=7, color="#777777" if several else color)
+            gid = f"sram:{s.hardware.name}"
+            # up to the roof at its intensity: nothing above it is reached
+            roof = min(cap * s.hardware.bandwidth(), s.hardware.peak(s.dtype))
+            ax.plot([cap, cap], [min(p.attained for _, p in points) / 10, roof], color=color,
+                    ls=":", lw=1.2, gid=gid,
+                    label=f"{who}tiled attention's SRAM ceiling: {per_byte(cap)}\n(T → ∞, "
+                          f"{binary_size(s.hardware.sram_per_sm)} SRAM per SM, no cache)")
+            labels.append(("limit", f"{'tiled' if short else 'tiled attention'} ≤ {cap:,.0f}",
+                           color, gid, cap, 0.0))
+    # one label per batch, at the lowest star: the stars of several devices line up
+    labels += [("batch", f"B = {b}", "#777777" if several else color, "", ix, iy)
+               for b, (ix, iy, color) in decode_at.items()]
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlim(*x)
     peaks = [c[1] for s in group for c in ceilings(s)]
     attained = [p.attained for _, p in points]
-    bottom = min([*attained, x[0] * group[0].hardware.bandwidth()]) / 2  # room for "B = 1"
-    ax.set_ylim(10 ** np.floor(np.log10(bottom)), max(peaks) * 3)
+    ax.set_ylim(min(attained) / 2, max(peaks) * 3)  # room for a star and a label on the top
+    for axis in (ax.xaxis, ax.yaxis):
+        _style.plain_ticks(axis)  # 1k FLOP/byte, 100T FLOP/s
     ax.set_xlabel("arithmetic intensity I (FLOP/byte)")
-    ax.set_ylabel("attained FLOP/s (FLOP/s)")
-    ax.set_title(title("Roofline", group))
-    handles, labels = ax.get_legend_handles_labels()
-    if several:
-        handles.append(Line2D([], [], ls="none"))
-        labels.append("operations (colour: device)")
-    handles += [h for h, _ in op_handles]
-    labels += [text for _, text in op_handles]
-    for level in (lv for lv in _style.LEVEL if lv in levels_seen):
-        handles.append(Line2D([], [], ls="none", marker=_style.LEVEL[level][1], ms=6,
-                              color="#777777"))
-        labels.append(f"the same attention at its {_style.LEVEL[level][2]} intensity\n"
-                      f"(FLOPs / bytes the {_style.LEVEL[level][2]} serves)")
-    if hollow:
-        handles.append(Line2D([], [], ls="none", marker="o", ms=7, color="#777777", mfc="white",
-                              mew=1.3))
-        labels.append("hollow: does not fit in memory\n(weights + KV cache, naive: + scores)")
-    handles.append(Line2D([], [], ls="none"))
-    labels.append("marker size: prompt tokens")
-    for t, size in sizes.items():
-        handles.append(Line2D([], [], ls="none", marker="o", ms=size, color="#999999"))
-        labels.append(f"T = {t:,}")
-    side_legend(ax, handles=handles, labels=labels)
-    clear = max([p.intensity for _, p in points] + [c[2] for s in group for c in ceilings(s)])
-    _place_ceiling_labels(ax, ceiling_labels, clear * 1.5)  # after the legend: final layout
+    ax.set_ylabel("attained performance (FLOP/s)")
+    ax.set_title(_style.wrap(title("Roofline", group), inches - 0.4, ax.title.get_fontsize()))
+    legends = [(list(op_handles.values()), list(op_handles))]
+    if several:  # each device by its colour and its ceilings' dash pattern, named once
+        legends.append(([Line2D([], [], color=_style.device_color(i), lw=1.8,
+                                ls=_style.device_dashes(i)) for i in range(len(group))],
+                        [f"{device_label(s)}: {memory_name(s)} {si(s.hardware.bandwidth(), 'B/s')}"
+                         for s in group]))
+    _layout(fig)
+    decode = any(p.group.startswith("decode") for _, p in points)
+    _under(ax, legends, _note(group, prompts, context, decode, hollow,
+                              [lv for lv in _style.LEVEL if lv in levels_seen], bool(caps), short))
+    if axes_height is not None:  # the figure as tall as the plot and what lies around it
+        _layout(fig)
+        fig.set_figheight(fig.get_figheight() + axes_height
+                          - ax.get_window_extent().height / fig.dpi)
+    # the compute ceilings' labels first (they set the x axis's right end), then each batch's
+    # beside its star, the memory levels' along their lines, the limits' and the ridges'
+    order = ("compute", "batch", "memory", "limit", "ridge")  # the highest ceiling first
+    _draw_labels(ax, sorted(labels, key=lambda spec: (order.index(spec[0]),
+                                                      -spec[4] if spec[0] == "compute" else 0)))
     return ax
 
 
-def _decode_label(s: Setting, group: str, context: int) -> str:
-    """The legend's words for a decode step: which form, for latent attention (MLA)."""
+def _legend_label(s: Setting, group: str) -> str:
+    """The legend's words for an operation class: which form of decode step, for latent
+    attention (MLA)."""
     if group == "decode.naive":
-        return f"decode step, naive MLA: latent expanded each step (context {context:,})"
-    if s.architecture.mla:
-        return f"decode step, absorbed MLA: attention over the latent (context {context:,})"
-    return f"decode step (context {context:,})"
+        return "decode, naive MLA"
+    if group == "decode":
+        return "decode, absorbed MLA" if s.architecture.mla else "decode step"
+    if group.startswith("attention."):
+        return f"attention, {group.split('.', 1)[1]}"
+    return _style.LABEL[group]
 
 
 def roofline_figure(settings: Setting | Sequence[Setting], size: str | float = "page",
                     **kwargs) -> Figure:
     """:func:`plot_roofline` on a new Figure in the house style, ``size`` wide
-    (:func:`roofline.plot._style.width`: "column", "page" or inches)."""
+    (:func:`roofline.plot._style.width`: "column", "page" or inches), as tall as a plot of
+    :data:`AXES_HEIGHT` and the legends and note under it need."""
     w = _style.width(size)
+    height = AXES_HEIGHT["column" if _style.narrow(size) else "page"]
     with _style.style():
-        fig = _style.figure((w, 0.75 * w))
-        plot_roofline(settings, ax=fig.subplots(), **kwargs)
+        fig = _style.figure((w, 2 * height + 3))  # made as tall as it needs below
+        plot_roofline(settings, ax=fig.subplots(), axes_height=height, **kwargs)
     return fig

@@ -1,11 +1,14 @@
 """Figure 2, prefill time against prompt length (log–log): the whole prefill and each operation
 class (:func:`roofline.sweeps.by_kind`), solid where compute-bound and dashed where memory-bound,
 from 16 tokens to twice the model's context limit (``max_prompt``; the part past the context
-shaded). Each crossover of the catalogue (:func:`roofline.evaluate.crossover_values`) that holds
-for the plotted attention mode (or for every mode) and lies on the axis is a vertical line with a
-numbered tag; a table under the plot gives every crossover's value, of every mode, the drawn
-ones with their tags. With naive attention, the curves are greyed where one layer's score matrix
-no longer fits beside the weights."""
+shaded). Where the prefill does not fit in the device's memory (the weights and the KV cache,
+and naive attention's scores: :func:`roofline.sweeps.prefill_fits`) the whole prefill is drawn
+pale, and so is naive attention where its scores do not fit. Each crossover of the catalogue
+(:func:`roofline.evaluate.crossover_values`) that holds for the plotted attention mode (or for
+every mode) and lies on the axis is a vertical line with a numbered tag above the plot. The
+values, of every mode, are a table beside the figure, not in it (:func:`crossover_table`,
+written as CSV and as a LaTeX ``tabular`` by :func:`crossover_table_csv` and
+:func:`crossover_table_latex`), the drawn ones with their tags."""
 
 from __future__ import annotations
 
@@ -17,20 +20,26 @@ import numpy as np
 from .. import sweeps
 from ..errors import InputError
 from ..evaluate import CrossoverValue, Setting
-from ..tables import count
+from ..tables import absent, count
 from . import _style
-from ._common import as_list, device_label, title
+from ._common import as_list, device_label, plain, title
 from ._common import crossovers as _crossovers
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-__all__ = ["plot_time", "time_figure", "crossover_label", "crossover_table", "plot_crossover_table",
+__all__ = ["plot_time", "time_figure", "crossover_label", "crossover_table",
+           "crossover_table_csv", "crossover_table_latex", "plot_crossover_table",
            "default_tokens", "default_max_prompt"]
 
 _FAMILY = (("projection_", _style.KIND["projection"]), ("prefill_", "#000000"),
            ("attention_", _style.KIND["attention"]), ("", "#7f7f7f"))
+# Markers of overlaid devices' curves (a second cue beside the colour: solid and dashed already
+# tell compute- from memory-bound), a few along each curve.
+_DEVICE_MARKERS = ("o", "s", "^", "D", "v", "P")
+_TAG_POINTS = 7.0  # the crossover tags' text
+_ROW_POINTS = 11.0  # the height of a row of tags
 
 
 def crossover_label(name: str) -> str:
@@ -69,32 +78,38 @@ def default_tokens(settings: Sequence[Setting], max_prompt: int | None = None) -
 
 
 def _bound_line(ax: Axes, xs: np.ndarray, ys: np.ndarray, compute: np.ndarray, color: str,
-                lw: float, label: str | None, gid: str) -> None:
+                lw: float, label: str | None, gid: str, **marks) -> None:
     """Solid where compute-bound, dashed where memory-bound (each stretch joined to the next)."""
     solid = compute | np.r_[compute[1:], False] | np.r_[False, compute[:-1]]
     dashed = ~compute | np.r_[~compute[1:], False] | np.r_[False, ~compute[:-1]]
     ax.plot(xs, np.where(solid, ys, np.nan), "-", color=color, lw=lw, label=label,
-            gid=f"{gid}:compute")
-    ax.plot(xs, np.where(dashed, ys, np.nan), "--", color=color, lw=lw, gid=f"{gid}:memory")
+            gid=f"{gid}:compute", **marks)
+    ax.plot(xs, np.where(dashed, ys, np.nan), "--", color=color, lw=lw, gid=f"{gid}:memory",
+            **marks)
 
 
-def _tag_rows(xs: list[float], low: float, high: float, gap: float = 0.045) -> list[int]:
-    """A row for each tag (xs sorted) so that tags closer than ``gap`` (axes fraction of a log
-    axis) never share a row."""
-    last: list[float] = []
-    rows = []
-    for x in xs:
-        f = (np.log10(x) - np.log10(low)) / (np.log10(high) - np.log10(low))
-        row = next((i for i, end in enumerate(last) if f - end >= gap), len(last))
-        if row == len(last):
-            last.append(f)
-        else:
-            last[row] = f
-        rows.append(row)
-    return rows
+def _fan(xs: list[float], low: float, high: float, gap: float) -> list[float]:
+    """Where each tag goes (axes fraction) for crossovers at ``xs`` (sorted) on a log axis: at
+    its line, or spread sideways from its neighbours' so that tags stay ``gap`` apart; a group
+    that must spread stays centred on its lines, within the axes."""
+    at = [(np.log10(x) - np.log10(low)) / (np.log10(high) - np.log10(low)) for x in xs]
+    groups: list[list[int]] = []  # runs of neighbouring tags, each centred on its lines
+    for i in range(len(at)):
+        groups.append([i])
+        while len(groups) > 1:
+            a, b = groups[-2], groups[-1]
+            if _place(at, b, gap)[0] - _place(at, a, gap)[-1] >= gap - 1e-12:
+                break
+            groups[-2:] = [a + b]
+    return [p for g in groups for p in _place(at, g, gap)]
 
 
-_NO_FIT = "#bbbbbb"  # a curve past the memory: naive attention's scores no longer fit
+def _place(at: list[float], group: list[int], gap: float) -> list[float]:
+    """A group's tags ``gap`` apart, centred on their lines' mean, kept within 0 to 1."""
+    width = gap * (len(group) - 1)
+    first = float(np.mean([at[i] for i in group])) - width / 2
+    first = min(max(first, gap / 2), 1 - gap / 2 - width)
+    return [first + gap * k for k in range(len(group))]
 
 
 def _values(group: list[Setting]) -> dict[str, tuple[Setting, dict[str, CrossoverValue]]]:
@@ -129,9 +144,11 @@ def _tags(values: dict[str, tuple[Setting, dict[str, CrossoverValue]]], low: flo
 
 def _cell(v: CrossoverValue, tags: tuple[str, str | None] | None) -> str:
     """One value of the table: '[2] 426 to [2′] 41,196', '53,247' (no line: past the axis or
-    another mode), 'never', '326 sequences'."""
+    another mode), 'never', 'weights alone exceed memory' (:func:`roofline.tables.absent`),
+    '326 sequences'."""
     if not v.exists:
-        return "– (one device)" if v.reason.startswith("one device") else "never"
+        return "– (one device)" if v.reason.startswith("one device") else \
+            absent(v.reason, v.evaluated)
     if v.unit != "tokens":
         return f"{count(v.value, v.unit)} {v.unit}"
     tag, end = tags or (None, None)
@@ -148,7 +165,8 @@ def crossover_table(settings: Setting | Sequence[Setting], low: float,
     mode-free crossovers' values in it; several: a column per device (its own mode). A value
     whose line is drawn (on the axis ``low``–``high``, of the plotted mode) carries the tag of
     its line: '[2] 426 to [2′] 41,196' (compute-bound from 426, memory-bound again from
-    41,196)."""
+    41,196). Names are as given (not escaped for matplotlib: :func:`plot_crossover_table`
+    does that)."""
     group = as_list(settings)
     values = _values(group)
     tags = _tags(values, low, high)
@@ -158,7 +176,7 @@ def crossover_table(settings: Setting | Sequence[Setting], low: float,
         for name in vs:
             bases.setdefault(name.partition(".")[0], None)
     if several:
-        headers = ["crossover (tokens)"] + [f"{device_label(s)} ({s.attention})"
+        headers = ["crossover (tokens)"] + [f"{s.hardware.name} ({s.attention})"
                                             for s, _ in values.values()]
         columns = [(device, s.attention) for device, (s, _) in values.items()]
     else:
@@ -183,105 +201,203 @@ def crossover_table(settings: Setting | Sequence[Setting], low: float,
     return headers, rows
 
 
+def crossover_table_csv(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """:func:`crossover_table` as CSV text (a header line, then one line a row)."""
+    import csv
+    import io
+
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(headers)
+    writer.writerows(rows)
+    return buffer.getvalue()
+
+
+_LATEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
+          "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
+          "^": r"\textasciicircum{}", "′": "$'$", "–": "--", "—": "---"}
+
+
+def _latex(cells: Sequence[str]) -> str:
+    """A row as LaTeX: each cell's specials escaped, '{}' before a leading '[' (which LaTeX
+    would read as the optional argument of the ``\\\\`` that ends the row before)."""
+    out = " & ".join("".join(_LATEX.get(c, c) for c in cell) for cell in cells) + " \\\\"
+    return "{}" + out if out.startswith("[") else out
+
+
+def crossover_table_latex(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """:func:`crossover_table` as a LaTeX ``tabular`` in the booktabs style (``\\toprule``,
+    ``\\midrule``, ``\\bottomrule``; ``\\usepackage{booktabs}``), one line a row."""
+    lines = ["% the crossovers of a roofline time figure; needs \\usepackage{booktabs}",
+             f"\\begin{{tabular}}{{{'l' * len(headers)}}}", "\\toprule",
+             _latex(headers), "\\midrule", *map(_latex, rows)]
+    return "\n".join([*lines, "\\bottomrule", "\\end{tabular}"]) + "\n"
+
+
 def plot_time(settings: Setting | Sequence[Setting], tokens: np.ndarray | None = None,
               crossovers: bool = True, max_prompt: int | None = None,
-              ax: Axes | None = None) -> Axes:
+              ax: Axes | None = None, table: str | None = None) -> Axes:
     """Prefill time against T for each device: total and (one device) per operation class,
-    solid where compute-bound, dashed where memory-bound; with naive attention, the attention
-    and total curves greyed where one layer's scores no longer fit beside the weights
-    (:func:`roofline.sweeps.scores_fit`). Each crossover of the plotted attention mode (and the
-    mode-free ones) on the axis is a dotted vertical line with a numbered tag at its top; the
-    numbers key :func:`crossover_table` (drawn by :func:`time_figure` under the plot).
-    ``tokens``: the prompt lengths (default 16 to ``max_prompt``, :func:`default_tokens`)."""
-    from matplotlib.lines import Line2D
-
+    solid where compute-bound, dashed where memory-bound; the whole prefill pale where it does
+    not fit in the device's memory (:func:`roofline.sweeps.prefill_fits`: the weights, the KV
+    cache, and with naive attention one layer's scores), naive attention pale where its scores
+    do not fit (:func:`roofline.sweeps.scores_fit`). Several devices: the whole prefill only,
+    each device a colour and a marker. Each crossover of the plotted attention mode (and the
+    mode-free ones) on the axis is a dotted vertical line with a numbered tag above the plot;
+    the numbers key :func:`crossover_table`, which ``table`` names in the note under the plot
+    (a file beside the figure). The legend names the curves; the note under it what the line
+    styles and the shading mean. ``tokens``: the prompt lengths (default 16 to
+    ``max_prompt``, :func:`default_tokens`)."""
     ax = _style.axes(ax)
     group = as_list(settings)
     several = len(group) > 1
+    inches = ax.figure.get_figwidth()
+    narrow = inches < _style.NARROW
     xs = default_tokens(group, max_prompt) if tokens is None else np.asarray(tokens, dtype=float)
-    no_fit = False
+    no_fit = communication = False
     for i, s in enumerate(group):
         sweep = sweeps.by_kind(s, xs)
         kinds = ["total"] if several else list(sweep.time)
-        fits = sweeps.scores_fit(s, xs) if s.attention == "naive" else np.ones(xs.shape, bool)
+        fits = {"total": sweeps.prefill_fits(s, xs),
+                "attention": sweeps.scores_fit(s, xs) if s.attention == "naive"
+                else np.ones(xs.shape, bool)}
+        marks = {"marker": _DEVICE_MARKERS[i % len(_DEVICE_MARKERS)], "ms": 4.0,
+                 "markevery": (4 + 7 * i, 20)} if several else {}
         for kind in kinds:
             color = _style.device_color(i) if several else _style.KIND[kind]
-            label = f"{device_label(s)}: whole prefill" if several else _style.LABEL[kind]
+            label = device_label(s) if several else _style.LABEL[kind]
+            if narrow and kind == "elementwise":
+                label = "element-wise"
             ys = sweep.time[kind]
             gid = f"time:{s.hardware.name}:{kind}"
-            if kind in ("total", "attention") and not fits.all():
-                last = int(np.argmin(fits)) if fits.any() else 0  # the grey joins the curve
-                grey = np.where(np.arange(xs.size) >= max(last - 1, 0), ys, np.nan)
-                ax.plot(xs, grey, "-", color=_NO_FIT, lw=1.0, gid=f"{gid}:no-fit")
-                ys = np.where(fits, ys, np.nan)
+            if kind == "communication":  # neither compute- nor memory-bound: its own style
+                ax.plot(xs, ys, "-.", color=color, lw=1.4, label=label, gid=gid, **marks)
+                communication = True
+                continue
+            fit = fits.get(kind)
+            if fit is not None and not fit.all():
+                last = int(np.argmin(fit)) if fit.any() else 0  # the pale stretch joins
+                pale = np.where(np.arange(xs.size) >= max(last - 1, 0), ys, np.nan)
+                ax.plot(xs, pale, "-", color=color, lw=1.0, alpha=0.4, gid=f"{gid}:no-fit",
+                        **marks)
+                ys = np.where(fit, ys, np.nan)
                 no_fit = True
             _bound_line(ax, xs, ys, sweep.compute_bound(kind), color,
-                        2.2 if kind == "total" else 1.4, label, gid)
+                        2.2 if kind == "total" else 1.4, label, gid, **marks)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlim(xs[0], xs[-1])
+    notes = ["solid: compute-bound", "dashed: memory-bound"]
+    if no_fit:
+        notes.append("pale: does not fit in the device's memory")
+    if communication:
+        notes.append("dash-dot: the collectives' time at the links' bandwidth"
+                     + (", hidden under the compute where below it" if group[0].overlap
+                        else ", added to the compute"))
     context = min(s.model.max_position for s in group)
     if context < xs[-1]:
         ax.axvspan(context, xs[-1], color="#000000", alpha=0.05, lw=0,
-                   label=f"beyond the model's context ({context:,} tokens)")
-    handles, labels = ax.get_legend_handles_labels()
-    handles += [Line2D([], [], color="#555555", ls="-"), Line2D([], [], color="#555555", ls="--")]
-    labels += ["compute-bound stretch", "memory-bound stretch"]
-    if no_fit:
-        handles.append(Line2D([], [], color=_NO_FIT, lw=1.0))
-        labels.append("does not fit in memory (naive scores)")
+                   gid="beyond-context")
+        notes.append(f"shaded: past the model's context ({context:,} tokens)")
+    rows = 0
     if crossovers:
-        _draw_crossovers(ax, _values(group))
-        handles.append(Line2D([], [], color="#555555", ls=":", lw=1.0))
-        labels.append("crossover [n]: its value in the table below")
+        window = group[0].model.sliding_window
+        window = window if window is not None and xs[0] < window < xs[-1] else None
+        rows = _draw_crossovers(ax, _values(group), inches, window)
+        notes.append(f"[n]: crossover n, values in {table}" if table
+                     else "[n]: crossover n, its value in the crossover table")
+        if window:
+            notes.append(f"W: the sliding window ({window:,} tokens)")
     ax.set_xlabel("prompt length T (tokens)")
-    ax.set_ylabel("prefill time")
+    ax.set_ylabel("prefill time" + (", whole prefill" if several else ""))
     _style.plain_ticks(ax.xaxis)
     _style.plain_ticks(ax.yaxis, "s")
-    ax.set_title(title("Prefill time", group))
-    ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=3,
-              fontsize=7)
+    ax.set_title(_style.wrap(title("Prefill time", group), inches - 0.6, 8.5),
+                 pad=4 + (8 + _ROW_POINTS * rows if rows else 0))
+    _key(ax, notes, several, narrow, inches)
     return ax
 
 
-def _draw_crossovers(ax: Axes, values: dict[str, tuple[Setting, dict[str, CrossoverValue]]]
-                     ) -> None:
+def _key(ax: Axes, notes: list[str], several: bool, narrow: bool, inches: float) -> None:
+    """The note (what the line styles, the pale curves, the shading and the tags mean), just
+    under the x axis's label, and the legend of the curves under it; both placed in points
+    below the axes, so that they fit an Axes of any size."""
+    from matplotlib.transforms import ScaledTranslation
+
+    text = _style.wrap("; ".join(notes) + ".", inches - 0.5, _style.MIN_POINTS)
+    below = 30.0  # points from the axes' bottom: past the tick labels and the axis label
+    fig = ax.figure
+    shift = ScaledTranslation(0, -below / 72, fig.dpi_scale_trans)
+    ax.text(0.5, 0.0, text, transform=ax.transAxes + shift, ha="center", va="top",
+            fontsize=_style.MIN_POINTS, color="#444444", gid="time-note")
+    lines = text.count("\n") + 1
+    handles, labels = ax.get_legend_handles_labels()
+    ncol = len(handles) if several else (2 if narrow else 3)
+    drop = (below + 1.25 * _style.MIN_POINTS * lines + 4) / 72
+    ax.legend(handles, labels, loc="upper center", ncol=min(ncol, 3 if narrow else 6),
+              bbox_to_anchor=(0.5, 0.0),
+              bbox_transform=ax.transAxes + ScaledTranslation(0, -drop, fig.dpi_scale_trans),
+              fontsize=_style.MIN_POINTS, borderaxespad=0.0, columnspacing=1.2,
+              handlelength=2.2)
+
+
+def _draw_crossovers(ax: Axes, values: dict[str, tuple[Setting, dict[str, CrossoverValue]]],
+                     inches: float, window: int | None = None) -> int:
     """A dotted vertical line for each crossover of :func:`_drawn` (and one at the end of a
-    regime that ends on the axis), its tag at the top, tags in rows so that none overlap."""
-    from matplotlib.transforms import blended_transform_factory
+    regime that ends on the axis), its tag above the axes, tags in rows so that none overlap;
+    a dash-dotted one tagged W at a sliding window's T = W; returns the number of rows."""
+    from matplotlib.patches import ConnectionPatch
+    from matplotlib.transforms import ScaledTranslation, blended_transform_factory
 
     several = len(values) > 1
     colors = {device: _style.device_color(i) for i, device in enumerate(values)}
     low, high = ax.get_xlim()
     tags = _tags(values, low, high)
-    lines: list[tuple[float, str, str, str]] = []  # (x, tag, colour, gid)
+    lines: list[tuple[float, str, str, str, str]] = []  # (x, tag, colour, gid, line style)
     for x, device, name, v in _drawn(values, low, high):
         color = colors[device] if several else _color(name)
         tag, end = tags[(device, name)]
-        lines.append((x, tag, color, f"crossover:{device}:{name}"))
+        lines.append((x, tag, color, f"crossover:{device}:{name}", ":"))
         if end is not None:
-            lines.append((v.ends_at, end, color, f"crossover:{device}:{name}:ends"))
+            lines.append((v.ends_at, end, color, f"crossover:{device}:{name}:ends", ":"))
+    if window is not None:
+        lines.append((float(window), "W", "#555555", "window", "-."))
+    if not lines:
+        return 0
     lines.sort(key=lambda line: line[0])
-    rows = _tag_rows([line[0] for line in lines], low, high)
-    trans = blended_transform_factory(ax.transData, ax.transAxes)
-    for (x, tag, color, gid), row in zip(lines, rows):
-        ax.axvline(x, color=color, ls=":", lw=1.0, alpha=0.9, gid=gid)
-        ax.text(x, 1.0 - 0.045 * row, tag, transform=trans, ha="center", va="top", fontsize=6.5,
-                gid=f"tag:{gid}",
-                color=color, bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": color,
-                                   "lw": 0.5})
+    # a tag's width (and a little space) as a fraction of the axes' width, which is about the
+    # figure's less the y axis's labels; more tags than fit in one row take two (or more)
+    widest = max(len(line[1]) for line in lines)
+    gap = (0.62 * _TAG_POINTS * widest + 6) / 72 / max(inches - 0.8, 0.5)
+    rows = int(np.ceil(len(lines) * gap / 0.9))
+    top = blended_transform_factory(ax.transData, ax.transAxes)
+    for row in range(rows):
+        mine = lines[row::rows]
+        up = ScaledTranslation(0, (8 + _ROW_POINTS * row) / 72, ax.figure.dpi_scale_trans)
+        for (x, tag, color, gid, ls), f in zip(mine, _fan([m[0] for m in mine], low, high,
+                                                         gap)):
+            ax.axvline(x, color=color, ls=ls, lw=1.0, alpha=0.9, gid=gid)
+            ax.text(f, 1.0, tag, transform=ax.transAxes + up, ha="center", va="bottom",
+                    fontsize=_TAG_POINTS, gid=f"tag:{gid}", clip_on=False, color="#000000",
+                    bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": color, "lw": 0.8})
+            ax.add_artist(ConnectionPatch((x, 1.0), (f, 1.0), top, ax.transAxes + up,
+                                          color=color, lw=0.6, clip_on=False))  # a leader
+    return rows
 
 
 def plot_crossover_table(settings: Setting | Sequence[Setting], low: float, high: float,
                          ax: Axes | None = None) -> Axes:
-    """:func:`crossover_table` drawn on ``ax`` (its frame and ticks hidden), headers in bold."""
+    """:func:`crossover_table` drawn on ``ax`` (its frame and ticks hidden), headers in bold,
+    for a caller who wants it in a figure (:func:`time_figure` writes it beside the figure
+    instead)."""
     ax = _style.axes(ax)
     headers, rows = crossover_table(settings, low, high)
     ax.set_axis_off()
-    table = ax.table(cellText=rows, colLabels=headers, cellLoc="left", colLoc="left",
+    table = ax.table(cellText=[[plain(c) for c in row] for row in rows],
+                     colLabels=[plain(h) for h in headers], cellLoc="left", colLoc="left",
                      loc="upper center", edges="horizontal", bbox=(0.0, 0.0, 1.0, 1.0))
     table.auto_set_font_size(False)
-    table.set_fontsize(7)
+    table.set_fontsize(_style.MIN_POINTS)
     table.auto_set_column_width(list(range(len(headers))))
     for (row, _), cell in table.get_celld().items():
         cell.set_linewidth(0.4)
@@ -290,28 +406,17 @@ def plot_crossover_table(settings: Setting | Sequence[Setting], low: float, high
         if row == 0:
             cell.get_text().set_fontweight("bold")
     table.set_gid("crossover-table")
-    note = ("[n]: the dotted line tagged n on the plot; no tag: past the axis "
-            f"(T > {high:,.0f}) or another attention mode, no line drawn")
-    ax.text(0.0, -0.02, note, transform=ax.transAxes, ha="left", va="top", fontsize=6.5,
-            color="#555555")
     return ax
 
 
 def time_figure(settings: Setting | Sequence[Setting], max_prompt: int | None = None,
-                size: str | float = "page", **kwargs) -> Figure:
-    """:func:`plot_time` on a new Figure in the house style, with :func:`crossover_table`
-    under it (``crossovers=False``: the plot alone)."""
+                size: str | float = "page", table: str | None = None, **kwargs) -> Figure:
+    """:func:`plot_time` on a new Figure in the house style: the plot, its legend and a note
+    under it; the crossovers' values are not drawn (:func:`crossover_table`; ``table``: the
+    file that holds them, named in the note)."""
     group = as_list(settings)
     w = _style.width(size)
     with _style.style():
-        fig = _style.figure((w, 5.0))
-        if not kwargs.get("crossovers", True):
-            plot_time(group, max_prompt=max_prompt, ax=fig.subplots(), **kwargs)
-            return fig
-        headers, rows = crossover_table(group, 16, 16)  # the number of rows only
-        table_h = 0.17 * (len(rows) + 1) + 0.2
-        fig.set_figheight(4.6 + table_h)
-        top, bottom = fig.subplots(2, 1, height_ratios=[4.6, table_h])
-        ax = plot_time(group, max_prompt=max_prompt, ax=top, **kwargs)
-        plot_crossover_table(group, *ax.get_xlim(), ax=bottom)
+        fig = _style.figure((w, 3.9 if w < _style.NARROW else 4.6))
+        plot_time(group, max_prompt=max_prompt, ax=fig.subplots(), table=table, **kwargs)
     return fig
