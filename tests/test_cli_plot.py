@@ -4,6 +4,7 @@ a report that links them, and one line with exit status 2 for bad options."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 import xml.etree.ElementTree as ET
 
 import matplotlib
@@ -153,6 +154,18 @@ def test_time_tables_are_checked_before_any_work(capsys, tmp_path):
         cli.main(["plot", "time", "--help"])
     assert "FILE.crossovers.csv and FILE.crossovers.tex" in " ".join(
         capsys.readouterr().out.split())
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc")
+def test_a_file_that_cannot_be_written_leaves_no_other(capsys, tmp_path):
+    """The figure, its crossover tables and its data are written all or none: a --data file
+    that the system refuses (a new file in /proc) leaves no figure, no table and no new
+    folder behind."""
+    status, out, err = _run(capsys, "plot", "time", *BASE, "-o", str(tmp_path / "new" / "t.png"),
+                            "--data", "/proc/roofline-test.csv")
+    assert status == 2 and out == ""
+    assert err.count("\n") == 1 and "/proc/roofline-test.csv" in err
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_ttft(capsys, tmp_path):

@@ -91,7 +91,7 @@ def test_crossovers_drawn_at_each_prompt_length(setting):
     assert tags["tag:tp_fits_memory_degree:4096"] == "a 4k"
     note = " ".join(fig.get_supxlabel().split())
     assert f"fit from N = {short:.3g} at T = 128, {fits:.3g} at T = 4,096" in note
-    assert f"{dominates:.3g} at T = 4,096, past the axis (N > 8), not drawn" in note
+    assert f"{dominates:.3g} at T = 4,096, past the axis (N > 10), not drawn" in note
     for n in (2, 4, 8):
         hidden = api.crossovers("H100-SXM", "Llama-2-70B", tp=n).values[
             "tp_allreduce_hidden_tokens"].value

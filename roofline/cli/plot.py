@@ -70,7 +70,7 @@ def _dpi_argument(p: argparse.ArgumentParser) -> None:
                            "of a two-column paper (default page); the height follows; no text "
                            "under 7 pt at that size")
     size.add_argument("--width", type=_real, metavar="IN",
-                      help="the printed width in inches, 2 to 20 (instead of --size)")
+                      help="the printed width in inches, 3.25 to 20 (instead of --size)")
     p.add_argument("--data", metavar="FILE",
                    help="also write every series drawn to FILE (.csv or .json) with the "
                         "command, the version and the SHA-256 of each device and model file "
@@ -213,19 +213,35 @@ def run(args: argparse.Namespace) -> int:
         detail = ", ".join([args.dtype, *splits(settings[0])])
         what = f"{args.kind}: {settings[0].model.name} on {devices} ({detail})"
     origin = data.provenance(getattr(args, "argv", []), settings)
-    _style.savefig(fig, out, dpi=dpi, note=data.metadata(origin))
-    print(f"wrote {out} ({what})")
+    files = {out: (_style.render(fig, out, dpi, data.metadata(origin)), what)}
     if tables:
-        from ..output import write_atomic
         from ..plot.time import crossover_table, crossover_table_csv, crossover_table_latex
         from ..plot.time import default_tokens
 
         xs = default_tokens(settings, max_prompt)  # the figure's axis: the same tags
         headers, rows = crossover_table(settings, xs[0], xs[-1])
-        for path, write in zip(tables, (crossover_table_csv, crossover_table_latex)):
-            write_atomic(path, write(headers, rows), argument="output")
-            print(f"wrote {path} (every crossover's value; [n]: its tag on the figure)")
+        for path, text in zip(tables, (crossover_table_csv, crossover_table_latex)):
+            files[path] = (text(headers, rows).encode(),
+                           "every crossover's value; [n]: its tag on the figure")
     if table is not None:
-        data.write_data(table, fig, origin)
-        print(f"wrote {table} (every series drawn, and where it came from)")
+        files[table] = (data.data_text(table, fig, origin).encode(),
+                        "every series drawn, and where it came from")
+    _write(files)
+    for path, (_, about) in files.items():
+        print(f"wrote {path} ({about})")
     return 0
+
+
+def _write(files: dict[Path, tuple[bytes, str]]) -> None:
+    """The figure and the files beside it, all or none (:func:`roofline.output.write_all`),
+    their missing folders created (and removed again where the writing fails)."""
+    from ..output import make_folders, remove_folders, write_all
+
+    made: list[Path] = []
+    try:
+        for folder in dict.fromkeys(path.parent for path in files):
+            made += make_folders(folder)
+        write_all({path: data for path, (data, _) in files.items()})
+    except BaseException:
+        remove_folders(made)
+        raise

@@ -21,7 +21,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
 __all__ = ["RC", "SIZE", "KIND", "MODE", "LEVEL", "DEVICE", "LABEL", "style", "figure", "axes",
-           "formats", "check_output", "savefig", "width", "narrow", "wrap", "WIDTHS",
+           "formats", "check_output", "savefig", "render", "width", "narrow", "wrap", "WIDTHS",
            "MIN_POINTS", "tokens_label", "headless", "device_color",
            "device_dashes", "nested", "DEVICE_DASHES"]
 
@@ -39,7 +39,8 @@ INDIGO = "#332288"  # Paul Tol's muted "indigo" (personal.sron.nl/~pault): a nin
 # text) templates, rounded to what fits both. A figure is drawn at its printed size, so its
 # points are the paper's points: no text under MIN_POINTS.
 WIDTHS = {"column": 3.33, "page": 7.0}
-WIDTH_RANGE = (2.0, 20.0)  # inches a figure may be asked for (--width)
+WIDTH_RANGE = (3.25, 20.0)  # inches a figure may be asked for (--width): from the narrowest
+# two-column paper's column (3.25 in) up
 MIN_POINTS = 7.0  # the smallest text at the printed size (most venues ask for 7 to 8 pt)
 NARROW = 5.0  # inches: narrower figures stack their panels and put legends under the plot
 SIZE = (WIDTHS["page"], 4.8)  # inches: one figure of a page's width (the default)
@@ -136,7 +137,7 @@ def figure(size: tuple[float, float] = SIZE) -> Figure:
 
 def width(size: str | float = "page") -> float:
     """A figure's printed width in inches: ``"column"`` (3.33) or ``"page"`` (7.0,
-    :data:`WIDTHS`), or a number of inches from 2 to 20.
+    :data:`WIDTHS`), or a number of inches from 3.25 to 20.
 
     >>> width("column"), width(5)
     (3.33, 5.0)
@@ -164,8 +165,9 @@ def wrap(text: str, inches: float, points: float) -> str:
     matplotlib clips a line wider than the figure). An average glyph of DejaVu Sans is about
     0.55 of its size wide.
 
-    >>> wrap("Prefill time: Llama-3-8B on H100-SXM (bf16, kernel attention)", 3.33, 8.5)
-    'Prefill time: Llama-3-8B on H100-SXM\n(bf16, kernel attention)'
+    >>> print(wrap("Prefill time: Llama-3-8B on H100-SXM (bf16, kernel attention)", 3.33, 8.5))
+    Prefill time: Llama-3-8B on H100-SXM (bf16, kernel
+    attention)
     """
     import textwrap
 
@@ -216,15 +218,12 @@ def savefig(fig: Figure, path: str | Path, argument: str | None = "output",
     path = check_output(path, argument or "output")
     made: list[Path] = []
     try:
-        ext = path.suffix.lower().lstrip(".")
-        buffer = io.BytesIO()
-        with style():
-            fig.savefig(buffer, format=ext, metadata=_metadata(ext, note), dpi=dpi)
+        data = render(fig, path, dpi, note)
         made = make_folders(path.parent, argument or "output")
         if argument is None:  # the caller's own temporary folder, and its own words for errors
-            path.write_bytes(buffer.getvalue())
+            path.write_bytes(data)
         else:
-            write_atomic(path, buffer.getvalue(), argument=argument)
+            write_atomic(path, data, argument=argument)
     except BaseException as err:
         remove_folders(made)
         if isinstance(err, OSError) and argument is not None:
@@ -232,6 +231,16 @@ def savefig(fig: Figure, path: str | Path, argument: str | None = "output",
                              str(path)) from None
         raise
     return path
+
+
+def render(fig: Figure, path: Path, dpi: int | None = None, note: str | None = None) -> bytes:
+    """The bytes :func:`savefig` writes to ``path`` (its extension names the format), rendered
+    in memory: a caller that writes several files writes them all or none."""
+    ext = path.suffix.lower().lstrip(".")
+    buffer = io.BytesIO()
+    with style():
+        fig.savefig(buffer, format=ext, metadata=_metadata(ext, note), dpi=dpi)
+    return buffer.getvalue()
 
 
 def _metadata(ext: str, note: str | None) -> dict[str, Any] | None:

@@ -104,12 +104,17 @@ def _floats(values: Any) -> list[float | None]:
 
 
 def write_data(path: Path, fig: Figure, origin: dict[str, Any]) -> Path:
-    """The figure's series and provenance as JSON, or as CSV (one row a point: panel, label,
-    x, y; the provenance in ``#`` comment lines first)."""
+    """:func:`data_text` written to ``path``."""
+    return write_atomic(path, data_text(path, fig, origin), argument="data")
+
+
+def data_text(path: Path, fig: Figure, origin: dict[str, Any]) -> str:
+    """The figure's series and provenance as JSON (``path`` ending in ``.json``), or as CSV
+    (one row a point: panel, label, x, y; the provenance in ``#`` comment lines first)."""
     drawn = series(fig)
     if path.suffix.lower() == ".json":
-        text = json.dumps({"provenance": origin, "series": drawn}, indent=1, allow_nan=False)
-        return write_atomic(path, text + "\n", argument="data")
+        return json.dumps({"provenance": origin, "series": drawn}, indent=1,
+                          allow_nan=False) + "\n"
     import csv
     import io
 
@@ -125,7 +130,7 @@ def write_data(path: Path, fig: Figure, origin: dict[str, Any]) -> Path:
             writer.writerow([s["panel"], s["title"], s["x_label"], s["y_label"], s["label"],
                              s["coordinates"], "" if x is None else repr(x),
                              "" if y is None else repr(y)])
-    return write_atomic(path, buffer.getvalue(), argument="data")
+    return buffer.getvalue()
 
 
 def metadata(origin: dict[str, Any]) -> str:

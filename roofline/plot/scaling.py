@@ -150,7 +150,7 @@ def _in_words(name: str, values: dict[int, CrossoverValue], high: float) -> str:
             never.append(f"{t:,}")
     parts = []
     if shown:
-        beyond = f"past the axis (N > {high / _MARGIN:g}), not drawn"
+        beyond = f"past the axis (N > {high:g}), not drawn"
         if past == len(shown):
             parts.append(f"{words} " + ", ".join(shown).replace("*", "") + f", {beyond}")
         else:

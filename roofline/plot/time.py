@@ -20,10 +20,11 @@ import numpy as np
 from .. import sweeps
 from ..errors import InputError
 from ..evaluate import CrossoverValue, Setting
-from ..tables import absent, count
 from . import _style
-from ._common import as_list, device_label, plain, title
-from ._common import crossovers as _crossovers
+from ._common import as_list, device_label, title
+from .time_table import (by_device, crossover_label, crossover_table, crossover_tags,
+                         crossover_table_csv, crossover_table_latex, drawn_crossovers,
+                         plot_crossover_table)
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
@@ -40,19 +41,6 @@ _FAMILY = (("projection_", _style.KIND["projection"]), ("prefill_", "#000000"),
 _DEVICE_MARKERS = ("o", "s", "^", "D", "v", "P")
 _TAG_POINTS = 7.0  # the crossover tags' text
 _ROW_POINTS = 11.0  # the height of a row of tags
-
-
-def crossover_label(name: str) -> str:
-    """A crossover's catalogue name for a reader: 'prefill_compute_bound_tokens.tiled' →
-    'prefill compute-bound (tiled)'.
-
-    >>> crossover_label("prefill_compute_bound_tokens.tiled")
-    'prefill compute-bound (tiled)'
-    """
-    base, _, mode = name.partition(".")
-    words = base.removesuffix("_tokens").replace("compute_bound", "compute-bound")
-    words = words.replace("kv_cache", "KV cache").replace("_", " ").replace("flops", "FLOPs")
-    return f"{words} ({mode})" if mode else words
 
 
 def _color(name: str) -> str:
@@ -110,128 +98,6 @@ def _place(at: list[float], group: list[int], gap: float) -> list[float]:
     first = float(np.mean([at[i] for i in group])) - width / 2
     first = min(max(first, gap / 2), 1 - gap / 2 - width)
     return [first + gap * k for k in range(len(group))]
-
-
-def _values(group: list[Setting]) -> dict[str, tuple[Setting, dict[str, CrossoverValue]]]:
-    return {s.hardware.name: (s, _crossovers(s)) for s in group}
-
-
-def _drawn(values: dict[str, tuple[Setting, dict[str, CrossoverValue]]], low: float,
-           high: float) -> list[tuple[float, str, str, CrossoverValue]]:
-    """The crossovers drawn as lines, numbered in this order: those of the plotted attention
-    mode (or of every mode) whose prompt length lies on the axis, (T, device, name, value)
-    sorted by T. Every crossover is one device's share of the setting, in the whole prompt's
-    T (under context parallelism too, where a device holds T/N_cp of it)."""
-    found = []
-    for device, (s, vs) in values.items():
-        for name, v in vs.items():
-            mode = name.partition(".")[2]
-            if mode in ("", s.attention) and v.exists and v.unit == "tokens" \
-                    and low <= v.value <= high:
-                found.append((v.value, device, name, v))
-    return sorted(found, key=lambda f: (f[0], f[1], f[2]))
-
-
-def _tags(values: dict[str, tuple[Setting, dict[str, CrossoverValue]]], low: float,
-          high: float) -> dict[tuple[str, str], tuple[str, str | None]]:
-    """(device, name) → (tag of its line, tag of its end's line or None)."""
-    out = {}
-    for n, (_, device, name, v) in enumerate(_drawn(values, low, high), start=1):
-        end = f"{n}′" if v.ends_at is not None and v.ends_at <= high else None
-        out[(device, name)] = (str(n), end)
-    return out
-
-
-def _cell(v: CrossoverValue, tags: tuple[str, str | None] | None) -> str:
-    """One value of the table: '[2] 426 to [2′] 41,196', '53,247' (no line: past the axis or
-    another mode), 'never', 'weights alone exceed memory' (:func:`roofline.tables.absent`),
-    '326 sequences'."""
-    if not v.exists:
-        return "– (one device)" if v.reason.startswith("one device") else \
-            absent(v.reason, v.evaluated)
-    if v.unit != "tokens":
-        return f"{count(v.value, v.unit)} {v.unit}"
-    tag, end = tags or (None, None)
-    text = (f"[{tag}] " if tag else "") + f"{v.value:,.0f}"
-    if v.ends_at is not None:
-        text += " to " + (f"[{end}] " if end else "") + f"{v.ends_at:,.0f}"
-    return text
-
-
-def crossover_table(settings: Setting | Sequence[Setting], low: float,
-                    high: float) -> tuple[list[str], list[list[str]]]:
-    """The time figure's crossovers as a table (headers, rows), one row per crossover of the
-    catalogue. One device: a column per attention mode, the plotted one first, and the
-    mode-free crossovers' values in it; several: a column per device (its own mode). A value
-    whose line is drawn (on the axis ``low``–``high``, of the plotted mode) carries the tag of
-    its line: '[2] 426 to [2′] 41,196' (compute-bound from 426, memory-bound again from
-    41,196). Names are as given (not escaped for matplotlib: :func:`plot_crossover_table`
-    does that)."""
-    group = as_list(settings)
-    values = _values(group)
-    tags = _tags(values, low, high)
-    several = len(group) > 1
-    bases: dict[str, None] = {}
-    for _, vs in values.values():
-        for name in vs:
-            bases.setdefault(name.partition(".")[0], None)
-    if several:
-        headers = ["crossover (tokens)"] + [f"{s.hardware.name} ({s.attention})"
-                                            for s, _ in values.values()]
-        columns = [(device, s.attention) for device, (s, _) in values.items()]
-    else:
-        (device, (s, vs)), = values.items()
-        modes = [s.attention] + [m for m in dict.fromkeys(n.partition(".")[2] for n in vs)
-                                 if m and m != s.attention]
-        headers = ["crossover (tokens)", f"{s.attention} (drawn)", *modes[1:]]
-        columns = [(device, m) for m in modes]
-    rows = []
-    for base in bases:
-        row = [crossover_label(base)]
-        for k, (device, mode) in enumerate(columns):
-            vs = values[device][1]
-            if base in vs:  # mode-free: one value, in the first column of its device
-                row.append(_cell(vs[base], tags.get((device, base)))
-                           if several or k == 0 else "")
-            elif f"{base}.{mode}" in vs:
-                row.append(_cell(vs[f"{base}.{mode}"], tags.get((device, f"{base}.{mode}"))))
-            else:
-                row.append("")
-        rows.append(row)
-    return headers, rows
-
-
-def crossover_table_csv(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    """:func:`crossover_table` as CSV text (a header line, then one line a row)."""
-    import csv
-    import io
-
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(headers)
-    writer.writerows(rows)
-    return buffer.getvalue()
-
-
-_LATEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
-          "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
-          "^": r"\textasciicircum{}", "′": "$'$", "–": "--", "—": "---"}
-
-
-def _latex(cells: Sequence[str]) -> str:
-    """A row as LaTeX: each cell's specials escaped, '{}' before a leading '[' (which LaTeX
-    would read as the optional argument of the ``\\\\`` that ends the row before)."""
-    out = " & ".join("".join(_LATEX.get(c, c) for c in cell) for cell in cells) + " \\\\"
-    return "{}" + out if out.startswith("[") else out
-
-
-def crossover_table_latex(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    """:func:`crossover_table` as a LaTeX ``tabular`` in the booktabs style (``\\toprule``,
-    ``\\midrule``, ``\\bottomrule``; ``\\usepackage{booktabs}``), one line a row."""
-    lines = ["% the crossovers of a roofline time figure; needs \\usepackage{booktabs}",
-             f"\\begin{{tabular}}{{{'l' * len(headers)}}}", "\\toprule",
-             _latex(headers), "\\midrule", *map(_latex, rows)]
-    return "\n".join([*lines, "\\bottomrule", "\\end{tabular}"]) + "\n"
 
 
 def plot_time(settings: Setting | Sequence[Setting], tokens: np.ndarray | None = None,
@@ -303,7 +169,7 @@ def plot_time(settings: Setting | Sequence[Setting], tokens: np.ndarray | None =
     if crossovers:
         window = group[0].model.sliding_window
         window = window if window is not None and xs[0] < window < xs[-1] else None
-        rows = _draw_crossovers(ax, _values(group), inches, window)
+        rows = _draw_crossovers(ax, by_device(group), inches, window)
         notes.append(f"[n]: crossover n, values in {table}" if table
                      else "[n]: crossover n, its value in the crossover table")
         if window:
@@ -343,7 +209,7 @@ def _key(ax: Axes, notes: list[str], several: bool, narrow: bool, inches: float)
 
 def _draw_crossovers(ax: Axes, values: dict[str, tuple[Setting, dict[str, CrossoverValue]]],
                      inches: float, window: int | None = None) -> int:
-    """A dotted vertical line for each crossover of :func:`_drawn` (and one at the end of a
+    """A dotted vertical line for each crossover of :func:`drawn_crossovers` (and one at the end of a
     regime that ends on the axis), its tag above the axes, tags in rows so that none overlap;
     a dash-dotted one tagged W at a sliding window's T = W; returns the number of rows."""
     from matplotlib.patches import ConnectionPatch
@@ -352,9 +218,9 @@ def _draw_crossovers(ax: Axes, values: dict[str, tuple[Setting, dict[str, Crosso
     several = len(values) > 1
     colors = {device: _style.device_color(i) for i, device in enumerate(values)}
     low, high = ax.get_xlim()
-    tags = _tags(values, low, high)
+    tags = crossover_tags(values, low, high)
     lines: list[tuple[float, str, str, str, str]] = []  # (x, tag, colour, gid, line style)
-    for x, device, name, v in _drawn(values, low, high):
+    for x, device, name, v in drawn_crossovers(values, low, high):
         color = colors[device] if several else _color(name)
         tag, end = tags[(device, name)]
         lines.append((x, tag, color, f"crossover:{device}:{name}", ":"))
@@ -383,30 +249,6 @@ def _draw_crossovers(ax: Axes, values: dict[str, tuple[Setting, dict[str, Crosso
             ax.add_artist(ConnectionPatch((x, 1.0), (f, 1.0), top, ax.transAxes + up,
                                           color=color, lw=0.6, clip_on=False))  # a leader
     return rows
-
-
-def plot_crossover_table(settings: Setting | Sequence[Setting], low: float, high: float,
-                         ax: Axes | None = None) -> Axes:
-    """:func:`crossover_table` drawn on ``ax`` (its frame and ticks hidden), headers in bold,
-    for a caller who wants it in a figure (:func:`time_figure` writes it beside the figure
-    instead)."""
-    ax = _style.axes(ax)
-    headers, rows = crossover_table(settings, low, high)
-    ax.set_axis_off()
-    table = ax.table(cellText=[[plain(c) for c in row] for row in rows],
-                     colLabels=[plain(h) for h in headers], cellLoc="left", colLoc="left",
-                     loc="upper center", edges="horizontal", bbox=(0.0, 0.0, 1.0, 1.0))
-    table.auto_set_font_size(False)
-    table.set_fontsize(_style.MIN_POINTS)
-    table.auto_set_column_width(list(range(len(headers))))
-    for (row, _), cell in table.get_celld().items():
-        cell.set_linewidth(0.4)
-        cell.set_edgecolor("#999999")
-        cell.PAD = 0.03
-        if row == 0:
-            cell.get_text().set_fontweight("bold")
-    table.set_gid("crossover-table")
-    return ax
 
 
 def time_figure(settings: Setting | Sequence[Setting], max_prompt: int | None = None,

@@ -322,7 +322,7 @@ def ttft_figure(result: TTFTResult, *, compare: bool = False, size: str | float 
         fig = _style.figure((w, 2 * w))
         ax = fig.subplots()
         plot_ttft_result(result, compare=compare, ax=ax, legend="below")
-        ax.set_title(_style.wrap(ax.get_title(), 0.95 * w, 8))
+        ax.set_title(_style.wrap(ax.get_title(), 0.85 * w, 8))
         fig.draw_without_rendering()
         around = fig.get_figheight() - ax.get_position().height * fig.get_figheight()
         fig.set_size_inches(w, round(around + (1.9 if _style.narrow(size) else 2.4), 2))

@@ -1,0 +1,181 @@
+"""The time figure's crossovers as a table (:mod:`.time`): one row per crossover of the
+catalogue, its value for each attention mode or device, the drawn ones with the tag of their
+line ('[2] 426 to [2′] 41,196'); written beside the figure as CSV and as a LaTeX ``tabular``
+(``roofline plot time``), in the report under the figure, or drawn on an Axes."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from ..evaluate import CrossoverValue, Setting
+from ..tables import absent, count
+from . import _style
+from ._common import as_list, plain
+from ._common import crossovers as _crossovers
+
+if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.axes import Axes
+
+__all__ = ["crossover_label", "crossover_table", "crossover_table_csv", "crossover_table_latex",
+           "by_device", "drawn_crossovers", "crossover_tags",
+           "plot_crossover_table"]
+
+
+def crossover_label(name: str) -> str:
+    """A crossover's catalogue name for a reader: 'prefill_compute_bound_tokens.tiled' →
+    'prefill compute-bound (tiled)'.
+
+    >>> crossover_label("prefill_compute_bound_tokens.tiled")
+    'prefill compute-bound (tiled)'
+    """
+    base, _, mode = name.partition(".")
+    words = base.removesuffix("_tokens").replace("compute_bound", "compute-bound")
+    words = words.replace("kv_cache", "KV cache").replace("_", " ").replace("flops", "FLOPs")
+    return f"{words} ({mode})" if mode else words
+
+
+def by_device(group: list[Setting]) -> dict[str, tuple[Setting, dict[str, CrossoverValue]]]:
+    return {s.hardware.name: (s, _crossovers(s)) for s in group}
+
+
+def drawn_crossovers(values: dict[str, tuple[Setting, dict[str, CrossoverValue]]], low: float,
+           high: float) -> list[tuple[float, str, str, CrossoverValue]]:
+    """The crossovers drawn as lines, numbered in this order: those of the plotted attention
+    mode (or of every mode) whose prompt length lies on the axis, (T, device, name, value)
+    sorted by T. Every crossover is one device's share of the setting, in the whole prompt's
+    T (under context parallelism too, where a device holds T/N_cp of it)."""
+    found = []
+    for device, (s, vs) in values.items():
+        for name, v in vs.items():
+            mode = name.partition(".")[2]
+            if mode in ("", s.attention) and v.exists and v.unit == "tokens" \
+                    and low <= v.value <= high:
+                found.append((v.value, device, name, v))
+    return sorted(found, key=lambda f: (f[0], f[1], f[2]))
+
+
+def crossover_tags(values: dict[str, tuple[Setting, dict[str, CrossoverValue]]], low: float,
+          high: float) -> dict[tuple[str, str], tuple[str, str | None]]:
+    """(device, name) → (tag of its line, tag of its end's line or None)."""
+    out = {}
+    for n, (_, device, name, v) in enumerate(drawn_crossovers(values, low, high), start=1):
+        end = f"{n}′" if v.ends_at is not None and v.ends_at <= high else None
+        out[(device, name)] = (str(n), end)
+    return out
+
+
+def _cell(v: CrossoverValue, tags: tuple[str, str | None] | None) -> str:
+    """One value of the table: '[2] 426 to [2′] 41,196', '53,247' (no line: past the axis or
+    another mode), 'never', 'weights alone exceed memory' (:func:`roofline.tables.absent`),
+    '326 sequences'."""
+    if not v.exists:
+        return "– (one device)" if v.reason.startswith("one device") else \
+            absent(v.reason, v.evaluated)
+    if v.unit != "tokens":
+        return f"{count(v.value, v.unit)} {v.unit}"
+    tag, end = tags or (None, None)
+    text = (f"[{tag}] " if tag else "") + f"{v.value:,.0f}"
+    if v.ends_at is not None:
+        text += " to " + (f"[{end}] " if end else "") + f"{v.ends_at:,.0f}"
+    return text
+
+
+def crossover_table(settings: Setting | Sequence[Setting], low: float,
+                    high: float) -> tuple[list[str], list[list[str]]]:
+    """The time figure's crossovers as a table (headers, rows), one row per crossover of the
+    catalogue. One device: a column per attention mode, the plotted one first, and the
+    mode-free crossovers' values in it; several: a column per device (its own mode). A value
+    whose line is drawn (on the axis ``low``–``high``, of the plotted mode) carries the tag of
+    its line: '[2] 426 to [2′] 41,196' (compute-bound from 426, memory-bound again from
+    41,196). Names are as given (not escaped for matplotlib: :func:`plot_crossover_table`
+    does that)."""
+    group = as_list(settings)
+    values = by_device(group)
+    tags = crossover_tags(values, low, high)
+    several = len(group) > 1
+    bases: dict[str, None] = {}
+    for _, vs in values.values():
+        for name in vs:
+            bases.setdefault(name.partition(".")[0], None)
+    if several:
+        headers = ["crossover (tokens)"] + [f"{s.hardware.name} ({s.attention})"
+                                            for s, _ in values.values()]
+        columns = [(device, s.attention) for device, (s, _) in values.items()]
+    else:
+        (device, (s, vs)), = values.items()
+        modes = [s.attention] + [m for m in dict.fromkeys(n.partition(".")[2] for n in vs)
+                                 if m and m != s.attention]
+        headers = ["crossover (tokens)", f"{s.attention} (drawn)", *modes[1:]]
+        columns = [(device, m) for m in modes]
+    rows = []
+    for base in bases:
+        row = [crossover_label(base)]
+        for k, (device, mode) in enumerate(columns):
+            vs = values[device][1]
+            if base in vs:  # mode-free: one value, in the first column of its device
+                row.append(_cell(vs[base], tags.get((device, base)))
+                           if several or k == 0 else "")
+            elif f"{base}.{mode}" in vs:
+                row.append(_cell(vs[f"{base}.{mode}"], tags.get((device, f"{base}.{mode}"))))
+            else:
+                row.append("")
+        rows.append(row)
+    return headers, rows
+
+
+def crossover_table_csv(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """:func:`crossover_table` as CSV text (a header line, then one line a row)."""
+    import csv
+    import io
+
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(headers)
+    writer.writerows(rows)
+    return buffer.getvalue()
+
+
+_LATEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
+          "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
+          "^": r"\textasciicircum{}", "′": "$'$", "–": "--", "—": "---"}
+
+
+def _latex(cells: Sequence[str]) -> str:
+    """A row as LaTeX: each cell's specials escaped, '{}' before a leading '[' (which LaTeX
+    would read as the optional argument of the ``\\\\`` that ends the row before)."""
+    out = " & ".join("".join(_LATEX.get(c, c) for c in cell) for cell in cells) + " \\\\"
+    return "{}" + out if out.startswith("[") else out
+
+
+def crossover_table_latex(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """:func:`crossover_table` as a LaTeX ``tabular`` in the booktabs style (``\\toprule``,
+    ``\\midrule``, ``\\bottomrule``; ``\\usepackage{booktabs}``), one line a row."""
+    lines = ["% the crossovers of a roofline time figure; needs \\usepackage{booktabs}",
+             f"\\begin{{tabular}}{{{'l' * len(headers)}}}", "\\toprule",
+             _latex(headers), "\\midrule", *map(_latex, rows)]
+    return "\n".join([*lines, "\\bottomrule", "\\end{tabular}"]) + "\n"
+
+
+def plot_crossover_table(settings: Setting | Sequence[Setting], low: float, high: float,
+                         ax: Axes | None = None) -> Axes:
+    """:func:`crossover_table` drawn on ``ax`` (its frame and ticks hidden), headers in bold,
+    for a caller who wants it in a figure (:func:`time_figure` writes it beside the figure
+    instead)."""
+    ax = _style.axes(ax)
+    headers, rows = crossover_table(settings, low, high)
+    ax.set_axis_off()
+    table = ax.table(cellText=[[plain(c) for c in row] for row in rows],
+                     colLabels=[plain(h) for h in headers], cellLoc="left", colLoc="left",
+                     loc="upper center", edges="horizontal", bbox=(0.0, 0.0, 1.0, 1.0))
+    table.auto_set_font_size(False)
+    table.set_fontsize(_style.MIN_POINTS)
+    table.auto_set_column_width(list(range(len(headers))))
+    for (row, _), cell in table.get_celld().items():
+        cell.set_linewidth(0.4)
+        cell.set_edgecolor("#999999")
+        cell.PAD = 0.03
+        if row == 0:
+            cell.get_text().set_fontweight("bold")
+    table.set_gid("crossover-table")
+    return ax
