@@ -99,14 +99,14 @@ def crossover_table(settings: Setting | Sequence[Setting], low: float,
         for name in vs:
             bases.setdefault(name.partition(".")[0], None)
     if several:
-        headers = ["crossover (tokens)"] + [f"{s.hardware.name} ({s.attention})"
+        headers = ["crossover (tokens, else as stated)"] + [f"{s.hardware.name} ({s.attention})"
                                             for s, _ in values.values()]
         columns = [(device, s.attention) for device, (s, _) in values.items()]
     else:
         (device, (s, vs)), = values.items()
         modes = [s.attention] + [m for m in dict.fromkeys(n.partition(".")[2] for n in vs)
                                  if m and m != s.attention]
-        headers = ["crossover (tokens)", f"{s.attention} (drawn)", *modes[1:]]
+        headers = ["crossover (tokens, else as stated)", f"{s.attention} (drawn)", *modes[1:]]
         columns = [(device, m) for m in modes]
     rows = []
     for base in bases:
