@@ -17,7 +17,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
 __all__ = ["as_list", "title", "side_legend", "device_label", "plain", "crossovers", "room",
-           "panel_title", "legend_note", "fit_height", "NOTE",
+           "panel_title", "legend_note", "fit_height", "NOTE", "shade_beyond_context",
            "binary_size", "per_byte", "work_unit", "grouped"]
 
 
@@ -165,3 +165,14 @@ def fit_height(fig: Figure, rows: int, inches: float) -> None:
     fig.draw_without_rendering()
     high = min(ax.get_position().height for ax in fig.axes) * fig.get_figheight()
     fig.set_figheight(fig.get_figheight() + rows * (inches - high))
+
+
+def shade_beyond_context(ax: Axes, group: Sequence[Setting], high: float) -> str:
+    """The prompt lengths past the (shortest) model's context, up to ``high``, shaded faintly
+    (evaluated all the same, as ``prefill`` does); the note's words for the shading, or "" where
+    the axis stays within the context."""
+    context = min(s.model.max_position for s in group)
+    if context >= high:
+        return ""
+    ax.axvspan(context, high, color="#000000", alpha=0.05, lw=0, gid="beyond-context")
+    return f"shaded: past the model's context ({context:,} tokens)"

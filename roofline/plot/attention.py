@@ -18,6 +18,7 @@ from ..evaluate import Setting
 from ..tables import si
 from . import _style
 from ._common import (as_list, binary_size, crossovers, device_label, fit_height, legend_note,
+                      shade_beyond_context,
                       log_axes, panel_title, title)
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -25,7 +26,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
 __all__ = ["plot_traffic", "plot_footprint", "plot_window", "attention_figure",
-           "DEFAULT_TOKENS", "legend_note", "fit_height"]
+           "DEFAULT_TOKENS"]
 
 DEFAULT_TOKENS = np.geomspace(64, 2**20, 161)
 _SRAM_SCALES = (0.25, 1.0, 4.0)  # tiled attention at these multiples of the device's SRAM
@@ -118,9 +119,11 @@ def plot_traffic(settings: Setting | Sequence[Setting], tokens: np.ndarray | Non
     log_axes(ax, (xs[0], xs[-1]), "prompt length T (tokens)", "HBM traffic (bytes)", panel)
     panel_title(ax, panel)
     ax.set_ylim(min(y[0] for y in drawn) / 2, max(y[-1] for y in drawn) * 2)
+    shaded = shade_beyond_context(ax, group, xs[-1])
     legend_note(ax, handles, labels,
                 "The steps at short prompts are whole blocks, not noise: kernel re-reads K and "
-                "V once per block of 128 query rows, a step every 128 tokens.",
+                "V once per block of 128 query rows, a step every 128 tokens."
+                + (f" {shaded[0].upper()}{shaded[1:]}." if shaded else ""),
                 handler_map={tuple: HandlerTuple(ndivide=None)})
     return ax
 
@@ -171,8 +174,11 @@ def plot_footprint(settings: Setting | Sequence[Setting], tokens: np.ndarray | N
     caps = [s.hardware.memory_capacity for s in group]
     low, high = min(weights, *caps) / 1.5, max(weights, *caps) * 3  # a decade's tick each way
     ax.set_ylim(10 ** np.floor(np.log10(low)), 10 ** np.ceil(np.log10(high)))
-    legend_note(ax, note="Verticals: where a device's memory is full, dotted for the naive "
-                         "scores, sparse dots for the KV cache." if several else "")
+    shaded = shade_beyond_context(ax, group, xs[-1])
+    notes = ["Verticals: where a device's memory is full, dotted for the naive scores, sparse "
+             "dots for the KV cache."] if several else []
+    legend_note(ax, note=" ".join(notes + ([shaded[0].upper() + shaded[1:] + "."]
+                                           if shaded else [])))
     return ax
 
 

@@ -21,7 +21,7 @@ from ..evaluate import Setting
 from ..tables import level_name
 from . import _style
 from ._common import (as_list, crossovers, device_label, fit_height, legend_note, log_axes,
-                      panel_title, per_byte, title)
+                      panel_title, per_byte, shade_beyond_context, title)
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
@@ -244,7 +244,8 @@ def plot_prefill_intensity(settings: Setting | Sequence[Setting],
     _style.plain_ticks(ax.yaxis)  # 100, 1k, 10k FLOP/byte
     own, _ = ax.get_legend_handles_labels()
     mine = [h for h in own if h.get_label() and not h.get_label().startswith("_")]
-    notes = []
+    shaded = shade_beyond_context(ax, group, xs[-1])
+    notes = [shaded[0].upper() + shaded[1:] + "."] if shaded else []
     if several:
         notes.append("○ whole prefill, □ projections: compute-bound from there on;"
                      + (f" ◇ {_tokens(prompts)}." if prompts else ""))

@@ -21,7 +21,7 @@ from .. import sweeps
 from ..errors import InputError
 from ..evaluate import CrossoverValue, Setting
 from . import _style
-from ._common import as_list, device_label, title
+from ._common import as_list, device_label, shade_beyond_context, title
 from .time_table import (by_device, crossover_label, crossover_table, crossover_tags,
                          crossover_table_csv, crossover_table_latex, drawn_crossovers,
                          plot_crossover_table)
@@ -160,11 +160,9 @@ def plot_time(settings: Setting | Sequence[Setting], tokens: np.ndarray | None =
         notes.append("dash-dot: the collectives' time at the links' bandwidth"
                      + (", hidden under the compute where below it" if group[0].overlap
                         else ", added to the compute"))
-    context = min(s.model.max_position for s in group)
-    if context < xs[-1]:
-        ax.axvspan(context, xs[-1], color="#000000", alpha=0.05, lw=0,
-                   gid="beyond-context")
-        notes.append(f"shaded: past the model's context ({context:,} tokens)")
+    shaded = shade_beyond_context(ax, group, xs[-1])
+    if shaded:
+        notes.append(shaded)
     rows = 0
     if crossovers:
         window = group[0].model.sliding_window
