@@ -20,6 +20,7 @@ import numpy as np
 from .. import serving
 from ..errors import InputError
 from . import _style
+from ._common import fit_height
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -323,7 +324,5 @@ def ttft_figure(result: TTFTResult, *, compare: bool = False, size: str | float 
         ax = fig.subplots()
         plot_ttft_result(result, compare=compare, ax=ax, legend="below")
         ax.set_title(_style.wrap(ax.get_title(), 0.85 * w, 8))
-        fig.draw_without_rendering()
-        around = fig.get_figheight() - ax.get_position().height * fig.get_figheight()
-        fig.set_size_inches(w, round(around + (1.9 if _style.narrow(size) else 2.4), 2))
+        fit_height(fig, 1, 1.9 if _style.narrow(size) else 2.4)
     return fig
