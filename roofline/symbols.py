@@ -85,6 +85,8 @@ L_moe = _count("L_moe")  # layers with a mixture of experts when only some have 
 b_w = _real("b_w")  # bytes per weight element
 b_a = _real("b_a")  # bytes per activation element
 b_kv = _real("b_kv")  # bytes per KV-cache element
+# a quantized checkpoint's embedding table and LM head, which its method leaves unquantized
+b_e = _real("b_e")  # bytes per embedding-table and LM-head element
 
 # --- hardware --------------------------------------------------------------------------------
 P_peak = _real("P_peak")  # peak FLOP/s of the compute data type
@@ -167,6 +169,8 @@ CATALOGUE: dict[str, SymbolInfo] = {
         SymbolInfo(b_w, "bytes per weight element", "bytes"),
         SymbolInfo(b_a, "bytes per activation element", "bytes"),
         SymbolInfo(b_kv, "bytes per KV-cache element", "bytes"),
+        SymbolInfo(b_e, "bytes per embedding-table and LM-head element of a quantized "
+                   "checkpoint (its layers' weights at b_w)", "bytes"),
         SymbolInfo(P_peak, "peak FLOP/s of the compute data type", "FLOP/s"),
         SymbolInfo(beta_hbm, "memory (HBM) bandwidth", "bytes/s"),
         SymbolInfo(M_sram, "on-chip SRAM per streaming multiprocessor", "bytes"),
@@ -236,7 +240,7 @@ _LATEX_NAMES = {
     "d_in": r"d_{\mathrm{in}}", "d_out": r"d_{\mathrm{out}}",
     "d_c": "d_{c}", "d_cq": r"d_{c}^{\prime}", "H_r": "H_{r}", "n_sh": r"n_{\mathrm{sh}}",
     "F_sh": r"F_{\mathrm{sh}}", "F_dense": r"F_{\mathrm{dense}}", "L_moe": r"L_{\mathrm{MoE}}",
-    "b_w": "b_{w}", "b_a": "b_{a}", "b_kv": r"b_{\mathrm{kv}}",
+    "b_w": "b_{w}", "b_a": "b_{a}", "b_kv": r"b_{\mathrm{kv}}", "b_e": "b_{e}",
     "P_peak": r"P_{\mathrm{peak}}", "beta_hbm": r"\beta_{\mathrm{HBM}}",
     "M_sram": r"M_{\mathrm{SRAM}}", "C_mem": r"C_{\mathrm{mem}}", "N_sm": r"N_{\mathrm{SM}}",
     "M_l2": r"M_{\mathrm{L2}}", "M_l3": r"M_{\mathrm{L3}}", "beta_l2": r"\beta_{\mathrm{L2}}",

@@ -202,9 +202,11 @@ def _model_show(args: argparse.Namespace) -> int:
         ("embeddings", ("tied to the LM head" if m.tied_embeddings else "untied")
          + (", scaled by sqrt(D)" if m.embed_scale else ""), ""),
     ]
-    if m.weight_dtype:
-        rows.append(("weights", f"{m.weight_dtype} ({m.quantization}); the default of every "
-                     "command, --weight-dtype overrides it", "b_w"))
+    if m.quantized:
+        rows += [("weights", f"{m.weight_dtype} ({m.quantization}); the default of every "
+                  "command, --weight-dtype overrides it" if m.weight_dtype else
+                  f"{m.quantization}: every command needs --weight-dtype", "b_w"),
+                 ("embedding table, LM head", f"{m.embedding_dtype} (left unquantized)", "b_e")]
     if m.mtp_layers:
         rows.append(("not counted", f"{m.mtp_layers} multi-token-prediction layer"
                      f"{'s' if m.mtp_layers > 1 else ''} (num_nextn_predict_layers: training "

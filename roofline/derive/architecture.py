@@ -60,3 +60,6 @@ class Architecture:
     # How it runs, for the crossovers (:mod:`roofline.derive.crossovers`): on one device, or
     # one device's share under parallelism (the degrees N_tp, N_pp, N_ep, N_cp as symbols)
     parallel: bool = False
+    # A quantized checkpoint: its layers' weights at b_w, its embedding table and LM head (left
+    # unquantized by every method :mod:`roofline.specs.quantization` reads) at b_e
+    quantized: bool = False

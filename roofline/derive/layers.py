@@ -21,7 +21,8 @@ from .architecture import KINDS, Architecture
 __all__ = ["Operation", "NORM_FLOPS", "ACT_FLOPS", "ROPE_FLOPS", "projection_op",
            "elementwise_op", "norm_op", "layer_mlp", "fused", "attention_op",
            "attention_operations", "attention_step", "total_flops", "total_bytes",
-           "mlp_parameters", "attention_parameters", "model_parameters", "put_in"]
+           "mlp_parameters", "attention_parameters", "model_parameters", "embedding_parameters",
+           "put_in"]
 
 NORM_FLOPS = {"rms": 4, "layer": 7}
 ACT_FLOPS = {"silu": 4, "gelu": 8, "relu": 1}
@@ -181,10 +182,19 @@ def model_parameters(arch: Architecture, attention_params: Expr, layer_mlp_param
     """
     norms = (2 * D if arch.norm == "rms" else 4 * D) * (2 if arch.post_norms else 1)
     final = D if arch.norm == "rms" else 2 * D
-    embed = V * D * (1 if arch.tied_embeddings else 2)
-    positions = T_pos * D if arch.position == "learned" else 0
     layers = L * (attention_params + layer_mlp_params + norms) + mlp_params
-    return layers + final + embed + positions
+    return layers + final + embedding_parameters(arch)
+
+
+def embedding_parameters(arch: Architecture) -> Expr:
+    """The embedding table, the LM head unless tied to it, and a table of learned positions:
+    what a quantized checkpoint keeps unquantized (at b_e bytes, :mod:`.transformer`).
+
+    >>> embedding_parameters(Architecture())
+    2*D*V
+    """
+    embed = V * D * (1 if arch.tied_embeddings else 2)
+    return embed + (T_pos * D if arch.position == "learned" else 0)
 
 
 def put_in(expr: Expr, sub: Mapping[Expr, Expr]) -> Expr:

@@ -34,7 +34,7 @@ from functools import cache
 
 from sympy import Expr, Integer
 
-from ..symbols import B, D, H, L, T, V, b_a, b_w, n_kv, n_q
+from ..symbols import B, D, H, L, T, V, b_a, b_e, b_w, n_kv, n_q
 from . import attention, layers, mla, moe, projection
 from .architecture import DEFAULT_ATTENTION, Architecture
 from .entry import Entry
@@ -43,7 +43,8 @@ from .layers import (ROPE_FLOPS, Operation, elementwise_op, fused, layer_mlp, ml
 
 __all__ = ["Architecture", "Operation", "layer_operations", "edge_operations",
            "attention_operations", "prefill_operations", "mlp_parameters", "parameter_count",
-           "active_parameter_count", "weight_bytes", "total_flops", "total_bytes", "entries"]
+           "active_parameter_count", "edge_element", "weight_bytes", "total_flops", "total_bytes",
+           "entries"]
 
 SOURCE = ("Llama (arXiv 2302.13971) §2.2 and HF transformers modeling_llama.py (the operations "
           "of a decoder layer, in order); scaling-book 'All the Transformer Math You Need to "
@@ -53,6 +54,11 @@ SOURCE = ("Llama (arXiv 2302.13971) §2.2 and HF transformers modeling_llama.py 
 # evaluates a device that gives them (roofline.evaluate.setting.device_caches)
 DEFAULT_CACHES = ("l2",)
 MIXTRAL = "Mixtral (Jiang et al. 2024, arXiv 2401.04088) §2.1 (router, n_a of n_e experts)"
+QUANTIZED = ("GPTQ (Frantar et al. 2023, arXiv 2210.17323) and AWQ (Lin et al. 2024, arXiv "
+             "2306.00978): the decoder layers' linear weights quantized, the embeddings and LM "
+             "head kept in 16 bits; HF transformers quantization configs (modules_to_not_convert)")
+
+
 def layer_operations(arch: Architecture, rows: Expr,
                      attention_op: Operation | Sequence[Operation]) -> list[Operation]:
     """One layer's operations over ``rows`` token rows, with the given attention operation (or
@@ -90,9 +96,10 @@ def edge_operations(arch: Architecture, rows: Expr, positions: Expr) -> list[Ope
     the last position of each of the B sequences after them."""
     table = positions * D if arch.position == "learned" else Integer(0)
     added = rows * D if arch.position == "learned" else Integer(0)
+    element = edge_element(arch)
     embed = Operation("embedding", "embedding", added,
-                      b_w * (rows * D + table) + b_a * (rows * D + 2 * added))
-    head = projection.flops(B, D, V), projection.hbm_bytes(B, D, V)
+                      element * (rows * D + table) + b_a * (rows * D + 2 * added))
+    head = projection.flops(B, D, V), projection.hbm_bytes(B, D, V).xreplace({b_w: element})
     # Gemma: the embeddings are multiplied by sqrt(D), one product per element
     scale = [elementwise_op("embed_scale", 1, rows * D, rows * D, rows * D)] \
         if arch.embed_scale else []
@@ -149,9 +156,25 @@ def active_parameter_count(arch: Architecture = Architecture(moe=True)) -> Expr:
     return total - moe.unused_parameters(arch) if arch.moe else total
 
 
+def edge_element(arch: Architecture) -> Expr:
+    """Bytes of one element of the embedding table and the LM head: b_e in a quantized
+    checkpoint (its method leaves them at the checkpoint's 16-bit width: GPTQ, AWQ and
+    bitsandbytes skip ``lm_head``, compressed-tensors lists it in ``ignore``, DeepSeek-V3's
+    fp8 keeps ``embed_tokens`` and ``lm_head`` in bf16), else b_w like every weight."""
+    return b_e if arch.quantized else b_w
+
+
 def weight_bytes(arch: Architecture = Architecture()) -> Expr:
-    """Bytes of all weights at b_w bytes each."""
-    return b_w * parameter_count(arch)
+    """Bytes of all weights at b_w bytes each; a quantized checkpoint's embedding table and LM
+    head at b_e (:func:`edge_element`).
+
+    >>> weight_bytes(Architecture(quantized=True)) - weight_bytes(Architecture())
+    2*D*V*b_e - 2*D*V*b_w
+    """
+    if not arch.quantized:
+        return b_w * parameter_count(arch)
+    edges = layers.embedding_parameters(arch)
+    return b_w * (parameter_count(arch) - edges) + b_e * edges
 
 
 def entries() -> list[Entry]:
@@ -165,7 +188,12 @@ def entries() -> list[Entry]:
                  f"{SOURCE}; {MIXTRAL}",
                  ("as the dense model, with n_e gated experts and a router",)),
            Entry("transformer.weight_bytes", weight_bytes(arch), "bytes of all weights",
-                 "bytes", SOURCE, default[:1])]
+                 "bytes", SOURCE, default[:1]),
+           Entry("transformer.weight_bytes.quantized", weight_bytes(Architecture(quantized=True)),
+                 "bytes of all weights of a quantized checkpoint", "bytes",
+                 f"{SOURCE}; {QUANTIZED}",
+                 (*default[:1], "layers at b_w (with their scales), the embedding table and "
+                  "the LM head left unquantized at b_e"))]
     for mode in attention.MODES:
         # the default mode as the tool evaluates it on a GPU with an L2 (the bytes at HBM, the
         # re-reads the L2 serves left out); the papers' schedules by their own names, every

@@ -162,6 +162,13 @@ WORKS: tuple[Work, ...] = (
           "EMNLP 2020 System Demonstrations", 2026),
     _paper("Mixtral", "jiang2024mixtral", "preprint", ("A. Q. Jiang", "others"),
            "Mixtral of Experts", 2024, arxiv="2401.04088"),
+    _paper("GPTQ", "frantar2023gptq", "inproceedings", ("E. Frantar", "S. Ashkboos",
+           "T. Hoefler", "D. Alistarh"), "GPTQ: Accurate Post-Training Quantization for "
+           "Generative Pre-trained Transformers", 2023, venue="ICLR", arxiv="2210.17323",
+           note="4-bit weights in groups with 16-bit scales; the LM head left unquantized"),
+    _paper("AWQ", "lin2024awq", "inproceedings", ("J. Lin", "others"), "AWQ: Activation-aware "
+           "Weight Quantization for On-Device LLM Compression and Acceleration", 2024,
+           venue="MLSys", arxiv="2306.00978"),
     _paper("DeepSeek-V2", "deepseekai2024deepseekv2", "preprint", ("DeepSeek-AI",),
            "DeepSeek-V2: A Strong, Economical, and Efficient Mixture-of-Experts Language Model",
            2024, arxiv="2405.04434",

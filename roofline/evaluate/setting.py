@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import cached_property
 from numbers import Integral
 from typing import TYPE_CHECKING, Any
@@ -13,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from ..derive.architecture import (ATTENTION_MODES, DEFAULT_ATTENTION, FUSIONS, KV_CACHES,
                                    MLA_DECODES, Architecture)
 from ..errors import InputError
-from ..specs.dtypes import STORAGE_DTYPES, bytes_per_element, element_bytes
+from ..specs.dtypes import STORAGE_DTYPES, bytes_per_element
 from ..specs.hardware import Hardware
 from ..specs.model import ModelShape
 from .forms import crossover_forms, forms
@@ -129,6 +130,8 @@ class Setting:
                             ("act_dtype", self.act_dtype)):
             if dtype is not None and dtype not in STORAGE_DTYPES:
                 raise InputError(name, f"must be one of {', '.join(STORAGE_DTYPES)}", dtype)
+        if self.model.quantized is not None:  # a quantization not read needs weight_dtype
+            self.model.quantized.check(self.weight_dtype, f"{self.model.path}")
 
     def _check_parallel(self) -> None:
         """tp, pp, ep, cp: positive integers; tp divides the query heads and is a divisor or a
@@ -249,10 +252,25 @@ class Setting:
 
     @property
     def precision(self) -> dict[str, str]:
+        """Data types: compute, weights, activations, KV cache (and a quantized checkpoint's
+        embedding table and LM head, "embeddings")."""
         weights = self.weight_dtype or self.model.weight_dtype or self.dtype
-        return {"compute": self.dtype, "weights": weights,
-                "activations": self.act_dtype or self.dtype,
-                "kv_cache": self.kv_dtype or self.dtype}
+        out = {"compute": self.dtype, "weights": weights,
+               "activations": self.act_dtype or self.dtype,
+               "kv_cache": self.kv_dtype or self.dtype}
+        if self.model.embedding_dtype:
+            out["embeddings"] = self.model.embedding_dtype
+        return out
+
+    def element_bytes(self) -> dict[str, Fraction]:
+        """Bytes of one element by symbol, exact: b_w (a quantized checkpoint's with its scales,
+        :mod:`roofline.specs.quantization`), b_a, b_kv, b_e (else b_w's)."""
+        p = self.precision
+        weights = (self.model.quantized.bytes_per_weight if self.weights_from_config
+                   else bytes_per_element(p["weights"]))
+        return {"b_w": weights, "b_a": bytes_per_element(p["activations"]),
+                "b_kv": bytes_per_element(p["kv_cache"]),
+                "b_e": bytes_per_element(p["embeddings"]) if "embeddings" in p else weights}
 
     @property
     def precision_words(self) -> str:
@@ -262,12 +280,12 @@ class Setting:
         p = self.precision
         words = self.dtype + "".join(f", {what} {p[key]}" for key, what in
                                      (("weights", "weights"), ("activations", "activations"),
-                                      ("kv_cache", "KV cache"))
-                                     if p[key] != self.dtype)
-        if self.weights_from_config:
-            words = words.replace(f"weights {p['weights']}",
-                                  f"weights {p['weights']} (the config's quantization)")
-        return words
+                                      ("kv_cache", "KV cache")) if p[key] != self.dtype)
+        if self.weights_from_config:  # "weights int4 (the config's quantization: gptq, ...)"
+            how = self.model.quantization.replace("quantization_config", "the config's "
+                                                  "quantization")
+            words = words.replace(f"weights {p['weights']}", f"weights {p['weights']} ({how})")
+        return words + (f", embeddings and LM head {p['embeddings']}" if "embeddings" in p else "")
 
     @property
     def weights_from_config(self) -> bool:
@@ -346,12 +364,10 @@ class Setting:
     def numbers(self, batch: bool = True) -> dict[str, int | float]:
         """Every symbol's value by name but the prompt length T (and B when ``batch`` is
         False): integers stay integers, byte sizes of sub-byte types are floats."""
-        p = self.precision
         out: dict[str, int | float] = {
             **device_numbers(self.hardware, self.dtype),
-            "b_w": element_bytes(p["weights"]),
-            "b_a": element_bytes(p["activations"]),
-            "b_kv": element_bytes(p["kv_cache"]),
+            **{name: int(f) if f.denominator == 1 else float(f)
+               for name, f in self.element_bytes().items()},
             **self.model.values(),
             "N_tp": self.tp, "N_pp": self.pp, "N_ep": self.ep, "N_cp": self.cp,
             "G_node": self.expert_nodes, "M_node": self.model.node_limit(self.expert_nodes),
@@ -371,11 +387,11 @@ class Setting:
 
         from ..symbols import CATALOGUE
 
-        exact = {"b_w": "weights", "b_a": "activations", "b_kv": "kv_cache"}
+        exact = self.element_bytes()
         out: dict[Symbol, Expr] = {}
         for name, v in self.numbers(batch).items():
             if name in exact:
-                f = bytes_per_element(self.precision[exact[name]])
+                f = exact[name]
                 out[CATALOGUE[name].symbol] = Rational(f.numerator, f.denominator)
             else:
                 out[CATALOGUE[name].symbol] = Integer(v) if isinstance(v, int) else Float(v)

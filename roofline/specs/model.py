@@ -17,7 +17,7 @@ from ._shipped import shipped_files
 from .counts import LIMITS, REQUIRED_SHAPE, check_count, check_zero_or_count
 from .files import parse_json, read_text
 from .hf_config import SUPPORTED_MODEL_TYPES, config_fields
-from .quantization import quantized_weights
+from .quantization import Quantization, quantization
 from .shape import shape_fields
 
 __all__ = ["ModelShape", "SUPPORTED_MODEL_TYPES", "REQUIRED_SHAPE", "LIMITS", "load_model",
@@ -71,10 +71,9 @@ class ModelShape:
     # no limit
     expert_groups: int = 1
     groups_per_token: int = 1
-    # the data type the checkpoint stores its weights in (a config's quantization_config,
-    # :mod:`.quantization`), and how the config says so; None: the compute data type's
-    weight_dtype: str | None = None
-    quantization: str = ""
+    # how the checkpoint stores its weights (a config's quantization_config,
+    # :mod:`.quantization`); None: in the compute data type
+    quantized: Quantization | None = None
     architecture: Architecture = field(init=False)
 
     def __post_init__(self) -> None:
@@ -125,7 +124,8 @@ class ModelShape:
                             mla=self.mla, q_lora=self.q_lora_rank > 0,
                             moe_layers="some" if self.moe_layers else "all",
                             shared_experts=self.shared_experts > 0,
-                            shared_gate=self.shared_expert_gate)
+                            shared_gate=self.shared_expert_gate,
+                            quantized=self.quantized is not None)
         object.__setattr__(self, "architecture", arch)
 
     def _check_latent(self, where: str) -> None:
@@ -263,6 +263,22 @@ class ModelShape:
             return None
         return f"{what} is beyond {self.name}'s context of {self.max_position} tokens"
 
+    @property
+    def weight_dtype(self) -> str | None:
+        """The data type a quantized checkpoint stores its layers' weights in; None: the
+        compute data type (or a quantization not read: ``--weight-dtype`` must say)."""
+        return self.quantized.dtype if self.quantized else None
+
+    @property
+    def quantization(self) -> str:
+        """How the config says its weights are stored, in words; "" without a quantization."""
+        return self.quantized.words if self.quantized else ""
+
+    @property
+    def embedding_dtype(self) -> str | None:
+        """The data type a quantized checkpoint keeps its embedding table and LM head in."""
+        return self.quantized.edge_dtype if self.quantized else None
+
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready dict with the path read and the parameter count."""
         keys = ("name", "model_type", "hidden_size", "num_layers", "num_heads", "num_kv_heads",
@@ -273,8 +289,10 @@ class ModelShape:
                 "window", "attention_kind", "kv_lora_rank", "q_lora_rank", "rope_head_dim",
                 "shared_experts", "shared_expert_size", "shared_expert_gate", "moe_layers",
                 "dense_intermediate_size", "mtp_layers", "moe_pattern", "expert_groups",
-                "groups_per_token", "weight_dtype", "quantization")
+                "groups_per_token", "weight_dtype", "quantization", "embedding_dtype")
         out: dict[str, Any] = {key: getattr(self, key) for key in keys}
+        q = self.quantized
+        out["scale_bits_per_weight"] = float(q.scale_bits) if q else 0.0
         out.update(path=str(self.path), parameters=self.parameters,
                    active_parameters=self.active_parameters,
                    symbols={str(s): v for s, v in self.values().items()})
@@ -297,9 +315,7 @@ def read_model(path: str | Path, name: str | None = None) -> ModelShape:
         if not isinstance(config, dict):
             raise SpecError(str(path), "must hold a JSON object", type(config).__name__)
         model_type, fields = config_fields(config, path)
-        dtype, words = quantized_weights(config, str(path))
-        if dtype is not None:
-            fields.update(weight_dtype=dtype, quantization=words)
+        fields.update(quantized=quantization(config, str(path)))
     return ModelShape(name=name or _name(path, config), path=path, model_type=model_type,
                       **fields)
 

@@ -1,63 +1,144 @@
-"""A ``config.json``'s ``quantization_config`` → the data type its weights are stored in.
+"""A ``config.json``'s ``quantization_config`` → how its weights are stored.
 
 A checkpoint that says how its weights are quantized is run that way: DeepSeek-V3 ships fp8
 weights, a GPTQ or AWQ export 4-bit integers. The weight dtype read here is the model's default;
 ``--weight-dtype`` (``weight_dtype=``) still overrides it, and the outputs say where it came
 from. The keys are those of Hugging Face ``transformers``' quantization configurations
-(``transformers/utils/quantization_config.py``: ``GPTQConfig.bits``, ``AwqConfig.bits``,
-``BitsAndBytesConfig.load_in_4bit/load_in_8bit``, ``FbgemmFp8Config``, ``FineGrainedFP8Config``
-(``quant_method: fp8``, DeepSeek-V3's), ``CompressedTensorsConfig`` (``config_groups``: each
-group's ``weights.num_bits`` and ``weights.type``), ``Mxfp4Config``):
+(``transformers/utils/quantization_config.py``: ``GPTQConfig.bits``/``group_size``,
+``AwqConfig.bits``/``group_size``, ``BitsAndBytesConfig.load_in_4bit/load_in_8bit``,
+``FbgemmFp8Config``, ``FineGrainedFP8Config`` (``quant_method: fp8``, DeepSeek-V3's, with its
+``weight_block_size``), ``CompressedTensorsConfig`` (``config_groups``: each group's
+``weights.num_bits``, ``type``, ``strategy``, ``group_size``, ``symmetric``), ``Mxfp4Config``):
 
-    quant_method                        weights
-    fp8, fbgemm_fp8                     fp8
-    gptq, awq (bits or w_bit)           int4 / int8 by bits
-    bitsandbytes                        int4 (load_in_4bit: nf4 or fp4) / int8 (load_in_8bit)
-    compressed-tensors                  fp8 / int4 / int8 by the weights' num_bits and type
-    mxfp4                               fp4
+    quant_method          weights               scales per weight (bits)
+    fp8                   fp8                   32 / (block rows · block columns): 1/512
+    fbgemm_fp8            fp8                   per output channel (not counted)
+    gptq, awq             int4 / int8 by bits   (16 + bits) / group_size: 5/32 at 4-bit, 128
+    bitsandbytes          int4 / int8           4-bit: 32/64, or with double quantization
+                                                8/64 + 32/(64·256); 8-bit: per row (not counted)
+    compressed-tensors    fp8 / int4 / int8     strategy group: (16 + bits if asymmetric) / size
+    mxfp4                 fp4                   8 / 32 (one E8M0 scale per 32 elements, OCP MX)
 
-Group or block scales are not counted: one 16-bit scale per group of 128 weights adds 1/8 bit
-to each (3 % of a 4-bit weight), one 32-bit scale per 128×128 block of fp8 weights 1/512 bit.
-A method not in the table is a :class:`SpecError` naming it: a bound computed with bf16 weights
-for a quantized checkpoint would be wrong without a word.
+A group's scale is 16-bit (GPTQ's and AWQ's ``scales`` are fp16, and their zero points packed at
+the weights' width: AutoGPTQ's ``qzeros``, AutoAWQ's ``qzeros``); a bitsandbytes 4-bit block of
+64 has an fp32 absmax (Dettmers et al. 2023, QLoRA, arXiv 2305.14314 §2: 0.5 bit per
+parameter, 0.127 with double quantization). A scale per output channel or per tensor is a
+hundredth of a bit or less per weight and is left out. ``group_size: -1`` is per channel.
+
+The embedding table and the LM head stay at the checkpoint's own width (``torch_dtype``, bf16
+where the config gives none): GPTQ, AWQ and bitsandbytes skip ``lm_head``, compressed-tensors
+lists it in ``ignore``, DeepSeek-V3's fp8 and gpt-oss's mxfp4 keep ``embed_tokens`` and
+``lm_head`` in bf16. A method not in the table is read as "unread": the model loads, and a
+setting without ``--weight-dtype`` is a :class:`SpecError` naming it (a bound computed with
+bf16 weights for a quantized checkpoint would be wrong without a word).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 from ..errors import SpecError
 
-__all__ = ["METHODS", "quantized_weights"]
+__all__ = ["METHODS", "Quantization", "quantization", "TORCH_DTYPES"]
 
 METHODS = ("fp8", "fbgemm_fp8", "gptq", "awq", "bitsandbytes", "compressed-tensors", "mxfp4")
 _BITS = {4: "int4", 8: "int8"}
+# a config's torch_dtype (or transformers' newer "dtype") → ours
+TORCH_DTYPES = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}
+_SCALE_BITS = 16  # GPTQ's, AWQ's and compressed-tensors' group scales are fp16 or bf16
 
 
-def quantized_weights(config: Mapping[str, Any], where: str) -> tuple[str | None, str]:
-    """(the weights' data type, how the config says so in words); (None, "") without a
-    ``quantization_config``."""
+@dataclass(frozen=True)
+class Quantization:
+    """How a quantized checkpoint stores its weights: the layers' data type (None: a method this
+    module does not read, named in ``method``), the scales' bits per weight on top of it, the
+    embedding table's and LM head's data type, and the config's words for all of it."""
+
+    method: str
+    dtype: str | None
+    scale_bits: Fraction
+    edge_dtype: str
+    words: str
+
+    def check(self, given: str | None, where: str) -> None:
+        """A method not read needs the weights' data type ``given`` (``--weight-dtype``)."""
+        if self.dtype is None and given is None:
+            raise SpecError(f"{where}: quantization_config", f"not read (methods read: "
+                            f"{', '.join(METHODS)}): give the weights' data type with "
+                            "--weight-dtype", self.words.split(": ", 1)[1].removesuffix(
+                                ", not read"))
+
+    @property
+    def bytes_per_weight(self) -> Fraction:
+        """Bytes of one layer weight with its share of the scales (needs ``dtype``)."""
+        from .dtypes import bytes_per_element
+
+        assert self.dtype is not None
+        return bytes_per_element(self.dtype) + self.scale_bits / 8
+
+
+def quantization(config: Mapping[str, Any], where: str) -> Quantization | None:
+    """The checkpoint's quantization; None without a ``quantization_config``."""
     q = config.get("quantization_config")
     if q is None:
-        return None, ""
+        return None
     key = f"{where}: quantization_config"
     if not isinstance(q, dict):
         raise SpecError(key, "must be a JSON object", type(q).__name__)
+    torch = config.get("torch_dtype", config.get("dtype", "bfloat16"))
+    if torch not in TORCH_DTYPES:
+        raise SpecError(f"{where}: torch_dtype", f"must be one of {', '.join(TORCH_DTYPES)}",
+                        torch)
+    edges = TORCH_DTYPES[torch]
     method = q.get("quant_method")
     if method not in METHODS:
-        raise SpecError(f"{key}.quant_method", f"not read: must be one of {', '.join(METHODS)} "
-                        "(or remove the key and give --weight-dtype)", method)
-    if method in ("fp8", "fbgemm_fp8"):
-        return "fp8", f"quantization_config: {method}"
+        return Quantization(str(method), None, Fraction(0), edges,
+                            f"quantization_config: {method}, not read")
+    dtype, scales, words = _read(method, q, key)
+    words = f"quantization_config: {words}" + ("" if dtype else ", not read")
+    if scales:
+        words += f" + {_bits(scales)} bits of scales"
+    return Quantization(method, dtype, scales, edges, words)
+
+
+def _read(method: str, q: Mapping[str, Any], key: str) -> tuple[str | None, Fraction, str]:
+    if method == "fp8":
+        block = q.get("weight_block_size")
+        if block is None:
+            return "fp8", Fraction(0), "fp8"
+        if (not isinstance(block, list) or len(block) != 2
+                or not all(_positive(b) for b in block)):
+            raise SpecError(f"{key}.weight_block_size", "must be two positive integers", block)
+        return "fp8", Fraction(32, block[0] * block[1]), f"fp8, blocks {block[0]}×{block[1]}"
+    if method == "fbgemm_fp8":
+        return "fp8", Fraction(0), "fbgemm_fp8"
     if method == "mxfp4":
-        return "fp4", "quantization_config: mxfp4"
+        return "fp4", Fraction(8, 32), "mxfp4"
     if method == "bitsandbytes":
         return _bitsandbytes(q, key)
     if method == "compressed-tensors":
         return _compressed(q, key)
     bits = q.get("bits", q.get("w_bit"))
-    return _integer(bits, f"{key}.bits", method), f"quantization_config: {method}, {bits}-bit"
+    dtype = _integer(bits, f"{key}.bits", method)
+    group = q.get("group_size", q.get("q_group_size", 128))
+    if group == -1:
+        return dtype, Fraction(0), f"{method}, {bits}-bit, per channel"
+    if not _positive(group):
+        raise SpecError(f"{key}.group_size", "must be a positive integer or -1 (per channel)",
+                        group)
+    return dtype, Fraction(_SCALE_BITS + bits, group), f"{method}, {bits}-bit, groups of {group}"
+
+
+def _positive(n: object) -> bool:
+    return isinstance(n, int) and not isinstance(n, bool) and n > 0
+
+
+def _bits(f: Fraction) -> str:
+    """A fraction of a bit in words: 5/32 → "0.156"."""
+    return f"{float(f):.3g}"
 
 
 def _integer(bits: object, where: str, method: str) -> str:
@@ -66,38 +147,48 @@ def _integer(bits: object, where: str, method: str) -> str:
     return _BITS[bits]  # type: ignore[index]
 
 
-def _bitsandbytes(q: Mapping[str, Any], key: str) -> tuple[str, str]:
+def _bitsandbytes(q: Mapping[str, Any], key: str) -> tuple[str, Fraction, str]:
     if q.get("load_in_4bit") is True:
-        return "int4", f"quantization_config: bitsandbytes {q.get('bnb_4bit_quant_type', 'fp4')}"
+        double = q.get("bnb_4bit_use_double_quant") is True
+        scales = Fraction(8, 64) + Fraction(32, 64 * 256) if double else Fraction(32, 64)
+        kind = q.get("bnb_4bit_quant_type", "fp4")
+        return "int4", scales, f"bitsandbytes {kind}" + (", double" if double else "")
     if q.get("load_in_8bit") is True:
-        return "int8", "quantization_config: bitsandbytes 8-bit"
+        return "int8", Fraction(0), "bitsandbytes 8-bit"
     raise SpecError(f"{key}.load_in_4bit", "bitsandbytes needs load_in_4bit or load_in_8bit "
                     "true", q.get("load_in_4bit"))
 
 
-def _compressed(q: Mapping[str, Any], key: str) -> tuple[str, str]:
+def _compressed(q: Mapping[str, Any], key: str) -> tuple[str | None, Fraction, str]:
     """compressed-tensors: every group's weights of one kind (a checkpoint whose groups differ
-    is refused: one weight dtype describes it)."""
+    is not read: one weight dtype cannot describe it)."""
     groups = q.get("config_groups")
     if not isinstance(groups, dict) or not groups:
         raise SpecError(f"{key}.config_groups", "must be a non-empty object of groups",
                         type(groups).__name__)
     kinds = set()
     for name, group in groups.items():
+        where = f"{key}.config_groups.{name}.weights"
         weights = group.get("weights") if isinstance(group, dict) else None
         if not isinstance(weights, dict):
-            raise SpecError(f"{key}.config_groups.{name}.weights", "must be an object", weights)
+            raise SpecError(where, "must be an object", weights)
         bits, kind = weights.get("num_bits"), weights.get("type")
         if kind == "float" and bits == 8:
-            kinds.add("fp8")
+            dtype = "fp8"
         elif kind == "int":
-            kinds.add(_integer(bits, f"{key}.config_groups.{name}.weights.num_bits",
-                               "compressed-tensors"))
+            dtype = _integer(bits, f"{where}.num_bits", "compressed-tensors")
         else:
-            raise SpecError(f"{key}.config_groups.{name}.weights", "must be 8-bit floats or 4- "
-                            "or 8-bit integers", f"{kind} {bits}-bit")
-    if len(kinds) > 1:
-        raise SpecError(f"{key}.config_groups", "groups of different weight types: give "
-                        "--weight-dtype", sorted(kinds))
-    (dtype,) = kinds
-    return dtype, f"quantization_config: compressed-tensors, {dtype}"
+            raise SpecError(where, "must be 8-bit floats or 4- or 8-bit integers",
+                            f"{kind} {bits}-bit")
+        scales = Fraction(0)
+        if weights.get("strategy") == "group":
+            size = weights.get("group_size")
+            if not _positive(size):
+                raise SpecError(f"{where}.group_size", "must be a positive integer", size)
+            zero = 0 if weights.get("symmetric", True) else bits
+            scales = Fraction(_SCALE_BITS + zero, size)
+        kinds.add((dtype, scales))
+    if len(kinds) > 1:  # one weight dtype cannot describe it: --weight-dtype must
+        return None, Fraction(0), "compressed-tensors, groups of different weight types"
+    ((dtype, scales),) = kinds
+    return dtype, scales, f"compressed-tensors, {dtype}"
