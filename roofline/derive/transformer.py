@@ -30,6 +30,7 @@ SiLU 4, GELU 8 (tanh form), ReLU 1, residual add 1, a gated product 1, the embed
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from functools import cache
 
 from sympy import Expr, Integer
@@ -57,6 +58,8 @@ MIXTRAL = "Mixtral (Jiang et al. 2024, arXiv 2401.04088) §2.1 (router, n_a of n
 QUANTIZED = ("GPTQ (Frantar et al. 2023, arXiv 2210.17323) and AWQ (Lin et al. 2024, arXiv "
              "2306.00978): the decoder layers' linear weights quantized, the embeddings and LM "
              "head kept in 16 bits; HF transformers quantization configs (modules_to_not_convert)")
+FUSION = ("Data Movement Is All You Need (Ivanov et al. 2021, arXiv 2007.00072) §4: the "
+          "element-wise operators fused into their neighbours move no activations through HBM")
 
 
 def layer_operations(arch: Architecture, rows: Expr,
@@ -213,4 +216,16 @@ def entries() -> list[Entry]:
                   f"arithmetic intensity of a whole prefill ({mode} attention)", "FLOP/byte",
                   SOURCE, note),
         ]
-    return out
+    # the element-wise work folded into the kernels beside it (--fusion elementwise): the same
+    # FLOPs, fewer bytes
+    ops = prefill_operations(replace(arch, fusion="elementwise"), DEFAULT_ATTENTION,
+                             caches=DEFAULT_CACHES)
+    fl, by = total_flops(ops), total_bytes(ops)
+    note = (*default, f"attention: {DEFAULT_ATTENTION}, behind an L2 (the default)",
+            "element-wise work folded into the neighbouring kernels (--fusion elementwise): "
+            "its activations make no HBM round trip; FLOPs as prefill.flops")
+    return out + [
+        Entry("prefill.bytes.fused", by, "HBM bytes of a whole prefill, element-wise work "
+              "fused", "bytes", f"{SOURCE}; {FUSION}", note),
+        Entry("prefill.intensity.fused", fl / by, "arithmetic intensity of a whole prefill, "
+              "element-wise work fused", "FLOP/byte", f"{SOURCE}; {FUSION}", note)]

@@ -162,6 +162,11 @@ WORKS: tuple[Work, ...] = (
           "EMNLP 2020 System Demonstrations", 2026),
     _paper("Mixtral", "jiang2024mixtral", "preprint", ("A. Q. Jiang", "others"),
            "Mixtral of Experts", 2024, arxiv="2401.04088"),
+    _paper("Data Movement Is All You Need", "ivanov2021datamovement", "inproceedings",
+           ("A. Ivanov", "N. Dryden", "T. Ben-Nun", "S. Li", "T. Hoefler"),
+           "Data Movement Is All You Need: A Case Study on Optimizing Transformers", 2021,
+           venue="MLSys", arxiv="2007.00072",
+           note="§4: fusing the element-wise operators removes their HBM traffic"),
     _paper("GPTQ", "frantar2023gptq", "inproceedings", ("E. Frantar", "S. Ashkboos",
            "T. Hoefler", "D. Alistarh"), "GPTQ: Accurate Post-Training Quantization for "
            "Generative Pre-trained Transformers", 2023, venue="ICLR", arxiv="2210.17323",
