@@ -117,3 +117,26 @@ def test_a_config_with_its_own_head_dim_that_does_not_divide_the_width(tmp_path)
     with pytest.raises(SpecError) as err:
         read_model(path)
     _one_line(err.value, "num_attention_heads", "when head_dim is not given")
+
+
+@pytest.mark.parametrize("argv, option", [
+    (["prefill", "--hardware", "H100-SXM", "--model", "Llama-3-8B", "--prompt", "128",
+      "--prompt", "4096"], "--prompt: given twice;"),
+    (["prefill", "--hardware", "H100-SXM", "--model", "Llama-3-8B", "--prom", "128",
+      "--prompt=4096"], "--prompt: given twice (as --prom and --prompt)"),
+    (["plot", "time", "--model", "Llama-3-8B", "-o", "a.png", "--output", "b.png"],
+     "--output: given twice (as -o and --output)"),
+    (["ttft", "--hardware", "H100-SXM", "--model", "Llama-3-8B", "--prompt", "128", "--rate",
+      "1", "--rate", "2"], "--rate: given twice;"),
+])
+def test_an_option_given_twice_is_refused_not_the_last_kept(argv, option, capsys, tmp_path,
+                                                            monkeypatch):
+    """argparse keeps the last of a repeated option without a word: one of two prompt lengths
+    meant would run. Refused in one line, exit 2, nothing written."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and option in err
+    assert list(tmp_path.iterdir()) == []

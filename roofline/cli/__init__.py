@@ -79,6 +79,40 @@ class _Parser(argparse.ArgumentParser):
         if message:
             (file or sys.stderr).write(message)
 
+    def parse_known_args(self, args=None, namespace=None):  # type: ignore[override]
+        """argparse's, with an option given twice refused (argparse keeps the last silently:
+        ``--prompt 128 --prompt 4096`` would run one length of two meant)."""
+        if args is not None:
+            self._refuse_repeats(list(args))
+        return super().parse_known_args(args, namespace)
+
+    def _refuse_repeats(self, args: list[str]) -> None:
+        """Each option of this parser at most once, up to its sub-command (which checks its
+        own); an abbreviation counts as the option it stands for, -o as --output."""
+        commands = {name for a in self._actions if isinstance(a, argparse._SubParsersAction)
+                    for name in a.choices}
+        seen: dict[str, str] = {}
+        for token in args:
+            if token == "--" or token in commands:
+                return
+            name = token.split("=", 1)[0]
+            if not name.startswith("-") or len(name) < 2:
+                continue
+            options = self._option_string_actions
+            if name not in options and name.startswith("--"):
+                matches = {options[o] for o in options if o.startswith(name)}
+                action = matches.pop() if len(matches) == 1 else None
+            else:
+                action = options.get(name)
+            if action is None or isinstance(action, (argparse._AppendAction,
+                                                     argparse._CountAction)):
+                continue
+            if action.dest in seen:
+                first, full = seen[action.dest], max(action.option_strings, key=len)
+                also = f" (as {first} and {name})" if first != name else ""
+                self.error(f"{full}: given twice{also}; give each option once")
+            seen[action.dest] = name
+
     def error(self, message: str) -> NoReturn:
         command = self.prog.partition(" ")[2]  # "plot time" of "roofline plot time"
         where = f"{command}: " if command else ""
