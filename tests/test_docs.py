@@ -8,6 +8,7 @@ the file fast; ``roofline docs --check`` in CI covers the full grid.
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -340,3 +341,42 @@ def test_citation_file_names_the_package_version() -> None:
     assert re.search(r'^date-released: "\d{4}-\d\d-\d\d"$', cff, flags=re.M)
     assert "  - name: The roofline developers" in cff and "license: MIT" in cff
     assert "If you use these formulas or figures, please cite" in " ".join(cff.split())
+
+
+def test_the_default_pages_are_kept_and_read_back(tmp_path, monkeypatch):
+    """A second ``roofline docs`` reads the pages kept in the user's cache instead of deriving
+    them again; a page made from other sources (another key) or a kept file altered by hand is
+    made afresh."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    made = []
+
+    def fake(hardware, models):
+        made.append((hardware, models))
+        return {"README.md": f"pages {len(made)}\n"}
+
+    monkeypatch.setattr(docs, "_generate", fake)
+    monkeypatch.setattr(docs, "pages_key", lambda: "one")
+    assert docs.generate() == {"README.md": "pages 1\n"}
+    assert docs.generate() == {"README.md": "pages 1\n"} and len(made) == 1
+    (kept,) = tmp_path.rglob("pages-one.json")
+    kept.write_text(kept.read_text().replace("pages 1", "pages 9"))
+    assert docs.generate() == {"README.md": "pages 2\n"}  # its digest no longer matches
+    monkeypatch.setattr(docs, "pages_key", lambda: "two")
+    assert docs.generate() == {"README.md": "pages 3\n"}
+    assert docs.generate([], []) == {"README.md": "pages 4\n"}  # a grid of one's own: not kept
+
+
+def test_the_pages_key_follows_the_sources_and_the_data(tmp_path, monkeypatch):
+    """The key changes with a shipped data file (a hardware file here), not by itself."""
+    from roofline.specs import _shipped
+
+    assert docs.pages_key() == docs.pages_key()
+    copy = tmp_path / "hardware"
+    shutil.copytree(_shipped.shipped_dir("hardware"), copy)
+    real = _shipped.shipped_dir
+    monkeypatch.setattr(_shipped, "shipped_dir",
+                        lambda kind: copy if kind == "hardware" else real(kind))
+    first = docs.pages_key()
+    with (copy / "H100-SXM.toml").open("a") as f:
+        f.write("\n# a comment\n")
+    assert docs.pages_key() != first

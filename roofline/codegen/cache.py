@@ -30,7 +30,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-__all__ = ["key", "key_of", "directory", "load", "module_name", "clear_memory"]
+__all__ = ["key", "key_of", "directory", "load", "module_name", "read_kept", "keep",
+           "clear_memory"]
 
 # What generated code is made from: a change to any of these gives a new key.
 _SOURCES = ("symbols.py", "catalog.py", "derive", "codegen", "evaluate/forms.py",
@@ -108,8 +109,9 @@ def _read(path: Path) -> str | None:
     return rest
 
 
-def _write(path: Path, text: str) -> bool:
-    """Write ``text`` under its header atomically; False where the cache cannot be written."""
+def _write(path: Path, text: str, code: bool = True) -> bool:
+    """Write ``text`` under its header atomically (with its bytecode where it is ``code``);
+    False where the cache cannot be written."""
     import tempfile  # here: only a call that writes the cache needs it
 
     try:
@@ -123,7 +125,8 @@ def _write(path: Path, text: str) -> bool:
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
-        _compile(path)
+        if code:
+            _compile(path)
     except OSError as e:
         if not _warned:
             _warned.append(str(e))
@@ -188,6 +191,17 @@ def load(name: str, make: Callable[[], str], extend: str = "") -> types.ModuleTy
         return _module(name, None, path)
     _memory[(key(), name)] = text
     return _module(name, text, path)
+
+
+def read_kept(path: Path) -> str | None:
+    """The text kept at ``path`` by :func:`keep`, where a whole copy of this user's is there."""
+    return _read(path)
+
+
+def keep(path: Path, text: str) -> bool:
+    """Keep a text that is not code (a generated page) at ``path``, as modules are kept: under
+    its digest, atomically, this user's alone; False where the cache cannot be written."""
+    return _write(path, text, code=False)
 
 
 def clear_memory() -> None:

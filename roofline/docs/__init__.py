@@ -43,7 +43,50 @@ def generate(hardware: Sequence[Hardware] | None = None,
     the BibTeX of the software and of every work cited).
 
     The closing crossover table covers ``hardware`` × ``models`` (default: everything shipped).
+    The default pages are kept in the user's cache (:mod:`roofline.codegen.cache`) under a
+    digest of everything they are made from (:func:`pages_key`): a second ``roofline docs`` or
+    ``docs --check`` of the same installation reads them back instead of deriving again.
     """
+    if hardware is None and models is None:
+        return _kept_pages()
+    return _generate(hardware, models)
+
+
+def pages_key() -> str:
+    """The digest of what the default pages are made from: every source file of the package,
+    the shipped hardware, model and published files, and the SymPy version (the cache key)."""
+    import hashlib
+
+    from ..codegen.cache import key
+    from ..specs._shipped import shipped_dir
+
+    root = Path(__file__).parents[1]
+    digest = hashlib.blake2b(key().encode(), digest_size=16)
+    files = [*sorted(root.rglob("*.py")),
+             *(f for kind in ("hardware", "models", "published")
+               for f in sorted(shipped_dir(kind).rglob("*")) if f.is_file())]
+    for file in files:
+        digest.update(file.name.encode())
+        digest.update(file.read_bytes())
+    return digest.hexdigest()
+
+
+def _kept_pages() -> dict[str, str]:
+    import json
+
+    from ..codegen import cache
+
+    path = cache.directory() / f"pages-{pages_key()}.json"
+    kept = cache.read_kept(path)
+    if kept is not None:
+        return json.loads(kept)
+    pages = _generate(None, None)
+    cache.keep(path, json.dumps(pages, sort_keys=True))
+    return pages
+
+
+def _generate(hardware: Sequence[Hardware] | None,
+              models: Sequence[ModelShape] | None) -> dict[str, str]:
     hardware = list_hardware() if hardware is None else list(hardware)
     models = list_models() if models is None else list(models)
     example = build()
