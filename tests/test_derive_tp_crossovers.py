@@ -91,3 +91,15 @@ def test_without_interconnect_not_evaluated():
     assert v["tp_fits_memory_degree"].exists
     one = api.crossovers("H100-SXM", "Llama-2-7B").values["tp_allreduce_hidden_tokens"]
     assert one.reason.startswith("one device")
+
+
+def test_a_fit_degree_under_one_says_one_device_is_enough():
+    """Llama-3-8B's 16 GB of weights fill a fifth of an H100's 80 GB: the degree crossover is
+    0.2 devices, which the table words as fitting on one; Llama-2-70B's 138 GB need two
+    A100-80GB, and say nothing more."""
+    def row(hardware, model):
+        head, rows = api.crossovers(hardware, model).rows()
+        return next(r[1] for r in rows if r[0] == "tp_fits_memory_degree")
+
+    assert row("H100-SXM", "Llama-3-8B").endswith("devices (fits on one)")
+    assert "fits on one" not in row("A100-80GB-SXM", "Llama-2-70B")
