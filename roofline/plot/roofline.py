@@ -10,11 +10,16 @@ at their HBM intensity and their attained FLOP/s = FLOPs / roofline time (from
 :mod:`roofline.evaluate`), and an attention whose traffic at a further level is derived once
 more at that level's intensity; optionally the SRAM-only limit of tiled attention: the
 intensity it tends to as T → ∞ with the device's SRAM per SM when every re-read comes from HBM
-(FlashAttention, Theorem 2).
+(FlashAttention, Theorem 2). Under parallelism (:mod:`.collectives`), for one device the link
+as a ceiling of its own, β_link·I against FLOP per byte sent over it, and the whole prefill once
+more at that intensity; for every device a bar from each whole prefill and decode step up to
+where it would sit without its collectives' time.
 
-Every ceiling is labelled on its line (direct labelling); the legend under the axes names the
-operations' markers only (and, for several devices, each device's colour and dash pattern), and
-a note under it says what marker size, hollow markers and the further markers mean.
+Every ceiling is labelled beside its line (direct labelling; where its line is crowded, where
+the line begins, else a callout with a leader: :mod:`.labels`); the legend under the axes names
+the operations' markers only (and, for several devices, each device's colour and dash pattern),
+and a note under it says what marker size, hollow markers, the further markers and the bars
+mean.
 """
 
 from __future__ import annotations
@@ -28,18 +33,19 @@ from .. import sweeps
 from ..evaluate import Setting
 from ..tables import si
 from . import _style
-from ._common import as_list, binary_size, device_label, per_byte, title, work_unit
+from . import collectives
+from ._common import as_list, binary_size, device_label, per_byte, title
+from .ceilings import ceiling_label, ceilings, draw_ceilings, memory_name
 from .labels import draw_labels, layout, root
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-__all__ = ["plot_roofline", "roofline_figure", "ceilings"]
+__all__ = ["plot_roofline", "roofline_figure", "ceilings", "ceiling_label", "memory_name"]
 
 _MARKER = _style.MARKER
 _SIZE = _style.MIN_POINTS  # points: every label on the axes and the note under them
-_FAR = 1e4  # the compute ceilings run this far past the first right edge: past any growth
 _STAR = 11.0  # points: a decode step's marker (three quarters of it in a column)
 _SHAPE = {"P": "plus", "8": "octagon", "h": "hexagon"}  # a further level's marker, in words
 AXES_HEIGHT = {"column": 2.4, "page": 3.4}  # inches: the plot of roofline_figure
@@ -49,93 +55,6 @@ def _color(group: str) -> str:
     if group.startswith("attention."):
         return _style.MODE[group.split(".", 1)[1]]
     return _style.KIND[group]
-
-
-def ceilings(s: Setting) -> list[tuple[str, float, float]]:
-    """(data types, peak FLOP/s, ridge FLOP/byte) of a device, data types of one peak joined,
-    lowest peak first."""
-    by_peak: dict[float, list[str]] = {}
-    for dtype in s.hardware.peak_flops:
-        by_peak.setdefault(s.hardware.peak(dtype), []).append(dtype)
-    bw = s.hardware.bandwidth()
-    return [(", ".join(names), peak, peak / bw) for peak, names in sorted(by_peak.items())]
-
-
-def ceiling_label(names: str, peak: float) -> str:
-    """'bf16, fp16: 989.4 TFLOP/s'; integer types count operations: 'int8: 1.979 POP/s',
-    'fp8: 1.979 PFLOP/s, int8: 1.979 POP/s'.
-
-    >>> ceiling_label("fp8, int8", 1.9789e15)
-    'fp8: 1.98 PFLOP/s, int8: 1.98 POP/s'
-    """
-    kinds: dict[str, list[str]] = {}
-    for name in names.split(", "):
-        kinds.setdefault(work_unit(name), []).append(name)
-    return ", ".join(f"{', '.join(group)}: {si(peak, unit + '/s')}"
-                     for unit, group in kinds.items())
-
-
-def memory_name(s: Setting) -> str:
-    """The device memory's kind as its file notes it ('HBM3', 'GDDR6'), else 'memory'."""
-    note = (s.hardware.quantity_notes.get("memory.bandwidth") or "").split()
-    return note[0] if note and note[0].upper().startswith(("HBM", "GDDR")) else "memory"
-
-
-def _draw_ceilings(ax: Axes, s: Setting, i: int | None, x: tuple[float, float],
-                   short: bool) -> list[tuple]:
-    """The memory ceiling, each compute ceiling and its ridge (``i``: the device's place among
-    several, None for one device); returns the labels to place on them: ("compute", text,
-    colour, gid, peak, ridge), and for one device ("ridge", text, colour, gid, peak, ridge) and
-    ("memory", text, colour, gid, bandwidth, end). ``short`` (a column's width): a memory
-    level's label is its name alone (the note gives its bandwidth), a ridge's its number;
-    several devices' compute ceilings are labelled with the peak of the setting's data type
-    and the names of the other types."""
-    several = i is not None
-    color = _style.device_color(i) if several else "#444444"
-    dashes = _style.device_dashes(i) if several else "-"
-    bw = s.hardware.bandwidth()
-    rows = ceilings(s)
-    top = rows[-1][1]
-    who = f"{device_label(s)}: " if several else ""
-    ridges = (f"\n(ridge{'s' if len(rows) > 1 else ''} "
-              f"{', '.join(f'{r:,.0f}' for _, _, r in rows)} FLOP/byte)" if several else "")
-    gid = f"memory:{s.hardware.name}"
-    ax.plot([x[0], top / bw], [x[0] * bw, top], color=color, lw=1.8, ls=dashes, gid=gid,
-            label=f"{who}memory ceiling β·I, β = {si(bw, 'B/s')}{ridges}")
-    labels: list[tuple] = []
-    if not several:
-        labels.append(("memory", memory_name(s) if short else f"{memory_name(s)}: {si(bw, 'B/s')}",
-                       color, gid, bw, top / bw))
-    roof = s.hardware.peak(s.dtype)
-    # the hierarchical roofline's ceilings: one device only (several would crowd the axes)
-    for level, level_bw in (s.level_bandwidths if not several else {}).items():
-        if level not in _style.LEVEL:  # the interconnect or network: no memory ceiling
-            continue
-        style, _, name = _style.LEVEL[level]
-        level_gid = f"ceiling-{level}:{s.hardware.name}"
-        ax.plot([x[0], roof / level_bw], [x[0] * level_bw, roof], color=color, lw=1.0,
-                ls=style, alpha=0.8, gid=level_gid,
-                label=f"{who}{name} ceiling: {si(level_bw, 'B/s')} × FLOP per {name} byte")
-        labels.append(("memory", name if short else f"{name}: {si(level_bw, 'B/s')}", color,
-                       level_gid, level_bw, roof / level_bw))
-    for names, peak, ridge in rows:
-        main = s.dtype in names.split(", ")
-        compute = f"compute:{s.hardware.name}:{names}"
-        ax.plot([ridge, x[1] * _FAR], [peak, peak], color=color, lw=1.8 if main else 1.0,
-                ls=dashes if several else "-" if main else "--", alpha=1.0 if main else 0.6,
-                gid=compute)
-        # several devices: the label in the device's colour, without its name (long names
-        # would not fit beside one another where ceilings crowd); in a column the data
-        # type's peak alone (the title names the type), the other types' names alone
-        text = ceiling_label(names, peak) if not (several and short) else (
-            si(peak, f"{work_unit(names)}/s") if main else names)
-        labels.append(("compute", text, color, compute, peak, ridge))
-        ax.plot([ridge], [peak], "o", ms=4, color=color, mfc="white", zorder=4,
-                gid=f"ridge:{s.hardware.name}:{names}")
-        if not several:
-            labels.append(("ridge", f"ridge {ridge:,.0f}" if short
-                           else f"ridge {per_byte(ridge, names)}", color, compute, peak, ridge))
-    return labels
 
 
 def _fits(s: Setting, p: sweeps.OperationPoint, context: int) -> bool:
@@ -186,10 +105,12 @@ def _under(ax: Axes, legends: list[tuple[list, list[str]]], note: str) -> None:
 
 
 def _note(group: list[Setting], prompts: Sequence[int], context: int, decode: bool,
-          hollow: bool, levels: list[str], sram: bool, short: bool) -> str:
-    """What marker size, hollow markers, the further levels' markers and the dotted line mean,
-    and which bandwidths are estimates, in a sentence or two under the legend (``short``:
-    fewer words, and one device's memory levels' bandwidths, which their labels leave out)."""
+          hollow: bool, levels: list[str], sram: bool, short: bool,
+          links: list[tuple[str, float]], bars: bool) -> str:
+    """What marker size, hollow markers, the further levels' and the links' markers, the bars
+    and the dotted line mean, and which bandwidths are estimates, in a sentence or two under
+    the legend (``short``: fewer words, and one device's memory levels' and links' bandwidths,
+    which their labels leave out)."""
     tokens = sorted(set(prompts))
     parts = [f"Marker size: prompt tokens T = {', '.join(f'{t:,}' for t in tokens)}"
              if len(tokens) > 1 else f"Prompt tokens T = {tokens[0]:,}"]
@@ -202,6 +123,7 @@ def _note(group: list[Setting], prompts: Sequence[int], context: int, decode: bo
         marker, name = _style.LEVEL[level][1:]
         parts.append(f"{_SHAPE.get(marker, 'small marker')}: attention at its {name} intensity"
                      + ("" if short else f" (FLOPs / {name} bytes)"))
+    parts += collectives.note_parts(group, [name for name, _ in links], bars, short)
     if sram:
         where = (f"{binary_size(group[0].hardware.sram_per_sm)} SRAM per SM"
                  if len(group) == 1 else "each device's SRAM per SM")
@@ -213,7 +135,8 @@ def _note(group: list[Setting], prompts: Sequence[int], context: int, decode: bo
         if len(group) == 1 and level in s.level_bandwidths]
     if short and len(group) == 1:
         parts.append(", ".join(f"{name} {si(bw, 'B/s')}{'*' if e else ''}" for name, bw, e in
-                               [(memory_name(s), s.hardware.bandwidth(), False), *drawn])
+                               [(memory_name(s), s.hardware.bandwidth(), False), *drawn,
+                                *((name, bw, False) for name, bw in links)])
                      + (" (*estimated)" if any(e for _, _, e in drawn) else ""))
     elif any(e for _, _, e in drawn):
         names = [name for name, _, e in drawn if e]
@@ -233,11 +156,15 @@ def plot_roofline(settings: Setting | Sequence[Setting], prompts: Sequence[int] 
     ceilings (its HBM and compute ceilings, points and SRAM limit), each operation class by its
     marker; the further levels are left out, where they would crowd the axes. A point that does
     not fit in its device's memory (:func:`roofline.sweeps.decode_fits`,
-    :func:`roofline.sweeps.prefill_fits`) is hollow. Every ceiling is labelled on its line (the
-    compute ceilings' labels staggered along x where they crowd; several devices: in the
-    device's colour, without its name); the legend under the axes names the operations'
-    markers (and the devices), a note under it what the markers' size and fill mean. The x
-    axis runs from the data to as far right as the ceilings' labels need.
+    :func:`roofline.sweeps.prefill_fits`) is hollow. Under parallelism: one device's links as
+    ceilings, the whole prefill at its link intensity, and for each device a bar from each
+    whole prefill and decode step up to where it would sit without its collectives
+    (:mod:`.collectives`). Every ceiling is labelled beside its line (the compute ceilings'
+    labels staggered along x where they crowd, else where the line begins, else a callout;
+    several devices: in the device's colour, without its name; in a column, the peak with the
+    y axis's prefix alone); the legend under the axes names the operations' markers (and the
+    devices), a note under it what the markers' size and fill and the bars mean. The x axis
+    runs from the data to as far right as the ceilings' labels need.
     ``context``: cached tokens of the decode step (default: the longest prompt). ``sram``: draw
     tiled attention's limit (devices that give their SRAM per SM). ``axes_height``: inches;
     the figure is made as tall as that plot needs (:func:`roofline_figure`).
@@ -257,8 +184,12 @@ def plot_roofline(settings: Setting | Sequence[Setting], prompts: Sequence[int] 
     caps = {s.hardware.name: sweeps.attention_intensity_limit(s, "tiled") for s in group
             if sram and s.hardware.sram_per_sm is not None}
     xs = [p.intensity for _, p in points if p.intensity > 0] + list(caps.values())
+    # the collectives of each prompt length: the link's ceiling and intensity, the time added
+    shares = {id(s): {sh.tokens: sh for sh in collectives.prefill_shares(s, prompts)}
+              for s in group}
     if not several:
         xs += [p.level_intensity(level) for _, p in points for level, _ in p.levels]
+        xs += [sh.intensity(b) for sh in shares[id(group[0])].values() for b, _ in sh.sent]
     ridges = [c[2] for s in group for c in ceilings(s)]
     # the data and the ridges; the right end grows later as far as the ceilings' labels need
     x = (min(xs + ridges) / 2, max(xs + ridges) * 2)
@@ -267,7 +198,13 @@ def plot_roofline(settings: Setting | Sequence[Setting], prompts: Sequence[int] 
     short = inches < _style.NARROW  # a column: shorter labels, smaller markers
     labels: list[tuple] = []
     for i, s in enumerate(group):
-        labels += _draw_ceilings(ax, s, i if several else None, x, short)
+        labels += draw_ceilings(ax, s, i if several else None, x, short)
+    links = sorted({(collectives.link_name(group[0], b), b) for sh in shares[id(group[0])]
+                    .values() for b, _ in sh.sent}, key=lambda n: -n[1]) if not several else []
+    if links:  # one device: each link's ceiling against FLOP per byte sent over it
+        labels += collectives.draw_links(ax, group[0], list(shares[id(group[0])].values()),
+                                         x[0], group[0].hardware.peak(group[0].dtype),
+                                         "#444444", short)
     scale = 0.75 if short else 1.0
     star = _STAR * scale
     sizes = dict(zip(sorted(set(prompts)),
@@ -276,6 +213,7 @@ def plot_roofline(settings: Setting | Sequence[Setting], prompts: Sequence[int] 
     decode_at: dict[str, tuple[float, float, str]] = {}  # batch → lowest star, its colour
     hollow = False  # a point that does not fit in its device's memory
     levels_seen: set[str] = set()  # levels at whose intensity some point is placed too
+    bars = False  # a point whose collectives' time is drawn
     for i, s in enumerate(group):
         mine = [p for t, p in points if t is s]
         for g in dict.fromkeys(p.group for p in mine):
@@ -298,6 +236,14 @@ def plot_roofline(settings: Setting | Sequence[Setting], prompts: Sequence[int] 
                         mfc=color if fits else "white",
                         zorder=6 - size / 20,  # small ones on top
                         gid=f"point:{s.hardware.name}:{g}:{p.label if step else p.tokens}")
+                if g == "prefill" or step:  # the time its collectives add, its link intensity
+                    share = shares[id(s)].get(p.tokens) if g == "prefill" else None
+                    comm = share.comm_s if share else collectives.decode_comm(s, p, context) \
+                        if step else 0.0
+                    collectives.bar(ax, s, p, comm, color, p.label if step else str(p.tokens))
+                    bars = bars or comm > 0
+                    if share and not several:
+                        collectives.place(ax, s, p, share, size, color, fits)
                 for level, _ in p.levels if not several else ():  # the same operation at
                     # each cache's intensity (the SRAM's bytes are the L2's, a lower bound: the
                     # point would hide behind it)
@@ -350,7 +296,8 @@ def plot_roofline(settings: Setting | Sequence[Setting], prompts: Sequence[int] 
     layout(fig)
     decode = any(p.group.startswith("decode") for _, p in points)
     _under(ax, legends, _note(group, prompts, context, decode, hollow,
-                              [lv for lv in _style.LEVEL if lv in levels_seen], bool(caps), short))
+                              [lv for lv in _style.LEVEL if lv in levels_seen], bool(caps), short,
+                              links, bars))
     if axes_height is not None:  # the figure as tall as the plot and what lies around it
         layout(fig)
         fig.set_figheight(fig.get_figheight() + axes_height

@@ -218,7 +218,7 @@ def plot_scaling_time(data: Scaling, ax: Axes | None = None, lines: ByPrompt | N
     ax.set_yscale("log")
     _degree_axis(ax, data, lines or {})
     _time_ticks(ax)
-    ax.set_ylabel("prefill time")
+    ax.set_ylabel("prefill time")  # the unit on each tick (1 ms), as in the time figure
     if legend:
         ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=len(data.prompts),
                   title="prompt length", borderaxespad=0.3, columnspacing=1.2)
