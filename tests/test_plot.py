@@ -131,24 +131,44 @@ def _table(s, fig) -> tuple[list[str], list[list[str]]]:
     return plot.time.crossover_table(s, *fig.axes[0].get_xlim())
 
 
+def _stretches(ax, curve: str, fit: str = "fits"):
+    """A curve's compute-bound (solid) and memory-bound (dashed) stretches, where it fits in
+    memory (``fit="fits"``) or pale where it does not (``"no-fit"``): x, y solid, y dashed."""
+    xs, yc = _xy(_by_gid(ax, f"{curve}:{fit}:compute"))
+    _, ym = _xy(_by_gid(ax, f"{curve}:{fit}:memory"))
+    return xs, yc, ym
+
+
 def _drawn_total(ax, device="H100-SXM"):
-    """The whole prefill as drawn: compute-bound, memory-bound, and pale where it does not fit."""
-    xs, yc = _xy(_by_gid(ax, f"time:{device}:total:compute"))
-    _, ym = _xy(_by_gid(ax, f"time:{device}:total:memory"))
+    """The whole prefill as drawn: compute-bound, memory-bound, and pale where it does not fit
+    (the pale stretches still solid and dashed, lighter and thinner than the full ones)."""
+    curve = f"time:{device}:total"
+    xs, yc, ym = _stretches(ax, curve)
     drawn = np.where(np.isnan(yc), ym, yc)
-    pale = [a for a in ax.get_lines() if a.get_gid() == f"time:{device}:total:no-fit"]
     fits = ~np.isnan(drawn)
-    if pale:
-        drawn = np.where(fits, drawn, _xy(pale[0])[1])
+    if [a for a in ax.get_lines() if str(a.get_gid()).startswith(f"{curve}:no-fit:")]:
+        _, pc, pm = _stretches(ax, curve, "no-fit")
+        drawn = np.where(fits, drawn, np.where(np.isnan(pc), pm, pc))
+        _pale_styles(ax, curve)
     return xs, drawn, fits
+
+
+def _pale_styles(ax, curve: str) -> None:
+    """The pale stretches: solid where compute-bound, dashed where memory-bound, as the full
+    ones, in their colour, lighter and thinner."""
+    for bound, style in (("compute", "-"), ("memory", "--")):
+        full, pale = (_by_gid(ax, f"{curve}:{fit}:{bound}") for fit in ("fits", "no-fit"))
+        assert pale.get_linestyle() == full.get_linestyle() == style
+        assert pale.get_color() == full.get_color()
+        assert (pale.get_alpha() or 1) < 1 and pale.get_linewidth() < full.get_linewidth()
+        assert full.get_alpha() in (None, 1)
 
 
 def test_time_lines_and_crossovers(s):
     s = replace(s, attention="tiled")  # the paper's Algorithm 1: a regime that ends in range
     fig = plot.time_figure(s, max_prompt=2**20)  # the old range: every crossover on the axis
     ax = fig.axes[0]
-    xs, yc = _xy(_by_gid(ax, "time:H100-SXM:total:compute"))
-    _, ym = _xy(_by_gid(ax, "time:H100-SXM:total:memory"))
+    xs, yc, ym = _stretches(ax, "time:H100-SXM:total")
     xs, total, fits = _drawn_total(ax)
     assert total == pytest.approx(evaluate.prefill_time(s, xs), rel=1e-12)
     # solid (compute-bound) at 2,048 tokens, dashed (memory-bound) at 128 and past 41,196
@@ -205,8 +225,11 @@ def test_time_lines_and_crossovers(s):
             x = _xy(_by_gid(ax, gid.removeprefix("tag:")))[0][0]
             assert f"[{text.get_text()}] {x:,.0f}" in cells, (text.get_text(), x)
         assert text.get_fontsize() >= 7
-    assert ax.get_xlabel() == "prompt length T (tokens)" and ax.get_ylabel() == "prefill time"
-    assert ax.yaxis.get_major_formatter()(2e-3, 0) == "2 ms"  # the unit on the ticks
+    # the unit on each tick: seconds with its SI prefix (2 ms)
+    assert ax.get_xlabel() == "prompt length T (tokens)"
+    assert ax.get_ylabel() == "prefill time"
+    ticks = ax.yaxis.get_major_formatter()
+    assert [ticks(t, 0) for t in (2e-6, 2e-3, 2.0)] == ["2 µs", "2 ms", "2 s"]
     _legend_clear_of_data(fig)
     # a note under the plot says what the line styles, the shading and the tags mean, clear
     # of the plot and of its legend
@@ -224,7 +247,7 @@ def test_time_default_range_is_the_context(s):
     # the octave past it shaded; crossovers past the axis keep their value, without a line
     fig = plot.time_figure(s)
     ax = fig.axes[0]
-    xs, _ = _xy(_by_gid(ax, "time:H100-SXM:total:compute"))
+    xs, _ = _xy(_by_gid(ax, "time:H100-SXM:total:fits:compute"))
     assert xs[0] == 16 and xs[-1] == 2 * s.model.max_position == 16384
     assert ax.get_xlim() == pytest.approx((16, 16384))
     values = evaluate.crossover_values(s)
@@ -240,30 +263,58 @@ def test_time_default_range_is_the_context(s):
         plot.plot_time(s, max_prompt=16)
 
 
+def _attention(setting, xs):
+    """Attention's time and whether it is compute-bound at each T, from the evaluation."""
+    ops = [[o for o in p.operations if o.kind == "attention"]
+           for p in evaluate.prefill(setting, [int(x) for x in xs])]
+    return (np.array([sum(o.time_s for o in os) for os in ops]),
+            np.array([all(o.bound == "compute" for o in os) for os in ops]))
+
+
+def _bounds_kept(xs, yc, ym, compute) -> None:
+    """Solid only at compute-bound points and their neighbours (where the stretches join),
+    dashed only at memory-bound ones and theirs; every point drawn in one or the other."""
+    near = lambda m: m | np.r_[m[1:], False] | np.r_[False, m[:-1]]  # noqa: E731
+    solid, dashed = ~np.isnan(yc), ~np.isnan(ym)
+    assert not (solid & ~near(compute)).any() and not (dashed & ~near(~compute)).any()
+    assert (solid | dashed).all()
+
+
 def test_time_naive_curve_stops_where_scores_exceed_memory(s):
     naive = api.setting("H100-SXM", "Llama-3-8B", attention="naive")
     ax = plot.plot_time(naive, max_prompt=100_000)
     used = sweeps.footprint(naive, np.array([1000.0]))
     limit = evaluate.crossover_values(naive)["naive_scores_exceed_memory_tokens"].value
     for kind in ("total", "attention"):
-        xs, yc = _xy(_by_gid(ax, f"time:H100-SXM:{kind}:compute"))
-        _, ym = _xy(_by_gid(ax, f"time:H100-SXM:{kind}:memory"))
+        curve = f"time:H100-SXM:{kind}"
+        xs, yc, ym = _stretches(ax, curve)
         drawn = ~(np.isnan(yc) & np.isnan(ym))
-        # coloured only while weights, the KV cache (2·8·128·32·2 = 131,072 bytes a token)
-        # and one layer's scores fit in 80 GB
+        # full only while weights, the KV cache (2·8·128·32·2 = 131,072 bytes a token) and
+        # one layer's scores fit in 80 GB
         fits = used["weights"][0] + 131_072 * xs + 32 * xs**2 * 2 <= 80e9
         assert np.array_equal(drawn, fits) and xs[drawn][-1] < limit < xs[~drawn][0]
-        gx, gy = _xy(_by_gid(ax, f"time:H100-SXM:{kind}:no-fit"))
-        grey = ~np.isnan(gy)
-        assert gx[grey][0] < limit and gx[grey][-1] == xs[-1]  # grey from there on
-        assert gy[grey] == pytest.approx(evaluate.prefill_time(naive, gx[grey]) if kind ==
-                                         "total" else gy[grey])
+        # pale from the last point that fits on, solid and dashed as the evaluation's bound
+        _, pc, pm = _stretches(ax, curve, "no-fit")
+        pale = ~(np.isnan(pc) & np.isnan(pm))
+        assert np.array_equal(pale, ~fits | np.r_[~fits[1:], False])
+        if kind == "total":
+            want = evaluate.prefill_time(naive, xs[pale])
+            compute = np.array([p.bound == "compute"
+                                for p in evaluate.prefill(naive, [int(x) for x in xs[pale]])])
+        else:
+            want, compute = _attention(naive, xs[pale])
+        got = np.where(np.isnan(pc), pm, pc)[pale]
+        assert got == pytest.approx(want, rel=1e-12)
+        _bounds_kept(xs[pale], pc[pale], pm[pale], compute)
+        assert (~compute).any()  # naive attention is memory-bound there: some dashes pale
+        _pale_styles(ax, curve)
     assert "pale: does not fit in the device's memory" in \
         " ".join(_by_gid(ax, "time-note").get_text().split())
-    assert _by_gid(ax, "time:H100-SXM:attention:no-fit").get_alpha() < 1  # pale
-    # tiled attention needs no score matrix: nothing greyed
+    # tiled attention needs no score matrix: nothing pale, and no fit to say for attention
     tiled = plot.plot_time(s, max_prompt=100_000, ax=plt.figure().subplots())
-    assert not [a for a in tiled.findobj() if str(a.get_gid()).endswith(":no-fit")]
+    gids = {str(a.get_gid()) for a in tiled.findobj()}
+    assert not [g for g in gids if ":no-fit" in g]
+    assert {"time:H100-SXM:attention:compute", "time:H100-SXM:total:fits:compute"} <= gids
 
 
 def test_time_says_why_a_crossover_has_no_value():
@@ -305,14 +356,25 @@ def test_time_pale_where_the_prefill_does_not_fit():
     xs, total, fits = _drawn_total(ax, "L4")
     assert np.array_equal(fits, xs <= kv) and not fits.all()
     assert total == pytest.approx(evaluate.prefill_time(l4, xs), rel=1e-12)
-    pale = _by_gid(ax, "time:L4:total:no-fit")
-    assert pale.get_alpha() < 1 and pale.get_color() == _style.KIND["total"]
-    assert not [a for a in ax.get_lines() if a.get_gid() == "time:L4:attention:no-fit"]
+    # compute-bound there: the pale stretch is solid, joined to the full one at its last point
+    _, pc, pm = _stretches(ax, "time:L4:total", "no-fit")
+    assert np.array_equal(~np.isnan(pc), ~fits | np.r_[~fits[1:], False]) and np.isnan(pm).all()
+    assert _by_gid(ax, "time:L4:total:no-fit:compute").get_color() == _style.KIND["total"]
+    assert not [a for a in ax.get_lines() if str(a.get_gid()).startswith("time:L4:attention:")
+                and "fit" in str(a.get_gid())]  # kernel attention: no scores in memory
+    # Mixtral on an H100: pale throughout, and still solid where the evaluation says
+    # compute-bound (from 1,361 tokens) and dashed where memory-bound (issue: the pale curve
+    # was solid throughout, its bounds lost)
     with pytest.warns(UserWarning, match="do not fit"):
         mixtral = api.setting("H100-SXM", "Mixtral-8x7B")
     ax = plot.plot_time(mixtral, max_prompt=4096, ax=plt.figure().subplots())
     xs, total, fits = _drawn_total(ax)
     assert not fits.any() and total == pytest.approx(evaluate.prefill_time(mixtral, xs))
+    _, pc, pm = _stretches(ax, "time:H100-SXM:total", "no-fit")
+    compute = np.array([p.bound == "compute"
+                        for p in evaluate.prefill(mixtral, [int(x) for x in xs])])
+    assert compute.any() and (~compute).any()
+    _bounds_kept(xs, pc, pm, compute)
     _, yc = _xy(_by_gid(ax, "time:H100-SXM:projection:compute"))
     assert not np.isnan(yc).all()
 
@@ -586,7 +648,9 @@ def test_roofline_four_devices_ceiling_labels_apart(devices):
     # own ceiling (just above or below it), in its device's colour, inside the axes, and no two
     # touch: where ceilings crowd they are staggered along x. With L40S, 15 ceilings, seven of
     # them between 600 TFLOP/s and 1.4 PFLOP/s, need more columns than the axis had: it runs a
-    # decade further (the labels overlapped)
+    # decade further (the labels overlapped). Issue "figures a paper can print": a label that
+    # no place beside its line leaves clear of every line drawn sits where its line begins
+    # (level with its ridge), else is a callout whose leader ends on its line
     group = [api.setting(h, "Llama-3-8B")  # the 16.06 GB of weights fit TPU-v5e's 16 GiB
              for h in devices]
     fig = plot.roofline_figure(group, prompts=(128, 2048, 8192), batches=(1, 64), context=8192)
@@ -599,7 +663,7 @@ def test_roofline_four_devices_ceiling_labels_apart(devices):
     assert sorted((t.get_text(), t.get_color()) for t in labels) == \
         sorted((text, color) for text, _, color in want)
     r = _renderer(fig)
-    boxes = [t.get_window_extent(r) for t in labels]
+    boxes = [matplotlib.text.Text.get_window_extent(t, r) for t in labels]  # not the leader
     grown = [b.expanded(1.02, 1.0) for b in boxes]
     assert not _overlaps(grown)
     axes_box = ax.get_window_extent(r)
@@ -609,8 +673,11 @@ def test_roofline_four_devices_ceiling_labels_apart(devices):
         assert axes_box.y0 <= box.y0 and box.y1 <= axes_box.y1
         peak = next(p for text, p, c in want if text == t.get_text() and c == t.get_color())
         y = to_pixels((1.0, peak))[1]
-        # on its own line: 2 points away, or lifted just clear of the markers on it
-        assert min(abs(box.y0 - y), abs(box.y1 - y)) < 12
+        if t.arrow_patch is not None:  # a callout: its leader ends on its line
+            assert t.xy[1] == pytest.approx(peak)
+        else:  # on its own line: 2 points away, lifted just clear of the markers on it, or
+            # level with it where it begins
+            assert min(abs(box.y0 - y), abs(box.y1 - y), abs(box.y0 + box.y1 - 2 * y)) < 12
     # more than one column: the crowded ceilings are staggered along x
     assert len({round(b.x1) for b in boxes}) > 1
     # and no label lies over a plotted point
@@ -761,7 +828,7 @@ def test_sizes_and_intensities_formatted():
     fig = plot.attention_figure(tpu)
     left = [t.get_text().replace("\n", " ") for t in fig.axes[0].get_legend().get_texts()]
     # one entry for tiled at ¼×, 1× and 4× the device's SRAM, the others told by their dashes
-    assert "tiled (FlashAttention), SRAM 128 MiB/SM (TPU-v5e) (dotted: 32 MiB, dashed: " \
+    assert "tiled (FlashAttention), SRAM 128 MiB/SM (TPU-v5e; dotted: 32 MiB, dashed: " \
            "512 MiB)" in left
 
 

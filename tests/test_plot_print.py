@@ -7,20 +7,31 @@ tensor parallelism, checked as a reviewer would look at it, on the laid-out figu
 - no text under 7 pt (the figure is drawn at its printed size: points are the paper's);
 - no panel collapsed (each at least an inch wide and 0.8 in high);
 - no legend over a quarter of the figure's area, and none of more than seven entries;
-- no text drawn over another (their boxes after layout), none past the figure's edge.
+- no text drawn over another (their boxes after layout; an annotation's text, not its leader),
+  none past the figure's edge;
+- on the roofline, no ceiling's label crossed by a line drawn (tests/label_crossings.py);
+- no figure taller than a page's text block can take: at a column's width at most 8.5 in (a
+  journal column's text block is about 9 in tall, with room for the caption), at a page's at
+  most 9 in.
 """
 
+import functools
 import itertools
+import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
 from matplotlib.text import Text
 
-from roofline import plot
-from roofline.api import setting
-from roofline.errors import InputError
-from roofline.plot import _style
+sys.path.insert(0, str(Path(__file__).parent))  # the labels' geometry lives beside the tests
+from label_crossings import crossed  # noqa: E402
+
+from roofline import plot  # noqa: E402
+from roofline.api import setting  # noqa: E402
+from roofline.errors import InputError  # noqa: E402
+from roofline.plot import _style  # noqa: E402
 
 SIZES = {"column": 3.33, "page": 7.0}
 CASES = {  # name: (model, devices, tensor-parallel degree)
@@ -30,6 +41,14 @@ CASES = {  # name: (model, devices, tensor-parallel degree)
     "latent": ("DeepSeek-V2-Lite", ["H100-SXM"], 1),
 }
 MAX_ENTRIES = 7
+TALLEST = {"column": 8.5, "page": 9.0}  # inches
+
+
+@functools.lru_cache(maxsize=None)
+def _built(kind, case, size):
+    """:func:`_figure`, built once for the checks that only look at it (each figure takes a
+    second or more)."""
+    return _figure(kind, case, size)
 
 
 def _figure(kind, case, size):
@@ -72,7 +91,7 @@ def _drawn_texts(fig, renderer):
                             out.remove(label)
     boxes = []
     for t in out:
-        box = t.get_window_extent(renderer)
+        box = Text.get_window_extent(t, renderer)  # an annotation's text, without its leader
         if box.width > 0 and box.height > 0:
             boxes.append((t, box))
     return boxes
@@ -93,7 +112,7 @@ def test_a_figure_prints_at_its_size(kind, case, size):
         pytest.skip(f"the {kind} figure draws one device")
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-    fig = _figure(kind, case, size)
+    fig = _built(kind, case, size)
     canvas = FigureCanvasAgg(fig)
     with _style.style():
         canvas.draw()
@@ -133,7 +152,22 @@ def test_a_figure_prints_at_its_size(kind, case, size):
         dy = min(box_a.y1, box_b.y1) - max(box_a.y0, box_b.y0)
         if dx > 1 and dy > 1:  # more than a pixel each way: text rounds
             problems.append(f"{_name(a)} overlaps {_name(b)}")
+    if kind == "roofline":
+        problems += [f"{label!r} crossed by {line}" for label, line in crossed(fig)]
     assert problems == []
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+@pytest.mark.parametrize("case", list(CASES))
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_figure_fits_on_a_page(kind, case, size):
+    """A figure's height, which follows from its panels, legends and notes: at most 8.5 in at
+    a column's width (three stacked panels of a sliding-window model's attention were 11.5 in,
+    the phases of Mixtral-8x7B on three devices 10.2 in), at most 9 in at a page's."""
+    if kind in ("scaling", "ttft") and len(CASES[case][1]) > 1:
+        pytest.skip(f"the {kind} figure draws one device")
+    height = _built(kind, case, size).get_size_inches()[1]
+    assert height <= TALLEST[size], f"{height:.2f} in tall at a {size}'s width"
 
 
 @pytest.mark.parametrize("kind", KINDS)

@@ -49,6 +49,10 @@ def test_figure_plots_the_data(setting):
         assert list(line.get_ydata()) == [data.efficiency[n][i] for n in (1, 2, 4, 8)]
     # the communication shaded under each line (and the degrees that do not fit, shaded)
     assert len([c for c in left.collections if c.get_gid() != "does-not-fit"]) == 2
+    # the unit on each tick, as in the time figure: seconds with its SI prefix
+    assert left.get_ylabel() == "prefill time"
+    assert [left.yaxis.get_major_formatter()(t, 0) for t in (1e-3, 0.1, 1.0)] == \
+        ["1 ms", "100 ms", "1 s"]
 
 
 def test_cli(tmp_path, capsys):

@@ -17,8 +17,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
 __all__ = ["as_list", "title", "side_legend", "device_label", "plain", "crossovers", "room",
-           "panel_title", "legend_note", "fit_height", "NOTE", "shade_beyond_context",
-           "binary_size", "per_byte", "work_unit", "grouped"]
+           "panel_title", "legend_note", "fit_height", "fit_height_within", "tallest", "NOTE",
+           "SPACING", "shade_beyond_context", "binary_size", "per_byte", "work_unit", "grouped"]
 
 
 def work_unit(dtypes: str | Sequence[str]) -> str:
@@ -123,6 +123,8 @@ def log_axes(ax: Axes, xlim: tuple[float, float], xlabel: str, ylabel: str, pane
 NOTE = "#333333"  # the colour of a note under a legend
 _HANDLE = 0.45  # inches a legend entry's handle and padding take beside its text
 _BELOW = 30.0  # points from a panel's bottom to its legend: the tick labels and axis label
+SPACING = 0.35  # ems between the entries of a long legend (matplotlib's 0.5), for figures
+# whose stacked panels' legends would otherwise make them taller than a column
 
 
 def room(ax: Axes) -> float:
@@ -150,7 +152,8 @@ def legend_note(ax: Axes, handles: list[Any] | None = None, labels: list[str] | 
     inches = room(ax)
     text = ["\n".join(_style.wrap(line, inches - _HANDLE, 7) for line in label.split("\n"))
             for label in labels or []]
-    legend = ax.legend(handles, text, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=1,
+    kwargs.setdefault("ncol", 1)  # one column, unless asked (short entries side by side)
+    legend = ax.legend(handles, text, loc="upper center", bbox_to_anchor=(0.5, 0.0),
                        fontsize=7, borderaxespad=_BELOW / 7, **kwargs)
     if note:
         ax.annotate(_style.wrap(note, inches, 7), xy=(0.5, 0.0), xycoords=legend,
@@ -165,6 +168,25 @@ def fit_height(fig: Figure, rows: int, inches: float) -> None:
     fig.draw_without_rendering()
     high = min(ax.get_position().height for ax in fig.axes) * fig.get_figheight()
     fig.set_figheight(fig.get_figheight() + rows * (inches - high))
+
+
+def tallest(size: str | float) -> float:
+    """Inches a figure of this width may be tall: a column's figure 8.4 (a journal column's
+    text block is about 9 in, with its caption), a wider one 8.9 (a page's text block)."""
+    return 8.4 if _style.narrow(size) else 8.9
+
+
+def fit_height_within(fig: Figure, rows: float, inches: float, most: float,
+                      least: float) -> None:
+    """:func:`fit_height` at ``inches`` a panel, unless the figure would be taller than
+    ``most`` inches: then each panel's plotting area is shortened as much as that needs, to no
+    less than ``least`` inches (the titles, legends and notes keep their size). Panels of
+    unequal heights: ``inches`` and ``least`` the shortest's, ``rows`` the sum of the heights
+    over the shortest's."""
+    fit_height(fig, rows, inches)
+    over = fig.get_figheight() - most
+    if over > 0:
+        fit_height(fig, rows, max(least, inches - over / rows))
 
 
 def shade_beyond_context(ax: Axes, group: Sequence[Setting], high: float) -> str:

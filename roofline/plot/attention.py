@@ -17,9 +17,9 @@ from .. import sweeps
 from ..evaluate import Setting
 from ..tables import si
 from . import _style
-from ._common import (as_list, binary_size, crossovers, device_label, fit_height, legend_note,
-                      shade_beyond_context,
-                      log_axes, panel_title, title)
+from ._common import (SPACING, as_list, binary_size, crossovers, device_label,
+                      fit_height_within, legend_note, log_axes, panel_title, room,
+                      shade_beyond_context, tallest, title)
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
@@ -31,10 +31,50 @@ __all__ = ["plot_traffic", "plot_footprint", "plot_window", "attention_figure",
 DEFAULT_TOKENS = np.geomspace(64, 2**20, 161)
 _SRAM_SCALES = (0.25, 1.0, 4.0)  # tiled attention at these multiples of the device's SRAM
 # tiled attention at SRAM sizes other than the device's own (that one solid), in order
-_DASHES = (((0, (1, 1)), "dotted"), ((0, (5, 2)), "dashed"), ((0, (5, 2, 1, 2)), "dash-dotted"))
+_DASHES = (((0, (1, 1)), "dotted"), ((0, (5, 2)), "dashed"), ((0, (10, 3)), "long-dashed"))
+# Every other meaning has a line style of its own, dotted for none of them: the c·T²
+# asymptotes thin grey dash-dot; one device's memory solid black (several: each device's dash
+# pattern), where it is full a thin vertical (solid for the naive scores, dashed for the KV
+# cache); T = W a thin grey vertical.
+_ASYMPTOTE = {"color": "#777777", "lw": 0.8, "ls": (0, (6, 2, 1, 2))}
+_FULL = ("-", (0, (4, 2)))  # the verticals where the naive scores, the KV cache fill memory
+_FOOTPRINT = 0.75  # the footprint panel's height, stacked, to the others'
+
+
 def _kib(nbytes: float) -> str:
     """A size for a label, with the largest binary prefix: '228 KiB', '128 MiB'."""
     return binary_size(nbytes)
+
+
+def _sizes(device: str, others: list[float]) -> str:
+    r"""The device whose SRAM size the tiled line takes and the other sizes' dash patterns, in
+    the tiled entry's brackets, the sizes on a line of their own.
+
+    >>> _sizes("H100-SXM", []), _sizes("H100-SXM", [58368.0, 933888.0])
+    (' (H100-SXM)', '\n(H100-SXM; dotted: 57 KiB, dashed: 912 KiB)')
+    """
+    words = ", ".join(f"{_DASHES[i % len(_DASHES)][1]}: {_kib(size)}"
+                      for i, size in enumerate(others))
+    inside = "; ".join(part for part in (device, words) if part)
+    return "" if not inside else f"\n({inside})" if others else f" ({inside})"
+
+
+def _columns(labels: list[str], inches: float) -> int:
+    """The most columns (filled down each) a legend of these one-line labels may take across
+    ``inches``, by the estimates of :func:`roofline.plot._style.wrap` (an average glyph 0.55
+    of 7 pt) and of :func:`legend_note` (0.45 in a handle).
+
+    >>> _columns(["FLOPs", "HBM bytes (kernel)", "W = 4,096"], 3.08)  # a column's panel
+    3
+    >>> _columns(["FLOPs", "HBM bytes (kernel)", "W = 4,096"], 2.08)  # a third of a page
+    1
+    """
+    for n in range(len(labels), 1, -1):
+        rows = -(-len(labels) // n)
+        widths = [max(len(t) for t in labels[k:k + rows]) for k in range(0, len(labels), rows)]
+        if sum(widths) * 0.55 * 7 / 72 + 0.45 * len(widths) <= inches:
+            return n
+    return 1
 
 
 def plot_traffic(settings: Setting | Sequence[Setting], tokens: np.ndarray | None = None,
@@ -43,10 +83,8 @@ def plot_traffic(settings: Setting | Sequence[Setting], tokens: np.ndarray | Non
     per SM, default ¼×, 1× and 4× its own, the own solid and the others dotted, dashed; several:
     each at its own, in its colour); tiled_fa2 (one device); kernel, the released kernels'
     128-row tiles (the same on every device); ideal; and the c·T² asymptotes of naive and (one
-    device) of tiled, thin black lines in one legend entry. The fused modes step at small T
-    (whole row blocks): a note under the legend says so."""
-    from matplotlib.legend_handler import HandlerTuple
-
+    device) of tiled, thin grey dash-dot lines in one legend entry. The fused modes step at
+    small T (whole row blocks): a note under the legend says so."""
     ax = _style.axes(ax)
     group = as_list(settings)
     first = group[0]
@@ -67,8 +105,7 @@ def plot_traffic(settings: Setting | Sequence[Setting], tokens: np.ndarray | Non
     curve(sweeps.attention_bytes(first, xs, "naive"), "naive (S and P through HBM)",
           color=_style.MODE["naive"], lw=2, gid="traffic:naive")
     c = sweeps.attention_t2_coefficient(first, "naive")
-    asymptotes = ax.plot(xs, c * xs**2, color="#000000", lw=0.8, ls=(0, (1, 1.5)),
-                         gid="asymptote:naive")
+    asymptotes = ax.plot(xs, c * xs**2, gid="asymptote:naive", **_ASYMPTOTE)
     words = [f"naive {c:.4g}·T²"]
     m = first.hardware.sram_per_sm
     if m is not None and not several:
@@ -80,16 +117,12 @@ def plot_traffic(settings: Setting | Sequence[Setting], tokens: np.ndarray | Non
             dash, _ = _DASHES[others.index(size) % len(_DASHES)] if not main else ("-", "")
             curve(sweeps.attention_bytes(first, xs, "tiled", size),
                   None if not main else
-                  f"tiled (FlashAttention), SRAM {_kib(lead)}/SM"
-                  + (f" ({device_label(first)})" if np.isclose(lead, m) else "")
-                  + ("\n(" + ", ".join(f"{_DASHES[i % len(_DASHES)][1]}: {_kib(size)}"
-                                       for i, size in enumerate(others)) + ")"
-                     if others else ""),
+                  f"tiled (FlashAttention), SRAM {_kib(lead)}/SM" + _sizes(
+                      device_label(first) if np.isclose(lead, m) else "", others),
                   gid=f"traffic:tiled:{size:g}", color=_style.MODE["tiled"],
                   lw=2 if main else 1.3, ls=dash, alpha=1.0 if main else 0.8)
         c = sweeps.attention_t2_coefficient(first, "tiled")
-        asymptotes += ax.plot(xs, c * xs**2, color="#000000", lw=0.8,
-                              ls=(0, (4, 1.5, 1, 1.5)), gid="asymptote:tiled")
+        asymptotes += ax.plot(xs, c * xs**2, gid="asymptote:tiled", **_ASYMPTOTE)
         words.append(f"tiled {c:.4g}·T²")
         # under the kernel's line: where both take 128-row blocks the two coincide
         curve(sweeps.attention_bytes(first, xs, "tiled_fa2"),
@@ -109,7 +142,7 @@ def plot_traffic(settings: Setting | Sequence[Setting], tokens: np.ndarray | Non
     curve(sweeps.attention_bytes(first, xs, "ideal"),
           "ideal (Q, K, V read once, O written once): Θ(T)",
           color=_style.MODE["ideal"], lw=2, gid="traffic:ideal")
-    handles.append(tuple(asymptotes))
+    handles.append(asymptotes[0])  # one style for both
     labels.append(f"asymptote{'s' if len(words) > 1 else ''}: {', '.join(words)}")
     panel = "HBM traffic of one causal layer"
     if first.parallel:  # its heads (tp), its share of the rows (cp)
@@ -121,19 +154,18 @@ def plot_traffic(settings: Setting | Sequence[Setting], tokens: np.ndarray | Non
     ax.set_ylim(min(y[0] for y in drawn) / 2, max(y[-1] for y in drawn) * 2)
     shaded = shade_beyond_context(ax, group, xs[-1])
     legend_note(ax, handles, labels,
-                "The steps at short prompts are whole blocks, not noise: kernel re-reads K and "
-                "V once per block of 128 query rows, a step every 128 tokens."
+                "Steps: kernel re-reads K and V once per 128 query rows."
                 + (f" {shaded[0].upper()}{shaded[1:]}." if shaded else ""),
-                handler_map={tuple: HandlerTuple(ndivide=None)})
+                labelspacing=SPACING)
     return ax
 
 
 def plot_footprint(settings: Setting | Sequence[Setting], tokens: np.ndarray | None = None,
                    ax: Axes | None = None) -> Axes:
     """Device memory against T: the weights with one layer's naive score matrix, and with the
-    KV cache; each device's capacity, and where each stops fitting (the crossovers, vertical
-    lines: the scores' dotted, the KV cache's sparse dots). Several devices: each capacity in
-    its colour and dash pattern, one legend entry a device with its crossovers."""
+    KV cache; each device's capacity, and where each stops fitting (the crossovers, thin
+    vertical lines: the scores' solid, the KV cache's dashed). Several devices: each capacity
+    in its colour and dash pattern, one legend entry a device with its crossovers."""
     ax = _style.axes(ax)
     group = as_list(settings)
     xs = DEFAULT_TOKENS if tokens is None else np.asarray(tokens, dtype=float)
@@ -147,6 +179,7 @@ def plot_footprint(settings: Setting | Sequence[Setting], tokens: np.ndarray | N
             label=f"weights ({si(weights, 'B')})")
     several = len(group) > 1
     whats = ("naive scores", "KV cache")
+    tagged = None
     for i, s in enumerate(group):
         color = _style.device_color(i)
         cap = s.hardware.memory_capacity
@@ -156,18 +189,23 @@ def plot_footprint(settings: Setting | Sequence[Setting], tokens: np.ndarray | N
                                   "kv_cache_exceeds_memory_tokens")):
             v = values[name]
             if v.exists and xs[0] <= v.value <= xs[-1]:
-                ax.axvline(v.value, color=color, lw=1.0, ls=":" if k == 0 else (0, (1, 3)),
+                ax.axvline(v.value, color=color, lw=0.9, ls=_FULL[k],
                            gid=f"crossover:{s.hardware.name}:{name}",
                            label=None if several else
                            f"{whats[k]} exceed{'s' if k else ''} memory at T = {v.value:,.0f}")
-                at.append(f"{v.value:,.0f} ({whats[k]})")
+                at.append(f"{v.value:,.0f} ({whats[k].removeprefix('naive ')})")
         short = " (less than the weights alone)" if weights > cap else ""
         label = f"device memory: {si(cap, 'B')}{short}"
         if several:
             label = f"{device_label(s)}: {si(cap, 'B')}" + (
                 short or (f"; full at T = {', '.join(at)}" if at else ""))
-        ax.axhline(cap, color=color, lw=1.2, ls=_style.device_dashes(i) if several else "-.",
-                   gid=f"capacity:{s.hardware.name}", label=label)
+        line = ax.axhline(cap, color=color, lw=1.2,
+                          ls=_style.device_dashes(i) if several else "-",
+                          gid=f"capacity:{s.hardware.name}", label=label)
+        if not several and not short:  # named just above its line, over the curves' start
+            tagged = line
+            ax.annotate(label.replace(":", ""), (xs[0] * 1.15, cap), xytext=(0, 1.5),
+                        textcoords="offset points", va="bottom", fontsize=7, gid="tag:capacity")
     log_axes(ax, (xs[0], xs[-1]), "prompt length T (tokens)", "memory in use (bytes)",
              "Memory footprint beside the weights")
     panel_title(ax, "Memory footprint beside the weights")
@@ -175,10 +213,12 @@ def plot_footprint(settings: Setting | Sequence[Setting], tokens: np.ndarray | N
     low, high = min(weights, *caps) / 1.5, max(weights, *caps) * 3  # a decade's tick each way
     ax.set_ylim(10 ** np.floor(np.log10(low)), 10 ** np.ceil(np.log10(high)))
     shaded = shade_beyond_context(ax, group, xs[-1])
-    notes = ["Verticals: where a device's memory is full, dotted for the naive scores, sparse "
-             "dots for the KV cache."] if several else []
-    legend_note(ax, note=" ".join(notes + ([shaded[0].upper() + shaded[1:] + "."]
-                                           if shaded else [])))
+    notes = ["Verticals: memory full (solid: naive scores; dashed: KV cache)."] if several \
+        else []
+    shown = [h for h in ax.get_legend_handles_labels()[0] if h is not tagged]
+    legend_note(ax, shown, [h.get_label() for h in shown],
+                " ".join(notes + ([shaded[0].upper() + shaded[1:] + "."] if shaded else [])),
+                labelspacing=SPACING)
     return ax
 
 
@@ -187,7 +227,8 @@ def plot_window(setting: Setting, tokens: np.ndarray | None = None,
     """One layer's attention with and without the model's sliding window W against T: FLOPs
     (fused modes) and HBM bytes (the setting's mode), bending from T² to W·T beyond T = W
     (``window.flops``, ``window.hbm_bytes``; Mistral 7B, arXiv 2310.06825, §2), with T = W
-    marked."""
+    marked. The legend names the quantities (the windowed layer's solid lines) and the note
+    under it the two layers (global dashed)."""
     ax = _style.axes(ax)
     xs = DEFAULT_TOKENS if tokens is None else np.asarray(tokens, dtype=float)
     w = setting.model.sliding_window
@@ -198,18 +239,24 @@ def plot_window(setting: Setting, tokens: np.ndarray | None = None,
     full_flops = sweeps.attention_flops(setting, xs, "ideal")
     ax.plot(xs, full_flops, color="#000000", lw=1.2, ls="--", gid="window:flops:global",
             label="FLOPs, global layer: Θ(T²)")
-    ax.plot(xs, sweeps.window_attention(setting, xs, "ideal")[0], color="#000000", lw=2,
-            gid="window:flops", label="FLOPs, windowed layer: Θ(W·T) beyond T = W")
+    (flops,) = ax.plot(xs, sweeps.window_attention(setting, xs, "ideal")[0], lw=2,
+                       color="#000000", gid="window:flops",
+                       label="FLOPs, windowed layer: Θ(W·T) beyond T = W")
     ax.plot(xs, sweeps.attention_bytes(setting, xs, mode), color=_style.MODE[mode], lw=1.2,
             ls="--", gid="window:bytes:global", label=f"HBM bytes ({mode}), global layer")
-    ax.plot(xs, nbytes, color=_style.MODE[mode], lw=2, gid="window:bytes",
-            label=f"HBM bytes ({mode}), windowed layer")
-    ax.axvline(w, color="#555555", lw=1, ls=":", gid="window:W", label=f"W = {w:,} tokens")
+    (windowed,) = ax.plot(xs, nbytes, color=_style.MODE[mode], lw=2, gid="window:bytes",
+                          label=f"HBM bytes ({mode}), windowed layer")
+    marker = ax.axvline(w, color="#777777", lw=0.9, gid="window:W", label=f"W = {w:,} tokens")
     log_axes(ax, (xs[0], xs[-1]), "prompt length T (tokens)", "FLOP or bytes",
              "Sliding window, one layer")
     panel_title(ax, "Sliding window, one layer")
     _style.plain_ticks(ax.yaxis)  # 10 G, 1 T
-    legend_note(ax)
+    # the lines keep their full labels (the series of --data); the legend short, in a row
+    # where it fits
+    labels = ["FLOPs", f"HBM bytes ({mode})", f"W = {w:,}"]
+    legend_note(ax, [flops, windowed, marker], labels,
+                "Solid: the windowed layer, Θ(W·T) beyond T = W; dashed: a global layer, "
+                "Θ(T²).", labelspacing=SPACING, ncol=_columns(labels, room(ax)))
     return ax
 
 
@@ -218,8 +265,10 @@ def attention_figure(settings: Setting | Sequence[Setting], tokens: np.ndarray |
     """Traffic and footprint, titled with the devices, model and data type; with a third panel
     for a model with a sliding window (:func:`plot_window`); ``size`` wide
     (:func:`roofline.plot._style.width`: "column", "page" or inches): a narrow figure stacks
-    its panels, a wide one puts them side by side; the height is what the panels, their
-    legends and notes need."""
+    its panels (the footprint ¾ of the others' height), a wide one puts them side by side; the
+    height is what the panels, their legends and notes need, the panels shortened (stacked, to
+    no less than 1.2 in) where the figure would be taller than a page's text block can take
+    (:func:`roofline.plot._common.tallest`)."""
     group = as_list(settings)
     windowed = group[0].model.window != "none"
     n = 3 if windowed else 2
@@ -227,7 +276,10 @@ def attention_figure(settings: Setting | Sequence[Setting], tokens: np.ndarray |
     stacked = _style.narrow(size)
     with _style.style():
         fig = _style.figure((w, 8.0 * n if stacked else 10.0))
-        panels = fig.subplots(n, 1) if stacked else fig.subplots(1, n)
+        # stacked, the footprint (two or three decades of bytes) is shorter than the panels of
+        # six to ten decades
+        ratios = [1.0, _FOOTPRINT, 1.0][:n]
+        panels = fig.subplots(n, 1, height_ratios=ratios) if stacked else fig.subplots(1, n)
         plot_traffic(group, tokens, srams, ax=panels[0])
         plot_footprint(group, tokens, ax=panels[1])
         if windowed:
@@ -235,5 +287,11 @@ def attention_figure(settings: Setting | Sequence[Setting], tokens: np.ndarray |
         batch = f", batch {group[0].batch}" if group[0].batch != 1 else ", one sequence"
         text = title("Attention", group, attention=False).replace(")", f"{batch})", 1)
         fig.suptitle(_style.wrap(text, w, 8.5))
-        fit_height(fig, n if stacked else 1, 1.8 if stacked else 2.4)
+        # stacked, the panels give up height to the legends and notes, as little as fits: the
+        # footprint, the shortest, sets the others
+        if stacked:
+            fit_height_within(fig, sum(ratios) / _FOOTPRINT, 1.8 * _FOOTPRINT, tallest(size),
+                              1.2 * _FOOTPRINT)
+        else:
+            fit_height_within(fig, 1, 2.4, tallest(size), 2.0)
     return fig

@@ -5,6 +5,20 @@ points, in each panel), so the file holds exactly what was drawn, whatever the f
 provenance (the command, the package version, the SHA-256 of every device, model and network
 file used) goes into the data file and into the figure's own metadata (PNG text, PDF subject,
 SVG description), so that a figure can be regenerated and checked.
+
+Each series (in CSV, one row a point) has its panel (number, title, axis labels), its ``label``
+(its legend entry, else its id), ``coordinates``, ``x`` and ``y`` (empty, or JSON null, where the
+curve has a gap: a stretch drawn in another style), its ``id`` (the artist's ``gid``, also in an
+SVG's ``id``) and ``fits``: ``false`` for a stretch drawn pale because it does not fit in the
+device's memory (an id with a ``no-fit`` part: the time figure's, whose values are written as
+the others'), ``true`` for the stretch of the same curve that fits (an id with a ``fits``
+part), and empty (JSON null) for a series not drawn by memory (the time figure's operation
+classes but naive attention, every other figure's series). The time figure's ids are
+``time:DEVICE:KIND:fits:BOUND`` and ``time:DEVICE:KIND:no-fit:BOUND`` (BOUND ``compute``: drawn
+solid, ``memory``: dashed) for the whole prefill (KIND ``total``: the weights, the KV cache and
+naive attention's scores in memory) and naive attention (its scores), so that a curve can be
+drawn again whole, in its four styles. A line with no point drawn (a stretch of a curve that
+lies wholly in another style) is left out.
 """
 
 from __future__ import annotations
@@ -57,10 +71,11 @@ def provenance(argv: Sequence[str], settings: Sequence[Setting]) -> dict[str, An
 
 def series(fig: Figure) -> list[dict[str, Any]]:
     """Every labelled line and set of points of every panel: its panel (number, title, axis
-    labels), label and coordinates, as drawn (a curve drawn in several styles, such as
-    compute-bound and memory-bound stretches, is one series per style; ``coordinates`` says
-    ``"data"``, ``"x"`` for a vertical marker whose y runs over the panel's height, or
-    ``"outline"`` for a shaded area's boundary, in data coordinates)."""
+    labels), label, coordinates, id and whether it fits in memory, as drawn (a curve drawn in
+    several styles, such as compute-bound and memory-bound stretches, is one series per style;
+    ``coordinates`` says ``"data"``, ``"x"`` for a vertical marker whose y runs over the panel's
+    height, or ``"outline"`` for a shaded area's boundary, in data coordinates; ``fits``: see
+    the module's docstring). A line none of whose points is drawn is left out."""
     from matplotlib.collections import PathCollection
 
     out = []
@@ -69,10 +84,11 @@ def series(fig: Figure) -> list[dict[str, Any]]:
                  "y_label": ax.get_ylabel()}
         for line in ax.get_lines():
             label = _label(line)
-            if label:
+            xs, ys = _floats(line.get_xdata()), _floats(line.get_ydata())
+            if label and any(x is not None and y is not None for x, y in zip(xs, ys)):
                 data = line.get_transform() == ax.transData
                 out.append({**panel, "label": label, "coordinates": "data" if data else "x",
-                            "x": _floats(line.get_xdata()), "y": _floats(line.get_ydata())})
+                            "x": xs, "y": ys, **_id(line)})
         for shape in ax.collections:
             label = _label(shape)
             if not label:
@@ -84,8 +100,17 @@ def series(fig: Figure) -> list[dict[str, Any]]:
                 xy, coordinates = (paths[0].vertices if paths else []), "outline"
             if len(xy):
                 out.append({**panel, "label": label, "coordinates": coordinates,
-                            "x": _floats(xy[:, 0]), "y": _floats(xy[:, 1])})
+                            "x": _floats(xy[:, 0]), "y": _floats(xy[:, 1]), **_id(shape)})
     return out
+
+
+def _id(artist: Any) -> dict[str, Any]:
+    """The artist's id (``gid``, or empty) and whether it fits in memory: False for an id
+    with a ``no-fit`` part, True for one with a ``fits`` part, else None (not said)."""
+    gid = artist.get_gid() or ""
+    parts = gid.split(":")
+    return {"id": gid, "fits": False if "no-fit" in parts else True if "fits" in parts
+            else None}
 
 
 def _label(artist: Any) -> str:
@@ -110,7 +135,8 @@ def write_data(path: Path, fig: Figure, origin: dict[str, Any]) -> Path:
 
 def data_text(path: Path, fig: Figure, origin: dict[str, Any]) -> str:
     """The figure's series and provenance as JSON (``path`` ending in ``.json``), or as CSV
-    (one row a point: panel, label, x, y; the provenance in ``#`` comment lines first)."""
+    (one row a point: panel, label, x, y, id, fits; the provenance in ``#`` comment lines
+    first)."""
     drawn = series(fig)
     if path.suffix.lower() == ".json":
         return json.dumps({"provenance": origin, "series": drawn}, indent=1,
@@ -124,12 +150,14 @@ def data_text(path: Path, fig: Figure, origin: dict[str, Any]) -> str:
     for file, digest in origin["sha256"].items():
         buffer.write(f"# sha256 {digest} {file}\n")
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["panel", "title", "x_label", "y_label", "label", "coordinates", "x", "y"])
+    writer.writerow(["panel", "title", "x_label", "y_label", "label", "coordinates", "x", "y",
+                     "id", "fits"])
     for s in drawn:
+        fits = "" if s["fits"] is None else str(s["fits"]).lower()
         for x, y in zip(s["x"], s["y"]):
             writer.writerow([s["panel"], s["title"], s["x_label"], s["y_label"], s["label"],
                              s["coordinates"], "" if x is None else repr(x),
-                             "" if y is None else repr(y)])
+                             "" if y is None else repr(y), s["id"], fits])
     return buffer.getvalue()
 
 

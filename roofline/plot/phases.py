@@ -9,30 +9,28 @@ column's width the panels are stacked, at a page's side by side."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .. import evaluate, sweeps
+from .. import sweeps
 from ..evaluate import Setting
 from ..tables import level_name
 from . import _style
-from ._common import (as_list, crossovers, device_label, fit_height, legend_note, log_axes,
-                      panel_title, per_byte, shade_beyond_context, title)
+from ._common import (SPACING, as_list, crossovers, device_label, fit_height_within,
+                      legend_note, log_axes, panel_title, per_byte, shade_beyond_context,
+                      tallest, title)
+from .phases_sweeps import PROMPTS, decode_batches, level_intensity, prompt_sweep
+from .phases_sweeps import cached as _cached
+from .phases_sweeps import regime as _regime
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
 __all__ = ["plot_prefill_intensity", "plot_decode_intensity", "phases_figure", "decode_batches",
-           "level_intensity", "prompt_sweep"]
-
-PROMPTS = np.geomspace(16, 2**17, 141)
-_LONGEST = 2**20  # the prompt axis runs at most this far to show where a cache level binds
-
+           "level_intensity", "prompt_sweep", "PROMPTS"]
 
 _SHARED = "#777777"  # curves that do not depend on the device, when several are overlaid
 # latent attention's decode forms in the legend (roofline.derive.mla.decode_step)
@@ -51,51 +49,6 @@ def _proxy(**kwargs: Any) -> Any:
     from matplotlib.lines import Line2D
 
     return Line2D([], [], **kwargs)
-
-
-def level_intensity(setting: Setting, tokens: np.ndarray | Sequence[int],
-                    level: str) -> np.ndarray:
-    """FLOP per byte at the memory level ``level`` ("l2", "l3", "sram") of the whole prefill of
-    the whole model on one device (as :func:`roofline.sweeps.intensity`): Σ count·F over the
-    bytes at that level, an operation whose traffic there is derived (fused attention behind
-    a cache) with those bytes, every other with its HBM bytes, which pass through the level
-    (the whole prefill's rule in :func:`roofline.evaluate.prefill_columns`)."""
-    xs = np.asarray(tokens, dtype=float)
-    whole = setting if not setting.parallel else replace(
-        setting, tp=1, pp=1, ep=1, cp=1, overlap=False, network=None)
-    flops: Any = 0.0
-    nbytes: Any = 0.0
-    for op in evaluate.operations(whole):
-        served = {name: q_at for name, _, q_at in op.levels}
-        flops = flops + op.count * op.flops(xs)
-        nbytes = nbytes + op.count * (served[level](xs) if level in served else op.bytes(xs))
-    return np.broadcast_to(flops / nbytes, xs.shape).astype(float)
-
-
-def _regime(s: Setting) -> tuple[Any, str]:
-    """The prefill's compute-bound crossover and the memory level whose traffic ends it
-    ("hbm"; "l2", "l3" or "sram" for a cache level; "" where it does not end)."""
-    v = crossovers(s)[f"prefill_compute_bound_tokens.{s.attention}"]
-    if not (v.exists and v.ends_at):
-        return v, ""
-    level = evaluate.attention_level(s, math.ceil(v.ends_at))
-    return v, "hbm" if level == "compute" else level
-
-
-def _cached(level: str) -> bool:
-    return level not in ("", "hbm")
-
-
-def prompt_sweep(settings: Setting | Sequence[Setting]) -> np.ndarray:
-    """The prefill panel's prompt lengths: 16 to 131,072 (:data:`PROMPTS`), or on to the
-    power of two past 1.25× the longest prompt (up to 2²⁰) where a cache level's traffic
-    ends a device's compute-bound regime, so that the crossing shows."""
-    ends = [v.ends_at for v, level in map(_regime, as_list(settings))
-            if _cached(level) and v.ends_at <= _LONGEST / 1.25]
-    high = 2.0 ** np.ceil(np.log2(1.25 * max(ends))) if ends else PROMPTS[-1]
-    if high <= PROMPTS[-1]:
-        return PROMPTS
-    return np.geomspace(16, high, int(round(36 * np.log10(high / 16))) + 1)
 
 
 def _ridges(ax: Axes, group: list[Setting], xs: np.ndarray,
@@ -141,6 +94,11 @@ def _tokens(values: Sequence[int], what: str = "T") -> str:
     return f"{what} = {', '.join(f'{t:,}' for t in values)}"
 
 
+def _glued(text: str) -> str:
+    """'T = 128' with no break a note's wrapping may take (no-break spaces)."""
+    return text.replace(" = ", "\u00a0=\u00a0", 1)
+
+
 def plot_prefill_intensity(settings: Setting | Sequence[Setting],
                            prompts: Sequence[int] = (), tokens: np.ndarray | None = None,
                            ax: Axes | None = None) -> Axes:
@@ -171,7 +129,7 @@ def plot_prefill_intensity(settings: Setting | Sequence[Setting],
     labels: list[str] = []
     if several:  # the styles, said once for every device
         handles += [_proxy(color="#000000", lw=2.2), _proxy(color="#000000", lw=1.3, ls=":")]
-        labels += [f"whole prefill ({first.attention} attention), in each device's colour",
+        labels += ["whole prefill, in each device's colour",
                    f"attention ({first.attention}), dotted"]
     for i, s in enumerate(group):
         ax.plot(xs, sweeps.intensity(s, xs, ("attention",)),
@@ -247,30 +205,16 @@ def plot_prefill_intensity(settings: Setting | Sequence[Setting],
     shaded = shade_beyond_context(ax, group, xs[-1])
     notes = [shaded[0].upper() + shaded[1:] + "."] if shaded else []
     if several:
-        notes.append("○ whole prefill, □ projections: compute-bound from there on;"
-                     + (f" ◇ {_tokens(prompts)}." if prompts else ""))
+        notes.append("○ whole prefill, □ projections: compute-bound from there"
+                     + (f"; ◇\u00a0{_glued(_tokens(prompts))}." if prompts else "."))
     if bound:
         name = level_name(next(iter(bound.values())))
-        notes.append(f"Thin with +: FLOP per {name} byte, against the thin dashed {name} "
-                     f"ridge P/β_{name}: {name} traffic makes the prefill memory-bound "
-                     "again where they meet, though its HBM intensity is above the HBM "
-                     "ridge (a hierarchical roofline).")
+        notes.append(f"Where the thin + curve meets the thin dashed {name} ridge P/β_{name}, "
+                     f"{name} traffic makes the prefill memory-bound again, though above the "
+                     "HBM ridge (a hierarchical roofline).")
     legend_note(ax, mine[:1] + handles + mine[1:], [h.get_label() for h in mine[:1]] + labels
-                + [h.get_label() for h in mine[1:]], " ".join(notes))
+                + [h.get_label() for h in mine[1:]], " ".join(notes), labelspacing=SPACING)
     return ax
-
-
-def decode_batches(settings: Setting | Sequence[Setting], context: int,
-                   batches: Sequence[int] = ()) -> np.ndarray:
-    """The decode panel's batches: 1 to the power of two past the largest of twice the largest
-    batch any device holds at ``context``, the batches asked for and the critical batches
-    (×1.2), 30 per decade: the axis no longer runs far past what any device holds."""
-    group = as_list(settings)
-    held = max(sweeps.max_batch(s, context) for s in group)
-    critical = [crossovers(s)["decode_critical_batch"] for s in group]
-    high = max([16.0, 2.0 * held, *batches, *(1.2 * v.value for v in critical if v.exists)])
-    high = 2.0 ** np.ceil(np.log2(high))
-    return np.geomspace(1, high, int(30 * np.log10(high)) + 1)
 
 
 def _fit_line(ax: Axes, bs: np.ndarray, ys: np.ndarray, fits: np.ndarray, gid: str,
@@ -333,8 +277,8 @@ def plot_decode_intensity(settings: Setting | Sequence[Setting], context: int,
     if not fits.all() or hollow:
         ax.plot([], [], "--", color=step, label=("dashed" if not fits.all() else "")
                 + (", hollow" if hollow and not fits.all() else "hollow" if hollow else "")
-                + ": does not fit in memory (weights + B × KV cache)"
-                + (" on any device" if several else ""))
+                + (": fits no device (weights + B × KV cache)" if several else
+                   ": does not fit in memory (weights + B × KV cache)"))
     ridges = _ridges(ax, group, bs)
     for i, s in enumerate(group):
         who = f"{device_label(s)}: " if several else ""
@@ -358,9 +302,9 @@ def plot_decode_intensity(settings: Setting | Sequence[Setting], context: int,
                    None if several else f"{critical} (projections reach the ridge{beyond})",
                    f"crossover:{s.hardware.name}:{v.name}", marker="s",
                    size=_size(i, n, 9.0, 5.0, 6.0), zorder=6 + i / 10)
-            critical = f"\n□ {critical}{' (more than memory holds)' if beyond else ''}"
-        if several:
-            ridges[i].set_label(f"{who}ridge {per_byte(s.ridge)}; "
+            critical = f"; □\u00a0B\u00a0=\u00a0{v.value:,.0f}"  # kept on one line
+        if several:  # the ridge in the axis's unit; the note says what □ is
+            ridges[i].set_label(f"{who}ridge {s.ridge:,.0f}; "
                                 + holds.replace("memory ", "").replace(
                                     f" at context {context:,}", "") + critical)
     log_axes(ax, (bs[0] / 1.2, bs[-1] * 1.2),  # room for a marker at B = 1
@@ -370,10 +314,10 @@ def plot_decode_intensity(settings: Setting | Sequence[Setting], context: int,
     _style.plain_ticks(ax.yaxis)
     note = ""
     if several:
-        note = (f"☆ {_tokens(batches, 'B')}. " if batches else "") + (
+        note = (f"☆\u00a0{_glued(_tokens(batches, 'B'))}. " if batches else "") + (
             "□ critical batch: the projections reach the ridge. Verticals: the largest "
-            f"batch each device holds at context {context:,}.")
-    legend_note(ax, note=note)
+            "batch each device holds.")
+    legend_note(ax, note=note, labelspacing=SPACING)
     return ax
 
 
@@ -383,7 +327,9 @@ def phases_figure(settings: Setting | Sequence[Setting], prompts: Sequence[int] 
     """Prefill and decode on one intensity scale, ``size`` wide
     (:func:`roofline.plot._style.width`: "column", "page" or inches): a narrow figure stacks
     the panels, a wide one puts them side by side; the height is what the panels, their
-    legends and notes need."""
+    legends and notes need, the panels shortened (stacked, to no less than 1.3 in) where the
+    figure would be taller than a page's text block can take
+    (:func:`roofline.plot._common.tallest`)."""
     group = as_list(settings)
     context = context or (max(prompts) if prompts else 2048)
     w = _style.width(size)
@@ -396,5 +342,7 @@ def phases_figure(settings: Setting | Sequence[Setting], prompts: Sequence[int] 
         plot_decode_intensity(group, context, batches, ax=right)
         right.tick_params(labelleft=True)
         fig.suptitle(_style.wrap(title("Prefill against decode", group), w, 8.5))
-        fit_height(fig, 2 if stacked else 1, 1.8 if stacked else 2.4)
+        # stacked, the panels give up height to the legends and notes, as little as fits
+        fit_height_within(fig, 2 if stacked else 1, 1.8 if stacked else 2.4, tallest(size),
+                          1.3 if stacked else 2.0)
     return fig

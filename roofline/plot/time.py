@@ -3,7 +3,13 @@ class (:func:`roofline.sweeps.by_kind`), solid where compute-bound and dashed wh
 from 16 tokens to twice the model's context limit (``max_prompt``; the part past the context
 shaded). Where the prefill does not fit in the device's memory (the weights and the KV cache,
 and naive attention's scores: :func:`roofline.sweeps.prefill_fits`) the whole prefill is drawn
-pale, and so is naive attention where its scores do not fit. Each crossover of the catalogue
+pale (lighter and thinner, still solid where compute-bound and dashed where memory-bound), and
+so is naive attention where its scores do not fit. The curves' ids (``gid``, kept in the SVG and
+in ``--data``): ``time:DEVICE:KIND:fits:BOUND`` and ``time:DEVICE:KIND:no-fit:BOUND`` for the
+whole prefill (KIND ``total``) and naive attention (BOUND ``compute`` or ``memory``),
+``time:DEVICE:KIND:BOUND`` for the other operation classes, drawn as they are, and
+``time:DEVICE:communication``. The y axis is in seconds, each tick with its SI prefix (1 ms,
+100 µs), as its label says. Each crossover of the catalogue
 (:func:`roofline.evaluate.crossover_values`) that holds for the plotted attention mode (or for
 every mode) and lies on the axis is a vertical line with a numbered tag above the plot. The
 values, of every mode, are a table beside the figure, not in it (:func:`crossover_table`,
@@ -65,15 +71,39 @@ def default_tokens(settings: Sequence[Setting], max_prompt: int | None = None) -
     return np.unique(np.r_[np.round(np.geomspace(16, high, n)), high])
 
 
+def _joined(mask: np.ndarray) -> np.ndarray:
+    """``mask`` and the points next to it: a stretch drawn on it meets its neighbours."""
+    return mask | np.r_[mask[1:], False] | np.r_[False, mask[:-1]]
+
+
 def _bound_line(ax: Axes, xs: np.ndarray, ys: np.ndarray, compute: np.ndarray, color: str,
-                lw: float, label: str | None, gid: str, **marks) -> None:
-    """Solid where compute-bound, dashed where memory-bound (each stretch joined to the next)."""
-    solid = compute | np.r_[compute[1:], False] | np.r_[False, compute[:-1]]
-    dashed = ~compute | np.r_[~compute[1:], False] | np.r_[False, ~compute[:-1]]
-    ax.plot(xs, np.where(solid, ys, np.nan), "-", color=color, lw=lw, label=label,
-            gid=f"{gid}:compute", **marks)
-    ax.plot(xs, np.where(dashed, ys, np.nan), "--", color=color, lw=lw, gid=f"{gid}:memory",
-            **marks)
+                lw: float, label: str | None, gid: str, **style) -> None:
+    """Solid where compute-bound, dashed where memory-bound (each stretch joined to the next);
+    ``ys`` NaN where the curve is not drawn."""
+    ax.plot(xs, np.where(_joined(compute), ys, np.nan), "-", color=color, lw=lw, label=label,
+            gid=f"{gid}:compute", **style)
+    ax.plot(xs, np.where(_joined(~compute), ys, np.nan), "--", color=color, lw=lw,
+            gid=f"{gid}:memory", **style)
+
+
+_PALE = {"alpha": 0.4}  # where the prefill does not fit: lighter, and thinner by _THIN
+_THIN = 0.55
+
+
+def _fit_lines(ax: Axes, xs: np.ndarray, ys: np.ndarray, compute: np.ndarray,
+               fit: np.ndarray, color: str, lw: float, label: str | None, gid: str,
+               **marks) -> bool:
+    """:func:`_bound_line` in full where it fits (``gid:fits``) and pale where it does not
+    (``gid:no-fit``: lighter, thinner, still solid and dashed; joined to the full stretch);
+    whether any of it is pale."""
+    _bound_line(ax, xs, np.where(fit, ys, np.nan), compute, color, lw, label, f"{gid}:fits",
+                **marks)
+    if fit.all():
+        return False
+    pale = np.where(_joined(~fit), ys, np.nan)
+    _bound_line(ax, xs, pale, compute, color, _THIN * lw, None, f"{gid}:no-fit", **_PALE,
+                **marks)
+    return True
 
 
 def _fan(xs: list[float], low: float, high: float, gap: float) -> list[float]:
@@ -124,9 +154,9 @@ def plot_time(settings: Setting | Sequence[Setting], tokens: np.ndarray | None =
     for i, s in enumerate(group):
         sweep = sweeps.by_kind(s, xs)
         kinds = ["total"] if several else list(sweep.time)
-        fits = {"total": sweeps.prefill_fits(s, xs),
-                "attention": sweeps.scores_fit(s, xs) if s.attention == "naive"
-                else np.ones(xs.shape, bool)}
+        fits = {"total": sweeps.prefill_fits(s, xs)}  # the curves drawn pale where not
+        if s.attention == "naive":
+            fits["attention"] = sweeps.scores_fit(s, xs)
         marks = {"marker": _DEVICE_MARKERS[i % len(_DEVICE_MARKERS)], "ms": 4.0,
                  "markevery": (4 + 7 * i, 20)} if several else {}
         for kind in kinds:
@@ -140,16 +170,13 @@ def plot_time(settings: Setting | Sequence[Setting], tokens: np.ndarray | None =
                 ax.plot(xs, ys, "-.", color=color, lw=1.4, label=label, gid=gid, **marks)
                 communication = True
                 continue
-            fit = fits.get(kind)
-            if fit is not None and not fit.all():
-                last = int(np.argmin(fit)) if fit.any() else 0  # the pale stretch joins
-                pale = np.where(np.arange(xs.size) >= max(last - 1, 0), ys, np.nan)
-                ax.plot(xs, pale, "-", color=color, lw=1.0, alpha=0.4, gid=f"{gid}:no-fit",
-                        **marks)
-                ys = np.where(fit, ys, np.nan)
-                no_fit = True
-            _bound_line(ax, xs, ys, sweep.compute_bound(kind), color,
-                        2.2 if kind == "total" else 1.4, label, gid, **marks)
+            lw = 2.2 if kind == "total" else 1.4
+            if kind in fits:
+                no_fit |= _fit_lines(ax, xs, ys, sweep.compute_bound(kind), fits[kind], color,
+                                     lw, label, gid, **marks)
+            else:  # the other operation classes, as they are
+                _bound_line(ax, xs, ys, sweep.compute_bound(kind), color, lw, label, gid,
+                            **marks)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlim(xs[0], xs[-1])
@@ -173,7 +200,10 @@ def plot_time(settings: Setting | Sequence[Setting], tokens: np.ndarray | None =
         if window:
             notes.append(f"W: the sliding window ({window:,} tokens)")
     ax.set_xlabel("prompt length T (tokens)")
-    ax.set_ylabel("prefill time" + (", whole prefill" if several else ""))
+    # the ticks carry the unit with its SI prefix (1 ms, 100 µs: _style.plain_ticks); the
+    # label says so, as the scaling figure's does
+    # the unit on each tick (2 ms): a log axis over µs to s reads best so, as a "(s)" would not
+    ax.set_ylabel(("whole-prefill" if several else "prefill") + " time")
     _style.plain_ticks(ax.xaxis)
     _style.plain_ticks(ax.yaxis, "s")
     ax.set_title(_style.wrap(title("Prefill time", group), inches - 0.6, 8.5),
