@@ -189,3 +189,20 @@ def test_a_size_is_a_column_a_page_or_inches():
     for bad in ("letter", 1.0, 25, True, "3"):
         with pytest.raises(InputError):
             plot.figure("phases", s, size=bad)
+
+
+@pytest.mark.parametrize("kind", ["roofline", "time"])
+def test_a_moe_figure_says_its_expert_count_is_an_upper_bound(kind):
+    """A prefill of Mixtral reads min(n_e, B·T·n_a) experts' weights (uniform routing): more
+    than the n_e·(1 − (1 − n_a/n_e)^T) its tokens reach in expectation (5.5 of 8 at T = 4), so
+    the note under the figure says so; a dense model's says nothing of experts."""
+    from roofline import api
+    from roofline.plot import figure
+
+    def texts(model):
+        fig = figure(kind, [api.setting("MI300X", model)], size="page")
+        return " ".join(" ".join(t.get_text().split()) for t in fig.findobj(Text))
+
+    assert 8 * (1 - (1 - 2 / 8) ** 4) == pytest.approx(5.47, abs=0.01)
+    assert "min(n_e, B·T·n_a) experts read, an upper bound" in texts("Mixtral-8x7B")
+    assert "experts" not in texts("Llama-3-8B")

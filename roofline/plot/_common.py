@@ -16,7 +16,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-__all__ = ["as_list", "title", "side_legend", "device_label", "plain", "crossovers", "room",
+__all__ = ["experts_note", "as_list", "title", "side_legend", "device_label", "plain", "crossovers", "room",
            "panel_title", "legend_note", "fit_height", "fit_height_within", "tallest", "NOTE",
            "SPACING", "shade_beyond_context", "binary_size", "per_byte", "work_unit", "grouped"]
 
@@ -187,6 +187,15 @@ def fit_height_within(fig: Figure, rows: float, inches: float, most: float,
     over = fig.get_figheight() - most
     if over > 0:
         fit_height(fig, rows, max(least, inches - over / rows))
+
+
+def experts_note(group: Sequence[Setting]) -> str:
+    """What a reader of a mixture-of-experts figure needs: a prefill is taken to read the
+    weights of min(n_e, B·T·n_a) experts (uniform routing), an upper bound on the distinct
+    experts its tokens reach (n_e·(1 − (1 − n_a/n_e)^(B·T)) in expectation); "" for dense."""
+    if not any(s.model.num_experts > 1 for s in group):
+        return ""
+    return "MoE: the weights of min(n_e, B·T·n_a) experts read, an upper bound on those reached"
 
 
 def shade_beyond_context(ax: Axes, group: Sequence[Setting], high: float) -> str:

@@ -34,7 +34,7 @@ from ..evaluate import Setting
 from ..tables import si
 from . import _style
 from . import collectives
-from ._common import as_list, binary_size, device_label, per_byte, title
+from ._common import as_list, binary_size, device_label, experts_note, per_byte, title
 from .ceilings import ceiling_label, ceilings, draw_ceilings, memory_name
 from .labels import draw_labels, layout, root
 
@@ -124,6 +124,7 @@ def _note(group: list[Setting], prompts: Sequence[int], context: int, decode: bo
         parts.append(f"{_SHAPE.get(marker, 'small marker')}: attention at its {name} intensity"
                      + ("" if short else f" (FLOPs / {name} bytes)"))
     parts += collectives.note_parts(group, [name for name, _ in links], bars, short)
+    parts += [note for note in [experts_note(group)] if note]
     if sram:
         where = (f"{binary_size(group[0].hardware.sram_per_sm)} SRAM per SM"
                  if len(group) == 1 else "each device's SRAM per SM")

@@ -27,7 +27,7 @@ from .. import sweeps
 from ..errors import InputError
 from ..evaluate import CrossoverValue, Setting
 from . import _style
-from ._common import as_list, device_label, shade_beyond_context, title
+from ._common import as_list, device_label, experts_note, shade_beyond_context, title
 from .time_table import (by_device, crossover_label, crossover_table, crossover_tags,
                          crossover_table_csv, crossover_table_latex, drawn_crossovers,
                          plot_crossover_table)
@@ -187,6 +187,7 @@ def plot_time(settings: Setting | Sequence[Setting], tokens: np.ndarray | None =
         notes.append("dash-dot: the collectives' time at the links' bandwidth"
                      + (", hidden under the compute where below it" if group[0].overlap
                         else ", added to the compute"))
+    notes += [note for note in [experts_note(group)] if note]
     shaded = shade_beyond_context(ax, group, xs[-1])
     if shaded:
         notes.append(shaded)
