@@ -128,6 +128,10 @@ def test_a_config_with_its_own_head_dim_that_does_not_divide_the_width(tmp_path)
      "--output: given twice (as -o and --output)"),
     (["ttft", "--hardware", "H100-SXM", "--model", "Llama-3-8B", "--prompt", "128", "--rate",
       "1", "--rate", "2"], "--rate: given twice;"),
+    (["plot", "time", "--model", "Llama-3-8B", "-o", "a.png", "-oc.png"], "--output: given "
+     "twice;"),
+    (["plot", "time", "--model", "Llama-3-8B", "-oa.png", "--out", "b.png"], "--output: given "
+     "twice (as -o and --out)"),
 ])
 def test_an_option_given_twice_is_refused_not_the_last_kept(argv, option, capsys, tmp_path,
                                                             monkeypatch):

@@ -99,6 +99,8 @@ class _Parser(argparse.ArgumentParser):
             if not name.startswith("-") or len(name) < 2:
                 continue
             options = self._option_string_actions
+            if not name.startswith("--") and name[:2] in options:  # -oFILE: -o and its value
+                name = name[:2]
             if name not in options and name.startswith("--"):
                 matches = {options[o] for o in options if o.startswith(name)}
                 action = matches.pop() if len(matches) == 1 else None
