@@ -2,6 +2,7 @@
 output; --weight-dtype still overrides it), held against the parameter count by hand."""
 
 import json
+import warnings
 
 import pytest
 
@@ -39,6 +40,8 @@ LAYERS = 8_030_261_248 - EDGES
     ({"quant_method": "awq", "bits": 4, "version": "gemm", "group_size": 64}, "int4",
      (4 + 20 / 64) / 8),
     ({"quant_method": "awq", "w_bit": 4, "q_group_size": 128}, "int4", (4 + 20 / 128) / 8),
+    # AWQ without zero points: the fp16 scale alone
+    ({"quant_method": "awq", "bits": 4, "zero_point": False}, "int4", (4 + 16 / 128) / 8),
     # QLoRA §2: an fp32 absmax per block of 64 (0.5 bit), 0.127 bit when double-quantized
     ({"quant_method": "bitsandbytes", "load_in_4bit": True, "bnb_4bit_quant_type": "nf4"},
      "int4", 4.5 / 8),
@@ -160,3 +163,18 @@ def test_act_dtype_counts_the_activations_as_stored(capsys):
     bf16 = api.setting("H100-SXM", "Llama-3-8B", dtype="fp8", act_dtype="bf16")
     assert fp8.numbers()["b_a"] == 1 and bf16.numbers()["b_a"] == 2
     assert "activations bf16" in bf16.precision_words
+
+
+def test_modules_kept_unquantized_are_named_in_a_warning(tmp_path):
+    """AWQ's modules_to_not_convert (attention kept in 16 bits): one weight type counts them at
+    4 bits, fewer bytes than they hold, so reading the file warns, naming them; the embeddings
+    and LM head, which are counted at their own width, do not."""
+    path = _config(tmp_path, {"quant_method": "awq", "bits": 4,
+                              "modules_to_not_convert": ["self_attn", "lm_head"]})
+    with pytest.warns(UserWarning, match=r"modules_to_not_convert: self_attn kept unquantized"):
+        read_model(path)
+    quiet = _config(tmp_path, {"quant_method": "gptq", "bits": 4,
+                               "modules_to_not_convert": ["lm_head"]})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        read_model(quiet)

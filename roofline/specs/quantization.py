@@ -14,6 +14,7 @@ from. The keys are those of Hugging Face ``transformers``' quantization configur
     fp8                   fp8                   32 / (block rows · block columns): 1/512
     fbgemm_fp8            fp8                   per output channel (not counted)
     gptq, awq             int4 / int8 by bits   (16 + bits) / group_size: 5/32 at 4-bit, 128
+                                                (AWQ with zero_point false: 16 / group_size)
     bitsandbytes          int4 / int8           4-bit: 32/64, or with double quantization
                                                 8/64 + 32/(64·256); 8-bit: per row (not counted)
     compressed-tensors    fp8 / int4 / int8     strategy group: (16 + bits if asymmetric) / size
@@ -99,9 +100,30 @@ def quantization(config: Mapping[str, Any], where: str) -> Quantization | None:
                             f"quantization_config: {method}, not read")
     dtype, scales, words = _read(method, q, key)
     words = f"quantization_config: {words}" + ("" if dtype else ", not read")
-    if scales:
-        words += f" + {_bits(scales)} bits of scales"
+    if scales and "bits of" not in words:
+        words += f" + {_bits(scales)} bits of scales per weight"
+    _unconverted(q, key)
     return Quantization(method, dtype, scales, edges, words)
+
+
+def _unconverted(q: Mapping[str, Any], key: str) -> None:
+    """A warning naming the modules besides the embeddings and LM head that the checkpoint keeps
+    unquantized (``modules_to_not_convert``; compressed-tensors' ``ignore``): one weight data
+    type counts them at the quantized width, fewer bytes than they hold (the time stays a
+    bound, the memory check is optimistic)."""
+    import warnings
+
+    field = "ignore" if "ignore" in q else "modules_to_not_convert"
+    kept = q.get(field) or []
+    others = [m for m in kept if isinstance(m, str)
+              and not any(edge in m for edge in ("lm_head", "embed"))] if isinstance(kept, list) \
+        else [kept]
+    if others:
+        warnings.warn(f"{key}.{field}: {', '.join(map(str, others[:3]))}"
+                      f"{' and more' if len(others) > 3 else ''} kept unquantized by the "
+                      "checkpoint are counted at the quantized width (fewer bytes than they "
+                      "hold: the time is still a bound, the memory check optimistic)",
+                      stacklevel=3)
 
 
 def _read(method: str, q: Mapping[str, Any], key: str) -> tuple[str | None, Fraction, str]:
@@ -129,7 +151,10 @@ def _read(method: str, q: Mapping[str, Any], key: str) -> tuple[str | None, Frac
     if not _positive(group):
         raise SpecError(f"{key}.group_size", "must be a positive integer or -1 (per channel)",
                         group)
-    return dtype, Fraction(_SCALE_BITS + bits, group), f"{method}, {bits}-bit, groups of {group}"
+    zeros = 0 if q.get("zero_point") is False else bits  # AWQ's symmetric form has none
+    scales = Fraction(_SCALE_BITS + zeros, group)
+    return (dtype, scales, f"{method}, {bits}-bit, groups of {group} + {_bits(scales)} bits of "
+            f"scales{' and zeros' if zeros else ''} per weight")
 
 
 def _positive(n: object) -> bool:
@@ -152,7 +177,7 @@ def _bitsandbytes(q: Mapping[str, Any], key: str) -> tuple[str, Fraction, str]:
         double = q.get("bnb_4bit_use_double_quant") is True
         scales = Fraction(8, 64) + Fraction(32, 64 * 256) if double else Fraction(32, 64)
         kind = q.get("bnb_4bit_quant_type", "fp4")
-        return "int4", scales, f"bitsandbytes {kind}" + (", double" if double else "")
+        return "int4", scales, f"bitsandbytes {kind}" + (", double-quantized" if double else "")
     if q.get("load_in_8bit") is True:
         return "int8", Fraction(0), "bitsandbytes 8-bit"
     raise SpecError(f"{key}.load_in_4bit", "bitsandbytes needs load_in_4bit or load_in_8bit "
