@@ -171,7 +171,8 @@ def weight_bytes(arch: Architecture = Architecture()) -> Expr:
     """Bytes of all weights at b_w bytes each; a quantized checkpoint's embedding table and LM
     head at b_e (:func:`edge_element`).
 
-    >>> weight_bytes(Architecture(quantized=True)) - weight_bytes(Architecture())
+    >>> from sympy import expand
+    >>> expand(weight_bytes(Architecture(quantized=True)) - weight_bytes(Architecture()))
     2*D*V*b_e - 2*D*V*b_w
     """
     if not arch.quantized:
