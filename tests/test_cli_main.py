@@ -133,6 +133,16 @@ def test_an_error_quoting_a_huge_value_is_cut(capsys, tmp_path):
     assert len(err) < 2100 and err.endswith(" more characters)\n")
 
 
+def _as_from_a_shell() -> None:
+    """The child's Ctrl-C as a terminal gives it: the default action, not blocked. A test
+    worker's own (ignored or blocked, as a parallel runner may leave it) would be inherited
+    through fork and exec, and the run would never see the signal."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
 def test_ctrl_c_in_a_real_run_of_report_is_one_line_and_removes_its_temporary_folder(tmp_path):
     import shutil
     import signal
@@ -141,7 +151,7 @@ def test_ctrl_c_in_a_real_run_of_report_is_one_line_and_removes_its_temporary_fo
     for _ in range(5):  # a run that ends between the look and the signal is run again
         run = subprocess.Popen([sys.executable, "-m", "roofline", "report", "-o", "r"],
                                cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True)
+                               text=True, preexec_fn=_as_from_a_shell)
         try:
             deadline = time.monotonic() + 60
             while not list(tmp_path.glob(".r.tmp-*")) and run.poll() is None:  # drawing
@@ -154,7 +164,8 @@ def test_ctrl_c_in_a_real_run_of_report_is_one_line_and_removes_its_temporary_fo
         if run.returncode != 0:
             break
         shutil.rmtree(tmp_path / "r")  # done before the signal came (a loaded machine)
-    assert (run.returncode, err) == (INTERRUPTED, "roofline: interrupted\n")
+    worker = (signal.getsignal(signal.SIGINT), signal.pthread_sigmask(signal.SIG_BLOCK, []))
+    assert (run.returncode, err) == (INTERRUPTED, "roofline: interrupted\n"), (worker, out)
     assert list(tmp_path.iterdir()) == []
 
 
