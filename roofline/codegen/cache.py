@@ -130,8 +130,8 @@ def _write(path: Path, text: str, code: bool = True) -> bool:
     except OSError as e:
         if not _warned:
             _warned.append(str(e))
-            warnings.warn(f"the cache {path.parent} cannot be written ({e}); the generated "
-                          "code is kept in memory for this process", stacklevel=4)
+            warnings.warn(f"the cache {path.parent} cannot be written ({e}); what is "
+                          "generated (code, pages) is kept for this process only", stacklevel=4)
         return False
     return True
 
