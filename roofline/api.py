@@ -46,7 +46,8 @@ def setting(hardware: str | Hardware, model: str | ModelShape, *, dtype: str = "
             attention: str | None = None, batch: int = 1, kv_cache: str = "window",
             fusion: str = "none", mla_decode: str = "absorbed", tp: int = 1, pp: int = 1,
             overlap: bool = False, ep: int = 1, cp: int = 1,
-            network: str | Network | None = None, act_dtype: str | None = None) -> Setting:
+            network: str | Network | None = None, act_dtype: str | None = None,
+            pipeline: str = "chunked") -> Setting:
     """A :class:`Setting` from names or paths (``"H100-SXM"``, ``"my/device.toml"``) or specs.
 
     ``attention=None`` is ``kernel``: the FlashAttention-2 order at the released kernels'
@@ -58,7 +59,10 @@ def setting(hardware: str | Hardware, model: str | ModelShape, *, dtype: str = "
     ``mla_decode``: a latent-attention model's decode step, ``"absorbed"`` or ``"naive"``.
     ``tp``: tensor-parallel devices (one device's share is evaluated, with its all-reduces);
     ``overlap``: those hidden under the compute (a bound), not after it (the default);
-    ``pp``: pipeline stages. ``ep``: expert-parallel devices of a mixture-of-experts model (the
+    ``pp``: pipeline stages; ``pipeline``: how a prompt crosses them, ``"chunked"`` (the
+    default bound: its chunks fill the pipeline, so it takes at least a stage's mean share of
+    the work, the sends hidden) or ``"whole"`` (through each stage in turn, DistServe's
+    inter-op instance: the stages' sum and the sends). ``ep``: expert-parallel devices of a mixture-of-experts model (the
     routed experts spread over them, each running its own ``batch`` sequences; the dispatch and
     combine all-to-alls per MoE layer). ``cp``: context-parallel devices (ring attention: the
     prompt split over them, the K/V blocks passed around the ring under the attention).
@@ -79,7 +83,7 @@ def setting(hardware: str | Hardware, model: str | ModelShape, *, dtype: str = "
         net = network if isinstance(network, Network) else load_network(network)
     mode = DEFAULT_ATTENTION if attention is None else attention  # "" is refused, not kernel
     s = Setting(hw, mo, dtype, weight_dtype, kv_dtype, mode, batch, kv_cache, fusion, mla_decode,
-                tp, pp, overlap, ep, cp, net, act_dtype)
+                tp, pp, overlap, ep, cp, net, act_dtype, pipeline)
     weights = evaluate.held_bytes(s, "weights")  # one device's share
     if weights > hw.memory_capacity:
         warnings.warn(f"{mo.name}'s weights ({weights / 1e9:.4g} GB in "
@@ -168,7 +172,7 @@ def ttft(hardware: str | Hardware, model: str | ModelShape, *, prompt: int | Non
          attention: str | None = None, kv_cache: str = "window",
          fusion: str = "none", tp: int = 1, pp: int = 1, overlap: bool = False, ep: int = 1,
          cp: int = 1, network: str | Network | None = None,
-         act_dtype: str | None = None) -> TTFTResult:
+         act_dtype: str | None = None, pipeline: str = "chunked") -> TTFTResult:
     """Mean time to first token of prompts of ``prompt`` tokens (or lengths drawn from
     ``prompt_dist``: a file, a :class:`~roofline.specs.distribution.Distribution` or the lengths
     themselves, equally likely) arriving
@@ -185,10 +189,13 @@ def ttft(hardware: str | Hardware, model: str | ModelShape, *, prompt: int | Non
     ``parallel="intra"`` without ``speedup``: K is derived from the model, the prefill time on
     one device over that on two devices with tensor parallelism (each prompt length's mean:
     K = E[t(1)]/E[t(2)]), and the result says so; ``speedup`` still overrides it.
-    ``parallel="inter"``: the setting's layers split over twice its pipeline stages, the stage
-    times from the model (:func:`roofline.evaluate.parallel.stage_times`): the queue is served
-    at the slowest stage's time and each prompt's execution is the stages' sum with the sends
-    (:func:`roofline.derive.pipeline.interop_ttft`), not DistServe's t/2; the result says so.
+    ``parallel="inter"``: the setting's layers split over twice its pipeline stages, queued as
+    ``pp`` stages are (:func:`roofline.serving.pipeline.stages`). Under ``pipeline="whole"``
+    the stage times come from the model (:func:`roofline.evaluate.parallel.stage_times`): the
+    queue is served at the slowest stage's time and each prompt's execution is the stages' sum
+    with the sends (:func:`roofline.derive.pipeline.interop_ttft`), not DistServe's t/2; the
+    result says so. Under ``pipeline="chunked"`` (the default bound) a prompt's chunks fill
+    the pipeline, which serves it in a stage's mean share of its time.
     """
     from . import serving as queueing
     from .serving.result import TTFTResult
@@ -235,7 +242,7 @@ def ttft(hardware: str | Hardware, model: str | ModelShape, *, prompt: int | Non
     s = setting(hardware, model, dtype=dtype, weight_dtype=weight_dtype, kv_dtype=kv_dtype,
                 act_dtype=act_dtype,
                 attention=attention, kv_cache=kv_cache, fusion=fusion, tp=tp, pp=pp,
-                overlap=overlap, ep=ep, cp=cp, network=network)
+                overlap=overlap, ep=ep, cp=cp, network=network, pipeline=pipeline)
     label = (None if prompt_dist is None else str(prompt_dist)
              if isinstance(prompt_dist, (str, PathLike)) else "the given distribution")
     longest = int(dist.lengths.max())

@@ -129,19 +129,22 @@ def test_plot_and_report_take_ep_and_cp(capsys, tmp_path, small_figures):
 
 
 def test_ttft_inter_takes_the_stage_times_from_the_model(capsys):
-    """Llama-3-8B, 2 stages of 16 layers: the stages differ by their edges (the first holds the
-    embedding and sends 2048·4096·2 bytes on, the last the final norm and the LM head); the
-    execution is their sum, the queue is served at the slower."""
+    """Llama-3-8B, 2 stages of 16 layers, prompts whole through each (DistServe's inter-op):
+    the stages differ by their edges (the first holds the embedding and sends 2048·4096·2
+    bytes on, the last the final norm and the LM head); the execution is their sum, the queue
+    is served at the slower."""
     from dataclasses import replace
 
     from roofline.evaluate import phases, points
 
     code, out, _ = run(capsys, "ttft", "--hardware", "H100-SXM", "--model", "Llama-3-8B",
-                       "--prompt", "2048", "--rate", "10", "--parallel", "inter")
+                       "--prompt", "2048", "--rate", "10", "--parallel", "inter",
+                       "--pipeline", "whole")
     assert code == 0 and "stage times from the model" in out
-    r = api.ttft("H100-SXM", "Llama-3-8B", prompt=2048, rate=10.0, parallel="inter")
+    r = api.ttft("H100-SXM", "Llama-3-8B", prompt=2048, rate=10.0, parallel="inter",
+                 pipeline="whole")
     first, last = r.stage_s
-    two = replace(api.setting("H100-SXM", "Llama-3-8B"), pp=2)
+    two = replace(api.setting("H100-SXM", "Llama-3-8B", pipeline="whole"), pp=2)
     ops = {o.name: o for o in points.prefill(two, [2048])[0].operations}
     send = 0.47e-6 + 2048 * 4096 * 2 / 450e9
     assert ops["pp.send"].time_s == pytest.approx(send)

@@ -84,9 +84,13 @@ def _first_line(capsys, argv) -> str:
 
 @pytest.mark.parametrize("extra, rate, config", [
     ([], "5", f"5 requests/s (H100-SXM, {M}; prompt 1000 tokens; one device, no parallelism)"),
-    (["--parallel", "inter"], "5",  # the stage times are the model's, whatever the stand-in
+    (["--parallel", "inter", "--pipeline", "whole"], "5",  # the model's stage times
      f"5 requests/s (H100-SXM, {M}; prompt 1000 tokens; two-way inter-op (pipeline) "
      "parallelism (stage times from the model: *; the queue served at the slowest))"),
+    (["--parallel", "inter"], "5",  # chunked, the default: one prompt at a time
+     f"5 requests/s (H100-SXM, {M}; prompt 1000 tokens; two-way inter-op (pipeline) "
+     "parallelism (chunked: a prompt's chunks fill the stages, which serve one prompt at a "
+     "time in a stage's mean share of its work))"),
     (["--parallel", "intra", "--speedup", "1.6"], "5",
      f"5 requests/s (H100-SXM, {M}; prompt 1000 tokens; two-way intra-op parallelism, "
      "speedup K = 1.6)"),

@@ -49,10 +49,10 @@ def test_single_prompt_time():
 
 
 def test_pp_adds_the_sends_to_one_prompt():
-    """Llama-2-70B at 2048 tokens over 4 stages on H100: 3 sends of 2048·8192·2 bytes at
-    450 GB/s plus 0.47 us each."""
+    """Llama-2-70B at 2048 tokens over 4 stages on H100, the prompt whole through each: 3 sends
+    of 2048·8192·2 bytes at 450 GB/s plus 0.47 us each."""
     one = api.prefill("H100-SXM", "Llama-2-70B", [2048]).points[0]
-    four = api.prefill("H100-SXM", "Llama-2-70B", [2048], pp=4).points[0]
+    four = api.prefill("H100-SXM", "Llama-2-70B", [2048], pp=4, pipeline="whole").points[0]
     sends = 3 * (0.47e-6 + 2048 * 8192 * 2 / 450e9)
     assert four.time_s == pytest.approx(one.time_s + sends, rel=1e-12)
     names = [o.name for o in four.operations if o.kind == "communication"]

@@ -96,14 +96,15 @@ def test_tensor_parallel_across_nodes_by_hand():
 def test_pipeline_boundary_across_nodes_by_hand():
     """Llama-2-70B, 2 stages of 8 H100: the one boundary leaves the node (α + 2048·8192·2/β at
     InfiniBand); stages of 4 stay in one node, at NVLink."""
+    whole = {"pipeline": "whole"}  # the prompt through each stage in turn: the sends timed
     ops = _ops(api.prefill("H100-SXM", "Llama-2-70B", [2048], tp=8, pp=2,
-                           network="InfiniBand-NDR").points[0])
+                           network="InfiniBand-NDR", **whole).points[0])
     assert "pp.send" not in ops
     assert ops["pp.send.network"].time_s == pytest.approx(IB_ALPHA + 2048 * 8192 * 2 / IB)
-    ops = _ops(api.prefill("H100-SXM", "Llama-2-70B", [2048], tp=4, pp=2).points[0])
+    ops = _ops(api.prefill("H100-SXM", "Llama-2-70B", [2048], tp=4, pp=2, **whole).points[0])
     assert ops["pp.send"].time_s == pytest.approx(NV_ALPHA + 2048 * 8192 * 2 / NVLINK)
     ops = _ops(api.prefill("H100-SXM", "Llama-2-70B", [2048], tp=4, pp=4,
-                           network="InfiniBand-NDR").points[0])
+                           network="InfiniBand-NDR", **whole).points[0])
     assert ops["pp.send"].count == 2 and ops["pp.send.network"].count == 1
 
 
@@ -187,6 +188,6 @@ def test_titles_and_json_name_the_splits():
     assert "context parallel over 2 (ring attention)" in str(t)
     assert "cp across nodes over InfiniBand-NDR" in str(t)
     d = t.as_dict()["parallel"]
-    assert d == {"tp": 8, "pp": 1, "ep": 1, "cp": 2, "overlap": False,
+    assert d == {"tp": 8, "pp": 1, "pipeline": "chunked", "ep": 1, "cp": 2, "overlap": False,
                  "network": "InfiniBand-NDR", "across_nodes": ["cp"]}
     assert math.isfinite(t.points[0].time_s)

@@ -208,9 +208,11 @@ def test_ttft_applies_the_setting():
 
 
 def test_pipeline_stages_queue_at_the_slowest_stage():
-    """Two pipeline stages take a new prompt when the slower one is free: the steady state
-    holds below 1/(slowest stage), not 1/(sum of the stages); the execution is the sum."""
-    r = api.ttft("H100-SXM", "Llama-3-8B", prompt=4096, rate=2.0, pp=2).as_dict()
+    """Two pipeline stages, prompts whole through each, take a new prompt when the slower one
+    is free: the steady state holds below 1/(slowest stage), not 1/(sum of the stages); the
+    execution is the sum."""
+    r = api.ttft("H100-SXM", "Llama-3-8B", prompt=4096, rate=2.0, pp=2,
+                 pipeline="whole").as_dict()
     assert len(r["stage_s"]) == 2
     assert math.isclose(r["stable_rate_per_s"], 1 / max(r["stage_s"]), rel_tol=1e-9)
     assert r["execution_s"] >= sum(r["stage_s"]) * (1 - 1e-12)
@@ -246,13 +248,18 @@ def test_crossover_json_gives_the_split():
     json.dumps(d)
 
 
-def test_pipeline_and_inter_op_are_one_model():
-    """``--pp 2`` and ``--parallel inter`` (two stages from the model) are the same queue: the
-    same execution, queueing and stable rate."""
-    pp = api.ttft("H100-SXM", "Llama-3-8B", prompt=4096, rate=5.0, pp=2).as_dict()
-    inter = api.ttft("H100-SXM", "Llama-3-8B", prompt=4096, rate=5.0, parallel="inter").as_dict()
+@pytest.mark.parametrize("pipeline", ["chunked", "whole"])
+def test_pipeline_and_inter_op_are_one_model(pipeline):
+    """``--pp 2`` and ``--parallel inter`` (two stages from the model) are the same queue, under
+    either schedule: the same execution, queueing and stable rate."""
+    pp = api.ttft("H100-SXM", "Llama-3-8B", prompt=4096, rate=5.0, pp=2,
+                  pipeline=pipeline).as_dict()
+    inter = api.ttft("H100-SXM", "Llama-3-8B", prompt=4096, rate=5.0, parallel="inter",
+                     pipeline=pipeline).as_dict()
     for key in ("execution_s", "queueing_s", "total_s", "stable_rate_per_s", "stage_s"):
         assert pp[key] == pytest.approx(inter[key], rel=1e-12), key
+    # chunked: the pipeline serves one prompt at a time, no stage apart; whole: two stages
+    assert (pp["stage_s"] is None) == (pipeline == "chunked")
 
 
 @pytest.mark.parametrize("argv", [

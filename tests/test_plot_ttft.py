@@ -180,8 +180,27 @@ def test_the_note_names_the_queue_model(ax):
     plot_ttft(0.1, 0.02, parallel="intra", speedup=1.6, compare=True, ax=ax)
     note = _note(ax)
     assert note.startswith("Queue: M/G/1, prompt lengths from a distribution")
-    assert "inter-op: s the slower of two pipeline stages (Eq. 2)" in note
+    assert "inter-op: s the slowest pipeline stage, a prompt's execution the stages' sum " \
+        "(Eq. 2)" in note
     assert "intra-op: s the prefill time over K (Eq. 3)" in note
+
+
+@pytest.mark.parametrize("pipeline, words", [
+    ("chunked", "inter-op: s a prompt's time through the pipeline, its chunks filling the "
+     "stages"),
+    ("whole", "inter-op: s the slowest pipeline stage, a prompt's execution the stages' sum")])
+def test_the_note_names_the_pipelines_schedule(ax, pipeline, words):
+    """``--parallel inter`` queues as the setting's schedule runs a prompt: the note says which
+    (chunked: one prompt at a time, e = s; whole: the slowest stage serves, e the sum)."""
+    from roofline.api import ttft
+    from roofline.plot.ttft import plot_ttft_result
+
+    result = ttft("H100-SXM", "Llama-3-8B", prompt=2048, rate=5, parallel="inter",
+                  pipeline=pipeline)
+    plot_ttft_result(result, ax=ax)
+    assert words in _note(ax)
+    staged = result.queue.execution != pytest.approx(result.queue.mean, rel=1e-9)
+    assert staged == (pipeline == "whole")
 
 
 def test_every_curve_says_whether_it_queues(ax):

@@ -78,13 +78,19 @@ def add_setting_arguments(p: argparse.ArgumentParser, hardware: str | None = Non
                    "operation (Megatron-LM column and row splits, KV heads replicated beyond "
                    "their count) and two ring all-reduces per layer over the file's interconnect")
     p.add_argument("--overlap", action="store_true",
-                   help="every collective (--tp's all-reduces, --ep's all-to-alls, --pp's "
-                   "sends) hidden under the compute (time = max of the two, a bound); default: "
+                   help="every collective (--tp's all-reduces, --ep's all-to-alls, the sends of "
+                   "--pipeline whole) hidden under the compute (time = max of the two, a bound); "
+                   "default: "
                    "after each GEMM on the critical path, as vLLM and TensorRT-LLM run them "
                    "(time = sum); ring attention's K/V passes (--cp) are always overlapped")
     p.add_argument("--pp", default="1", metavar="N",
                    help="pipeline stages (default 1): the layers split into N stages with the "
                    "activations sent between them")
+    p.add_argument("--pipeline", default="chunked", choices=("chunked", "whole"),
+                   help="how a prompt crosses the --pp stages: chunked (the default bound: its "
+                   "chunks fill the pipeline, so it takes at least a stage's mean share of the "
+                   "work, the sends hidden under other chunks) or whole (through each stage in "
+                   "turn, DistServe's inter-op instance: the stages' sum and the sends)")
     p.add_argument("--ep", default="1", metavar="N",
                    help="expert-parallel devices of a mixture-of-experts model (default 1): "
                    "the routed experts spread over N devices, each with its own --batch "
@@ -153,13 +159,14 @@ def _options(args: argparse.Namespace) -> dict:
 
 
 def parallel_options(args: argparse.Namespace) -> dict:
-    """``tp``, ``pp``, ``ep``, ``cp``, ``overlap`` and ``network`` from their flags."""
+    """``tp``, ``pp``, ``pipeline``, ``ep``, ``cp``, ``overlap`` and ``network`` from their
+    flags."""
     (tp,) = parse_ints(args.tp, "--tp", single=True)
     (pp,) = parse_ints(args.pp, "--pp", single=True)
     (ep,) = parse_ints(args.ep, "--ep", single=True)
     (cp,) = parse_ints(args.cp, "--cp", single=True)
     return {"tp": tp, "pp": pp, "ep": ep, "cp": cp, "overlap": args.overlap,
-            "network": args.network}
+            "network": args.network, "pipeline": args.pipeline}
 
 
 def run_prefill(args: argparse.Namespace) -> int:
@@ -189,7 +196,10 @@ def run_prefill(args: argparse.Namespace) -> int:
         return 0
     print(table)
     longest = max(table.points, key=lambda p: p.prompt_tokens)
-    print(f"\nPer operation at T = {longest.prompt_tokens} (all layers):")
+    s = table.setting
+    share = ("all layers" if s.pp == 1 or s.pipeline == "whole" else f"a stage's mean share: "
+             f"1/{s.pp} of each, {s.model.num_layers / s.pp:g} of {s.model.num_layers} layers")
+    print(f"\nPer operation at T = {longest.prompt_tokens} ({share}):")
     rows = [[o.name, o.kind, si(o.time_s, "s"), si(o.flops), si(o.bytes, "B"),
              f"{o.intensity:.4g}", level_name(o.level)] for o in longest.operations]
     print(render(["operation", "kind", "time", "FLOPs", "HBM bytes", "FLOP/byte", "bound by"],

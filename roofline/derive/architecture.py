@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 __all__ = ["Architecture", "ATTENTION_MODES", "DEFAULT_ATTENTION", "FUSIONS", "KINDS", "WINDOWS",
-           "KV_CACHES", "MLA_DECODES", "MOE_LAYERS"]
+           "KV_CACHES", "MLA_DECODES", "MOE_LAYERS", "PIPELINES"]
 
 # Attention modes of :mod:`roofline.derive.attention`; ``kernel`` is the default.
 ATTENTION_MODES = ("naive", "tiled", "tiled_fa2", "kernel", "ideal")
@@ -31,6 +31,10 @@ MLA_DECODES = ("absorbed", "naive")
 # layer (Mixtral, Qwen1.5-MoE), or L_moe of the L layers, the others dense (DeepSeek's first
 # layers).
 MOE_LAYERS = ("all", "some")
+# How one prompt crosses N_pp pipeline stages (:mod:`roofline.derive.pipeline`): in chunks that
+# fill the pipeline (the bound: at least a stage's mean share of the work), or whole through
+# each stage in turn (DistServe's inter-op instance: the stages' sum and the sends).
+PIPELINES = ("chunked", "whole")
 
 
 @dataclass(frozen=True)
@@ -63,3 +67,6 @@ class Architecture:
     # A quantized checkpoint: its layers' weights at b_w, its embedding table and LM head (left
     # unquantized by every method :mod:`roofline.specs.quantization` reads) at b_e
     quantized: bool = False
+    # How a prompt crosses the pipeline's stages, one of PIPELINES (meaningful only with
+    # parallel: one device's share is a stage's mean share under "chunked")
+    pipeline: str = "chunked"

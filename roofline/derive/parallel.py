@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from sympy import Expr
 
 from ..symbols import N_ep, T
-from . import context_parallel, expert_parallel, tensor_parallel
+from . import context_parallel, expert_parallel, pipeline, tensor_parallel
 from .architecture import Architecture
 from .entry import Entry
 from .transformer import Operation, total_flops
@@ -44,7 +44,9 @@ def device_prefill_operations(arch: Architecture = Architecture(), mode: str = "
     pipeline's sends (:func:`.tensor_parallel.tp_prefill_operations`), the routed experts of
     N_ep-way expert parallelism with their dispatch before the first routed GEMM and combine
     after the last, then every operation on the device's T/N_cp token rows and 1/N_cp of
-    attention, with the K/V passes after the attention."""
+    attention, with the K/V passes after the attention. Under ``arch.pipeline == "chunked"``
+    (the default) the stages' share: 1/N_pp of each, without the sends
+    (:func:`.pipeline.stage_share`); under "whole" every layer's operations and the sends."""
     ops = [expert_parallel.shard(op)
            for op in tensor_parallel.tp_prefill_operations(arch, mode, smooth, caches)]
     if arch.moe:
@@ -57,7 +59,10 @@ def device_prefill_operations(arch: Architecture = Architecture(), mode: str = "
     # each tensor-parallel rank passes the K/V of its own max(1, n_kv/N_tp) heads
     passes = [tensor_parallel.shard(op) for op in context_parallel.communication_operations(arch)]
     after = max(i for i, op in enumerate(ops) if op.kind == "attention")
-    return ops[:after + 1] + passes + ops[after + 1:]
+    ops = ops[:after + 1] + passes + ops[after + 1:]
+    if arch.pipeline == "chunked":  # a stage's mean share of the prompt's chunks, no sends
+        return pipeline.stage_share(ops)
+    return ops
 
 
 def device_decode_operations(arch: Architecture = Architecture()) -> list[Operation]:

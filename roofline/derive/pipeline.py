@@ -16,6 +16,20 @@ each, the activations sent from stage to stage.
   (N_pp − 1)/(c + N_pp − 1) of that span (GPipe §2.2: bubble overhead O((K−1)/(M+K−1)) for K
   stages and M micro-batches). Chunk attention's extra traffic (each chunk re-reads the cache of
   the chunks before it) is :mod:`roofline.derive.service`'s, and left out here.
+- Two schedules of one prompt through the stages (``Architecture.pipeline``):
+  ``whole`` runs the prompt whole through each stage in turn (DistServe's inter-op instance):
+  the stages' times and the sends add up. ``chunked`` pipelines the prompt's chunks across the
+  stages, as engines do for long prompts (token-level pipelining of one sequence: TeraPipe, Li
+  et al. 2021, arXiv 2102.07988; SGLang's chunked pipeline parallelism, LMSYS blog
+  "Pipeline Parallelism in SGLang", 2026-01-15): a stage works on one chunk while the next
+  stage works on the chunk before, so the prompt takes at least its busiest stage's time, which is at
+  least a stage's mean share t/N_pp of the work: the limit of :func:`chunked_time` as c → ∞,
+  the bound for every number of chunks (:func:`stage_share`). Each send moves a chunk's
+  hidden states while both stages work on other chunks, so the bound leaves the sends out;
+  each boundary's whole T·D·b_a bytes take far less than a stage (``pp.boundary_bytes``).
+  ``chunked`` is the default: a bound that the chunked pipelines of published engines do
+  not beat, where ``whole`` is beaten by them (SGLang's DeepSeek-V3.1 at 128K tokens over 4
+  stages of 8 GPUs runs in about 0.7 of the stages' sum).
 - Serving through the pipeline (DistServe §3.1, inter-op): a new prompt enters the first stage
   as soon as the one before has left it, so the queue's service time is the slowest stage's,
   s = max_k t_k (its layers, the edge it holds, the send it makes), and a prompt's execution,
@@ -30,18 +44,23 @@ each, the activations sent from stage to stage.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import replace
+
 from sympy import Expr
 
 from ..symbols import B, D, L, N_pp, R, T, b_a, c_chunk, t_mean, t_pre, t_sq
 from . import comm
 from .entry import Entry
+from .layers import Operation
 
 __all__ = ["SOURCE", "stage_layers", "stage_layer_counts", "boundary_bytes", "send_time",
            "single_prompt_time", "bubble_fraction", "chunked_time", "chunked_speedup",
-           "interop_ttft", "entries"]
+           "chunked_bound", "stage_share", "interop_ttft", "entries"]
 
 SOURCE = ("GPipe (Huang et al. 2019, arXiv 1811.06965) §2 (partition boundaries, bubble "
-          "(K−1)/(M+K−1)); Megatron-LM 2 (Narayanan et al. 2021, arXiv 2104.04473) §2.2; "
+          "(K−1)/(M+K−1)); TeraPipe (Li et al. 2021, arXiv 2102.07988: one sequence's tokens "
+          "pipelined); Megatron-LM 2 (Narayanan et al. 2021, arXiv 2104.04473) §2.2; "
           "DistServe (arXiv 2401.09670) §3.1 (inter-op parallelism keeps a request's time)")
 
 
@@ -110,6 +129,26 @@ def chunked_speedup(chunks: Expr = c_chunk) -> Expr:
     return chunks * N_pp / (chunks + N_pp - 1)
 
 
+def chunked_bound(single: Expr = t_pre) -> Expr:
+    """A prompt whose chunks fill the pipeline takes at least a stage's mean share of the
+    single device's time: t/N_pp, the limit of :func:`chunked_time` as c → ∞ (sends left out).
+
+    >>> from sympy import limit, oo
+    >>> limit(chunked_time(), c_chunk, oo) == chunked_bound()
+    True
+    """
+    return single / N_pp
+
+
+def stage_share(ops: Sequence[Operation]) -> list[Operation]:
+    """One device's share of a prefill under the chunked schedule (:func:`chunked_bound`): a
+    stage's mean share 1/N_pp of every operation of ``ops`` (the whole prompt's, each count
+    divided by N_pp), the sends between stages left out as the other chunks' work hides them.
+    The busiest stage takes at least this mean, so its time is a bound for any split of the
+    layers and any number of chunks."""
+    return [replace(op, count=op.count / N_pp) for op in ops if not op.name.startswith("pp.")]
+
+
 def interop_ttft(execution: Expr = t_pre, stage_mean: Expr = t_mean,
                  stage_second: Expr = t_sq, rate: Expr = R) -> Expr:
     """Mean TTFT of prompts served through the pipeline: the execution (the stages' sum) plus
@@ -146,6 +185,14 @@ def entries() -> list[Entry]:
               f"{SOURCE}; DistServe (arXiv 2401.09670) §3.1 Eq. 1–2, Pollaczek–Khinchine",
               ("Poisson arrivals at rate R, FCFS", "service: the slowest stage",
                "R·t_mean < 1")),
+        Entry("pp.chunked_bound", chunked_bound(),
+              "prefill time of a prompt whose chunks fill the pipeline, at least (the "
+              "default bound under pipeline parallelism)", "s",
+              f"{SOURCE}; LMSYS blog \"Pipeline Parallelism in SGLang\" (January 2026: "
+              "chunked pipeline parallelism, the schedule it bounds)",
+              ("chunks without number (the limit c_chunk → ∞ of pp.chunked_time)",
+               "sends hidden under the other chunks' work",
+               "t_pre: the single device's prefill time")),
         Entry("pp.chunked_speedup", chunked_speedup(),
               "the single device's time over the chunked pipeline's", "1", SOURCE,
               ("equal chunks", "sends neglected")),

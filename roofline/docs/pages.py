@@ -98,9 +98,10 @@ TITLES: dict[str, tuple[str, str]] = {
              "The α–β cost of ring, tree and Rabenseifner all-reduce, all-gather, "
              "reduce-scatter, all-to-all and point-to-point sends over N devices."),
     "pipeline": ("Pipeline parallelism",
-                 "Stages and the sends between them, one prompt's time through them, the bubble "
-                 "of a chunked prompt, and the mean time to first token of a queue served at the "
-                 "slowest stage (`ttft --parallel inter`)."),
+                 "Stages and the sends between them; one prompt's time through them, whole "
+                 "(the stages' sum) or in chunks (the bubble, and the bound: a stage's mean "
+                 "share, the default under `--pp`); the mean time to first token of a queue "
+                 "served at the slowest stage (`ttft --pipeline whole`)."),
     "expert_parallel": ("Expert parallelism",
                         "A mixture of experts spread over N_ep devices: the dispatch and combine "
                         "all-to-alls, one device's routed GEMMs and experts."),

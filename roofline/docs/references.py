@@ -87,6 +87,16 @@ WORKS: tuple[Work, ...] = (
     _paper("GPipe", "huang2019gpipe", "inproceedings", ("Y. Huang", "others"),
            "GPipe: Efficient Training of Giant Neural Networks using Pipeline Parallelism", 2019,
            venue="NeurIPS", arxiv="1811.06965"),
+    _paper("TeraPipe", "li2021terapipe", "inproceedings", ("Z. Li", "others"),
+           "TeraPipe: Token-Level Pipeline Parallelism for Training Large-Scale Language "
+           "Models", 2021, venue="ICML", arxiv="2102.07988",
+           note="one sequence's tokens pipelined across the stages: the chunked schedule"),
+    _paper("LMSYS blog \"Pipeline Parallelism in SGLang\"", "lmsys2026pipeline", "online",
+           ("LMSYS Org",),
+           "Pipeline Parallelism in SGLang: Scaling to Million-Token Contexts and Beyond", 2026,
+           venue="LMSYS Org blog", url="https://www.lmsys.org/blog/2026-01-15-chunked-pipeline",
+           note="chunked pipeline parallelism; DeepSeek-V3.1 at 128K tokens on 4 × 8 H20 "
+           "(TP 8, PP 4), the measurement that beats the whole-prompt sum"),
     _paper("Megatron-LM 2", "narayanan2021megatron", "inproceedings", ("D. Narayanan", "others"),
            "Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM",
            2021, venue="SC", arxiv="2104.04473"),

@@ -60,7 +60,7 @@ class CompiledOp:
 
     name: str
     kind: str
-    count: int
+    count: int | float  # L layers; a stage's mean share L/N_pp under a chunked pipeline
     form: Mapping[str, Any]  # the operation's generated functions: flops, bytes, levels
     numbers: Mapping[str, Any] = field(repr=False)
     free: tuple[str, ...] = ("T",)
@@ -102,10 +102,17 @@ class CompiledOp:
         return tuple((level, self.bandwidths[level]) for level, _ in self._level_forms())
 
 
+def _count(value: float) -> int | float:
+    """An operation's count as a number: an integer where it is one (L layers), else the
+    fraction a stage's mean share gives (L/N_pp layers, :func:`roofline.derive.pipeline.
+    stage_share`)."""
+    return int(value) if float(value).is_integer() else float(value)
+
+
 def compile_ops(ops: list[dict[str, Any]], numbers: dict[str, Any], free: tuple[str, ...],
                 bandwidths: dict[str, float]) -> list[CompiledOp]:
     """The derived operations ``ops`` with ``numbers`` bound, but those that occur zero times
     (one pipeline stage sends nothing)."""
-    counted = [(op, int(call(op["count"], numbers))) for op in ops]
+    counted = [(op, _count(call(op["count"], numbers))) for op in ops]
     return [CompiledOp(op["name"], op["kind"], count, op, numbers, free, bandwidths)
             for op, count in counted if count != 0]  # pp.send on one stage: none

@@ -62,14 +62,16 @@ def stage_times(setting: Setting, prompts: Any) -> Any:
     node, :func:`roofline.evaluate.links.boundary_crosses`). Communication is hidden as the
     setting hides it: ring attention's passes under the stage's attention, and with ``overlap``
     all of it under the stage's compute. The stages' sum is the prompt's time through the
-    pipeline, :func:`roofline.evaluate.phases.prefill_time`, where each stage's shares add up to
-    the whole's (tested)."""
+    pipeline under the ``whole`` schedule, :func:`roofline.evaluate.phases.prefill_time`, where
+    each stage's shares add up to the whole's (tested); the slowest stage is at least the
+    ``chunked`` schedule's bound, a stage's mean share (tested)."""
     import numpy as np
 
     from ..derive.pipeline import stage_layer_counts
     from .links import boundary_crosses
 
     tokens = np.asarray(prompts, dtype=float)
+    setting = replace(setting, pipeline="whole")  # every layer's operations, and the sends
     n, layers = setting.pp, setting.model.num_layers
     share = np.array(stage_layer_counts(layers, n), dtype=float) / layers
     parts = {key: np.zeros((n, tokens.size)) for key in ("compute", "attention", "ring", "comm")}

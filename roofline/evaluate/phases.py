@@ -74,7 +74,7 @@ class OpResult(NamedTuple):
 
     name: str
     kind: str
-    count: int
+    count: int | float  # a stage's mean share L/N_pp under a chunked pipeline
     flops: float
     bytes: float
     intensity: float

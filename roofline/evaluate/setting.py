@@ -12,6 +12,7 @@ from numbers import Integral
 from typing import TYPE_CHECKING, Any
 
 from ..derive.architecture import (ATTENTION_MODES, DEFAULT_ATTENTION, FUSIONS, KV_CACHES,
+                                   PIPELINES,
                                    MLA_DECODES, Architecture)
 from ..errors import InputError
 from ..specs.dtypes import STORAGE_DTYPES, bytes_per_element
@@ -28,6 +29,9 @@ if TYPE_CHECKING:
 __all__ = ["Setting", "device_caches", "device_numbers", "level_bandwidths"]
 
 _INF = float("inf")
+# How a prompt crosses the pipeline's stages, in a title's words (roofline.derive.pipeline)
+PIPELINE_WORDS = {"chunked": "chunked: a prompt takes at least a stage's mean share",
+                  "whole": "whole: a prompt passes through each in turn, the stages summed"}
 
 
 def _is_network(value: Any) -> bool:
@@ -98,6 +102,9 @@ class Setting:
     # compute data type's bytes, the permissive reading under fp8 (engines write fp8 GEMMs'
     # outputs in bf16: act_dtype="bf16" counts them so)
     act_dtype: str | None = None
+    # how a prompt crosses the pp stages (roofline.derive.pipeline): in chunks that fill the
+    # pipeline (the bound), or whole through each stage in turn (DistServe's inter-op)
+    pipeline: str = "chunked"
 
     def __post_init__(self) -> None:
         for name in ("batch", "tp", "pp", "ep", "cp"):  # numpy's integers as Python's
@@ -164,6 +171,9 @@ class Setting:
         if experts % self.ep:
             raise InputError("ep", f"must divide {self.model.name}'s {experts} routed experts "
                              "(each device holds whole experts)", self.ep)
+        if self.pipeline not in PIPELINES:
+            raise InputError("pipeline", f"must be one of {', '.join(PIPELINES)}",
+                             self.pipeline)
         if not isinstance(self.overlap, bool):
             raise InputError("overlap", "must be true or false", self.overlap)
         if self.network is not None and not _is_network(self.network):
@@ -208,7 +218,7 @@ class Setting:
         if self.ep > 1:
             parts.append(f"expert parallel over {self.ep} (each with its own batch)")
         if self.pp > 1:
-            parts.append(f"{self.pp} pipeline stages (summed: a prompt passes through each)")
+            parts.append(f"{self.pp} pipeline stages ({PIPELINE_WORDS[self.pipeline]})")
         if not parts:
             return ""
         across = self.across_nodes
@@ -296,8 +306,8 @@ class Setting:
     @property
     def splits(self) -> dict[str, Any]:
         """The degrees of parallelism, as ``--json`` gives them."""
-        return {"tp": self.tp, "pp": self.pp, "ep": self.ep, "cp": self.cp,
-                "overlap": self.overlap,
+        return {"tp": self.tp, "pp": self.pp, "pipeline": self.pipeline, "ep": self.ep,
+                "cp": self.cp, "overlap": self.overlap,
                 "network": None if self.network is None else self.network.name,
                 "across_nodes": list(self.across_nodes)}
 
@@ -328,6 +338,8 @@ class Setting:
             arch = replace(arch, parallel=True)
         if arch.window != "none" and arch.kv_cache != self.kv_cache:
             arch = replace(arch, kv_cache=self.kv_cache)
+        if self.pp > 1 and arch.pipeline != self.pipeline:
+            arch = replace(arch, pipeline=self.pipeline)
         if arch.fusion != self.fusion:
             arch = replace(arch, fusion=self.fusion)
         if arch.mla and arch.mla_decode != self.mla_decode:

@@ -89,16 +89,28 @@ COLOURS = {"execution": "#999999", "queueing": _C["sky blue"], "inter-op": _C["b
 _GLYPH = {"o": "●", "s": "■", "D": "◆", "v": "▼"}  # a mark's marker, named in the note
 
 
+def _staged(queue: serving.QueueModel) -> str:
+    """How a pipeline serves: whole prompts through its stages (a prompt's execution the
+    stages' sum, the queue served at the slowest) or a prompt's chunks filling it (one prompt
+    at a time, execution and service alike)."""
+    if math.isclose(queue.execution, queue.mean, rel_tol=1e-9):
+        return "s a prompt's time through the pipeline, its chunks filling the stages"
+    return "s the slowest pipeline stage, a prompt's execution the stages' sum (Eq. 2)"
+
+
 def _queue_words(queue: serving.QueueModel, parallel: str | None, compare: bool,
-                 replicas: int) -> str:
+                 replicas: int, inter: serving.QueueModel | None = None) -> str:
     """The queue model in a sentence: M/D/1 for one prompt length (every service time the
-    same), M/G/1 for a distribution of them, both by Pollaczek–Khinchine (DistServe §3.1)."""
+    same), M/G/1 for a distribution of them, both by Pollaczek–Khinchine (DistServe §3.1);
+    a pipeline's (``queue``, or ``inter`` compared) as :func:`_staged` words it."""
     one = math.isclose(queue.second, queue.mean**2, rel_tol=1e-9)
     kind, wait = (("M/D/1, one prompt length", "R·s²/(2(1\u00a0−\u00a0R·s))") if one else
                   ("M/G/1, prompt lengths from a distribution",
                    "R·E[s²]/(2(1\u00a0−\u00a0R·E[s]))"))
-    service = {None: "s the prefill time" + ("" if one else " (execution: its mean)"),
-               "inter": "inter-op: s the slower of two pipeline stages (Eq. 2)",
+    staged = not math.isclose(queue.execution, queue.mean, rel_tol=1e-9)  # pp stages, whole
+    service = {None: _staged(queue) if staged else
+               "s the prefill time" + ("" if one else " (execution: its mean)"),
+               "inter": "inter-op: " + _staged(inter or queue),
                "intra": "intra-op: s the prefill time over K (Eq. 3)"}
     served = [service["inter"], service["intra"]] if compare else [service[parallel]]
     each = f"; each of {replicas} replicas at R/{replicas}" if replicas > 1 else ""
@@ -178,7 +190,7 @@ def plot_ttft(mean: float, second: float | None = None, *, parallel: str | None 
     handles = ax.stackplot(rates[shown], execution[shown], queueing[shown],
                            labels=[f"execution{which}", f"queueing{which}"],
                            colors=[COLOURS["execution"], COLOURS["queueing"]], alpha=0.6)
-    note = [_queue_words(queue, parallel, compare, replicas)]
+    note = [_queue_words(queue, parallel, compare, replicas, inter if compare else None)]
     if compare:
         curves = {}
         for name, q, color, dashes in (("inter-op", inter, COLOURS["inter-op"], "-"),
@@ -308,7 +320,7 @@ def plot_ttft_result(result: TTFTResult, *, compare: bool = False, points: int =
                      dtype=", ".join([s.precision_words, f"{s.attention} attention",
                                       *splits(s)]), prompt=prompt,
                      rate=result.rate, batching=result.batching, chunked=chunked,
-                     points=points, queue=result.queue if result.stage_s else None, ax=ax,
+                     points=points, queue=result.queue, ax=ax,
                      legend=legend)
 
 

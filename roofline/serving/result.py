@@ -110,10 +110,12 @@ class TTFTResult:
         """The configuration in words: prompt, parallelism, replicas."""
         prompt = (f"prompt {self.prompt} tokens" if self.prompt_dist is None else
                   f"prompt lengths from {self.prompt_dist}: execution is the mean over them")
-        stages = ("" if self.stage_s is None else
-                  " (stage times from the model: " + " and ".join(si(t, "s") for t in self.stage_s)
-                  + "; the queue served at the slowest)")
         s = self.setting
+        stages = (" (stage times from the model: " + " and ".join(si(t, "s") for t in self.stage_s)
+                  + "; the queue served at the slowest)" if self.stage_s is not None else
+                  " (chunked: a prompt's chunks fill the stages, which serve one prompt at a "
+                  "time in a stage's mean share of its work)"
+                  if self.parallel == "inter" and s.pipeline == "chunked" else "")
         # DistServe's two-way split of the setting: its pipeline stages, or its devices, doubled
         each = "" if not s.parallel else f" of {self._splits('')}"
         ratio = "t(1 device)/t(2 devices, tensor parallel)" if s.tp == 1 else \
