@@ -805,8 +805,8 @@ def test_attention_two_devices(s, mi300x):
         assert _by_gid(right, gid).get_color() not in caps
     assert _by_gid(left, "traffic:tiled:MI300X").get_color() not in (
         _by_gid(left, "traffic:naive").get_color(), _by_gid(left, "traffic:ideal").get_color())
-    labels = [t.get_text().replace("\n", " ") for t in left.get_legend().get_texts()]
-    assert "MI300X: tiled (FlashAttention), SRAM 64 KiB/SM" in labels
+    labels = [" ".join(t.get_text().split()) for t in left.get_legend().get_texts()]
+    assert "MI300X: tiled, SRAM 64 KiB/CU" in labels  # an AMD device's SRAM is per CU
     assert "ideal (Q, K, V read once, O written once): Θ(T)" in labels
     assert not any("  " in t for t in labels)
 
@@ -826,10 +826,11 @@ def test_sizes_and_intensities_formatted():
     assert any(t.startswith("ridge ") and t.endswith(" OP/byte") for t in texts)
     plt.close("all")
     fig = plot.attention_figure(tpu)
-    left = [t.get_text().replace("\n", " ") for t in fig.axes[0].get_legend().get_texts()]
-    # one entry for tiled at ¼×, 1× and 4× the device's SRAM, the others told by their dashes
-    assert "tiled (FlashAttention), SRAM 128 MiB/SM (TPU-v5e; dotted: 32 MiB, dashed: " \
-           "512 MiB)" in left
+    left = [" ".join(t.get_text().split()) for t in fig.axes[0].get_legend().get_texts()]
+    # one entry for tiled at ¼×, 1× and 4× the device's SRAM, the others told by their dashes;
+    # a TPU's SRAM (VMEM) is per TensorCore, it has no SMs
+    assert "tiled (FlashAttention), SRAM 128 MiB/TensorCore (TPU-v5e; dotted: 32 MiB, " \
+           "dashed: 512 MiB)" in left
 
 
 def test_user_names_are_plain_text(tmp_path):

@@ -34,6 +34,15 @@ _HELP = {
             "roofline ttft, --rate optional",
 }
 
+# The figures with a prompt-length axis: what --max-prompt's default is on each.
+_MAX_PROMPT = {
+    "time": "twice the model's context limit, the part past the context shaded; crossovers "
+            "past the axis are listed in FILE.crossovers.csv without a line",
+    "attention": "1,048,576; the part past the model's context shaded",
+    "phases": "131,072, or further where a cache level's traffic ends the prefill's "
+              "compute-bound regime; the prefill panel's axis, prompts past it not marked",
+}
+
 
 def _figure_arguments(p: argparse.ArgumentParser, kind: str) -> None:
     add_setting_arguments(p)
@@ -49,12 +58,10 @@ def _figure_arguments(p: argparse.ArgumentParser, kind: str) -> None:
                         "takes it")
     p.add_argument("--context",
                    help="the decode step's cached tokens (default: the longest prompt)")
-    if kind == "time":
+    if kind in _MAX_PROMPT:
         p.add_argument("--max-prompt", metavar="N",
-                       help="the longest prompt on the x-axis, in tokens (default: twice the "
-                            "model's context limit, the part past the context shaded; "
-                            "crossovers past the axis are listed in FILE.crossovers.csv "
-                            "without a line)")
+                       help="the longest prompt on the x-axis, in tokens, more than 16 "
+                            f"(default: {_MAX_PROMPT[kind]})")
     p.add_argument("-o", "--output", required=True, metavar="FILE",
                    help="output file; its extension names the format (png, svg, pdf, ...); a "
                         "missing folder is created")

@@ -42,8 +42,8 @@ def figure(kind: str, settings: Setting | Sequence[Setting], prompts: Sequence[i
 
     ``prompts``: prompt lengths placed on the roofline and marked on the phases figure;
     ``batches``: decode batches; ``context``: the decode step's cached tokens (default: the
-    longest prompt); ``max_prompt``: the time figure's longest prompt (default: twice the
-    model's context limit); ``size``: the printed width, "column" (3.33 in), "page" (7 in) or
+    longest prompt); ``max_prompt``: the longest prompt of the time, attention and phases
+    figures' prompt axis (each has its default); ``size``: the printed width, "column" (3.33 in), "page" (7 in) or
     inches (:func:`roofline.plot._style.width`), the height chosen by the figure.
     """
     _style.width(size)  # a bad size refused before any work
@@ -53,10 +53,10 @@ def figure(kind: str, settings: Setting | Sequence[Setting], prompts: Sequence[i
     if kind == "time":
         return time_figure(settings, max_prompt=max_prompt, size=size)
     if kind == "attention":
-        return attention_figure(settings, size=size)
+        return attention_figure(settings, size=size, max_prompt=max_prompt)
     if kind == "phases":
         return phases_figure(settings, prompts=prompts, batches=batches, context=context,
-                             size=size)
+                             size=size, max_prompt=max_prompt)
     if kind == "scaling":
         return scaling_figure(settings, prompts=prompts, size=size)
     raise InputError("kind", f"must be one of {', '.join(KINDS)}", kind)

@@ -22,8 +22,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["RC", "SIZE", "KIND", "MODE", "LEVEL", "DEVICE", "LABEL", "style", "figure", "axes",
            "formats", "check_output", "savefig", "render", "width", "narrow", "wrap", "WIDTHS",
+           "wrap_fitted",
            "MIN_POINTS", "tokens_label", "headless", "device_color",
-           "device_dashes", "nested", "DEVICE_DASHES"]
+           "device_dashes", "nested", "DEVICE_DASHES", "short_log_ticks"]
 
 # The palette of every figure: Okabe & Ito's eight colours ("Color Universal Design", 2002,
 # jfly.uni-koeln.de/color), told apart under protanopia and deuteranopia (every pair at least
@@ -175,6 +176,36 @@ def wrap(text: str, inches: float, points: float) -> str:
     return "\n".join(textwrap.wrap(text, chars, break_on_hyphens=False)) or text
 
 
+def wrap_fitted(text: str, inches: float, points: float) -> str:
+    """``text`` broken at spaces into lines each at most ``inches`` wide at ``points``, the
+    widths measured on the font's glyphs (:class:`matplotlib.textpath.TextToPath`), not
+    estimated as :func:`wrap` does: a title of capitals and digits ("A100-80GB-SXM, L4") is
+    wider than the average glyph, and a line wider than the figure is clipped. A word wider
+    than ``inches`` keeps a line of its own.
+
+    >>> print(wrap_fitted("Attention: Gemma-2-9B on H100-SXM, A100-80GB-SXM, L4 (bf16)", 3.2,
+    ...                   8.5))
+    Attention: Gemma-2-9B on H100-SXM,
+    A100-80GB-SXM, L4 (bf16)
+    """
+    from matplotlib.font_manager import FontProperties
+    from matplotlib.textpath import TextToPath
+
+    measure = TextToPath().get_text_width_height_descent
+    prop = FontProperties(size=points)
+
+    def fits(line: str) -> bool:
+        return measure(line, prop, ismath=False)[0] <= inches * 72
+
+    lines: list[str] = []
+    for word in text.split(" "):
+        if lines and fits(f"{lines[-1]} {word}"):
+            lines[-1] = f"{lines[-1]} {word}"
+        else:
+            lines.append(word)
+    return "\n".join(lines)
+
+
 def axes(ax: Axes | None) -> Axes:
     """``ax``, or the current Axes of pyplot when None (the seaborn convention)."""
     if ax is not None:
@@ -259,6 +290,22 @@ def plain_ticks(axis: Any, unit: str = "") -> None:
 
     axis.set_major_formatter(EngFormatter(unit=unit, sep=" " if unit else ""))
     axis.set_minor_formatter(NullFormatter())
+
+
+def short_log_ticks(axis: Any) -> None:
+    """Major ticks a log axis too short for its decades to label (16 to 100 tokens: 20, 50,
+    100), or, on one shorter still (16 to 17), its two ends: no axis left unlabelled."""
+    import numpy as np
+    from matplotlib.ticker import FixedLocator, LogLocator
+
+    low, high = sorted(axis.get_view_interval())
+    inside = [t for t in LogLocator().tick_values(low, high) if low <= t <= high]
+    if len(inside) >= 2:
+        return
+    locator = LogLocator(subs=(1.0, 2.0, 5.0))
+    if len([t for t in locator.tick_values(low, high) if low <= t <= high]) < 2:
+        locator = FixedLocator([float(np.ceil(low)), float(np.floor(high))])
+    axis.set_major_locator(locator)
 
 
 def tokens_label(t: float) -> str:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import sweeps
+from ..errors import InputError
 from ..evaluate import Setting
 from ..tables import si
 from . import _style
@@ -25,10 +26,13 @@ if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
+    from ..specs.hardware import Hardware
+
 __all__ = ["plot_traffic", "plot_footprint", "plot_window", "attention_figure",
-           "DEFAULT_TOKENS"]
+           "DEFAULT_TOKENS", "attention_tokens", "sram_unit"]
 
 DEFAULT_TOKENS = np.geomspace(64, 2**20, 161)
+_PER_DECADE = 40  # points a decade of T, as the time figure's (roofline.plot.time)
 _SRAM_SCALES = (0.25, 1.0, 4.0)  # tiled attention at these multiples of the device's SRAM
 # tiled attention at SRAM sizes other than the device's own (that one solid), in order
 _DASHES = (((0, (1, 1)), "dotted"), ((0, (5, 2)), "dashed"), ((0, (10, 3)), "long-dashed"))
@@ -38,12 +42,62 @@ _DASHES = (((0, (1, 1)), "dotted"), ((0, (5, 2)), "dashed"), ((0, (10, 3)), "lon
 # cache); T = W a thin grey vertical.
 _ASYMPTOTE = {"color": "#777777", "lw": 0.8, "ls": (0, (6, 2, 1, 2))}
 _FULL = ("-", (0, (4, 2)))  # the verticals where the naive scores, the KV cache fill memory
-_FOOTPRINT = 0.75  # the footprint panel's height, stacked, to the others'
+_FOOTPRINT = 0.8  # the footprint's and the window's panel height, stacked, to the traffic's
+_LEAST = 1.0  # inches: the least the stacked traffic panel is shortened to (the others 0.8 in),
+# so that three panels and four devices' legends fit a column's 8.5 in
+_TITLE_MARGIN = 0.1  # inches: the title's lines this much narrower than the figure
 
 
 def _kib(nbytes: float) -> str:
     """A size for a label, with the largest binary prefix: '228 KiB', '128 MiB'."""
     return binary_size(nbytes)
+
+
+def sram_unit(hardware: Hardware) -> str:
+    """What one ``sram_per_sm`` serves, as the hardware file's ``kind`` and ``vendor`` say
+    (hardware/README.md: ``sm_count`` counts "SMs (NVIDIA), compute units (AMD), TensorCores
+    (TPU)"): 'TensorCore' for a TPU (its VMEM), 'SM' for an NVIDIA GPU (shared memory), 'CU'
+    for an AMD one (LDS), 'core' for any other device.
+
+    >>> from roofline.specs.hardware import load_hardware
+    >>> [sram_unit(load_hardware(n)) for n in ("H100-SXM", "MI300X", "TPU-v5e", "Gaudi3")]
+    ['SM', 'CU', 'TensorCore', 'core']
+    """
+    if hardware.kind == "tpu":
+        return "TensorCore"
+    if hardware.kind == "gpu":
+        vendor = hardware.vendor.strip().lower()
+        if vendor == "nvidia":
+            return "SM"
+        if vendor == "amd":
+            return "CU"
+    return "core"
+
+
+def _per(hardware: Hardware, nbytes: float) -> str:
+    """'228 KiB/SM', '128 MiB/TensorCore': an SRAM size and what it serves, kept on one line
+    (a no-break space)."""
+    return f"{_kib(nbytes)}/{sram_unit(hardware)}".replace(" ", "\u00a0")
+
+
+def attention_tokens(max_prompt: int | None = None) -> np.ndarray:
+    """The attention figure's prompt lengths: :data:`DEFAULT_TOKENS` (64 to 2²⁰), or up to
+    ``max_prompt``, the axis's end, 40 a decade, from 64 (from 16, as the time figure, where
+    ``max_prompt`` is under 1,024: a decade and more on the axis).
+
+    >>> xs = attention_tokens(4096); xs[[0, -1]].tolist(), len(xs)
+    ([64.0, 4096.0], 73)
+    >>> attention_tokens(100)[[0, -1]]
+    array([ 16., 100.])
+    """
+    if max_prompt is None:
+        return DEFAULT_TOKENS
+    high = float(max_prompt)
+    if isinstance(max_prompt, bool) or not high > 16:
+        raise InputError("max_prompt", "must be more than 16 tokens", max_prompt)
+    low = 64.0 if high >= 1024 else 16.0
+    n = max(int(round(_PER_DECADE * np.log10(high / low))) + 1, 2)
+    return np.geomspace(low, high, n)
 
 
 def _sizes(device: str, others: list[float]) -> str:
@@ -80,11 +134,13 @@ def _columns(labels: list[str], inches: float) -> int:
 def plot_traffic(settings: Setting | Sequence[Setting], tokens: np.ndarray | None = None,
                  srams: Sequence[float] | None = None, ax: Axes | None = None) -> Axes:
     """One layer's attention HBM bytes against T: naive; tiled (one device: at ``srams`` bytes
-    per SM, default ¼×, 1× and 4× its own, the own solid and the others dotted, dashed; several:
-    each at its own, in its colour); tiled_fa2 (one device); kernel, the released kernels'
-    128-row tiles (the same on every device); ideal; and the c·T² asymptotes of naive and (one
-    device) of tiled, thin grey dash-dot lines in one legend entry. The fused modes step at
-    small T (whole row blocks): a note under the legend says so."""
+    per SM (CU, TensorCore: :func:`sram_unit`), default ¼×, 1× and 4× its own, the own solid and
+    the others dotted, dashed; several: each at its own, in its colour); tiled_fa2 (one
+    device); kernel, the released kernels' 128-row tiles (the same on every device); ideal; and
+    the c·T² asymptotes of naive and (one device) of tiled, thin grey dash-dot lines, in one
+    legend entry (several devices: in the note, with what "tiled" is, so that the legend keeps
+    one short entry a device). The fused modes step at small T (whole row blocks): a note under
+    the legend says so."""
     ax = _style.axes(ax)
     group = as_list(settings)
     first = group[0]
@@ -117,7 +173,7 @@ def plot_traffic(settings: Setting | Sequence[Setting], tokens: np.ndarray | Non
             dash, _ = _DASHES[others.index(size) % len(_DASHES)] if not main else ("-", "")
             curve(sweeps.attention_bytes(first, xs, "tiled", size),
                   None if not main else
-                  f"tiled (FlashAttention), SRAM {_kib(lead)}/SM" + _sizes(
+                  f"tiled (FlashAttention), SRAM {_per(first.hardware, lead)}" + _sizes(
                       device_label(first) if np.isclose(lead, m) else "", others),
                   gid=f"traffic:tiled:{size:g}", color=_style.MODE["tiled"],
                   lw=2 if main else 1.3, ls=dash, alpha=1.0 if main else 0.8)
@@ -128,11 +184,12 @@ def plot_traffic(settings: Setting | Sequence[Setting], tokens: np.ndarray | Non
         curve(sweeps.attention_bytes(first, xs, "tiled_fa2"),
               "tiled_fa2 (FlashAttention-2 order)",
               gid="traffic:tiled_fa2", color=_style.MODE["tiled_fa2"], lw=2.6)
+    tiled = False
     for i, s in enumerate(group):  # several devices: tiled at each one's SRAM, in its colour
         if several and s.hardware.sram_per_sm is not None:
+            tiled = True
             curve(sweeps.attention_bytes(s, xs, "tiled"),
-                  f"{device_label(s)}: tiled (FlashAttention), SRAM "
-                  f"{_kib(s.hardware.sram_per_sm)}/SM",
+                  f"{device_label(s)}: tiled, SRAM {_per(s.hardware, s.hardware.sram_per_sm)}",
                   color=_style.device_color(i), lw=_style.nested(i, len(group), 2.4, 1.2),
                   gid=f"traffic:tiled:{s.hardware.name}")
     curve(sweeps.attention_bytes(first, xs, "kernel"),
@@ -142,30 +199,42 @@ def plot_traffic(settings: Setting | Sequence[Setting], tokens: np.ndarray | Non
     curve(sweeps.attention_bytes(first, xs, "ideal"),
           "ideal (Q, K, V read once, O written once): Θ(T)",
           color=_style.MODE["ideal"], lw=2, gid="traffic:ideal")
-    handles.append(asymptotes[0])  # one style for both
-    labels.append(f"asymptote{'s' if len(words) > 1 else ''}: {', '.join(words)}")
+    notes = []
+    if several:  # the legend keeps one short entry a device: the styles said in the note
+        if tiled:
+            notes.append("Tiled: FlashAttention at each device's SRAM.")
+        notes.append(f"Grey dash-dot: naive's asymptote, {words[0].removeprefix('naive ')}.")
+    else:
+        handles.append(asymptotes[0])  # one style for both
+        labels.append(f"asymptote{'s' if len(words) > 1 else ''}: {', '.join(words)}")
     panel = "HBM traffic of one causal layer"
     if first.parallel:  # its heads (tp), its share of the rows (cp)
         panel += ", one device's share"
     if first.model.window != "none":
         panel += ", no window"
     log_axes(ax, (xs[0], xs[-1]), "prompt length T (tokens)", "HBM traffic (bytes)", panel)
+    _style.short_log_ticks(ax.xaxis)
     panel_title(ax, panel)
     ax.set_ylim(min(y[0] for y in drawn) / 2, max(y[-1] for y in drawn) * 2)
     shaded = shade_beyond_context(ax, group, xs[-1])
-    legend_note(ax, handles, labels,
-                "Steps: kernel re-reads K and V once per 128 query rows."
-                + (f" {shaded[0].upper()}{shaded[1:]}." if shaded else ""),
-                labelspacing=SPACING)
+    notes.append("Steps: kernel re-reads K and V once per 128 query rows.")
+    if shaded:
+        notes.append(f"{shaded[0].upper()}{shaded[1:]}.")
+    legend_note(ax, handles, labels, " ".join(notes), labelspacing=SPACING)
     return ax
 
 
 def plot_footprint(settings: Setting | Sequence[Setting], tokens: np.ndarray | None = None,
-                   ax: Axes | None = None) -> Axes:
+                   ax: Axes | None = None, *, shading_note: bool = True,
+                   legend_values: bool = True) -> Axes:
     """Device memory against T: the weights with one layer's naive score matrix, and with the
     KV cache; each device's capacity, and where each stops fitting (the crossovers, thin
     vertical lines: the scores' solid, the KV cache's dashed). Several devices: each capacity
-    in its colour and dash pattern, one legend entry a device with its crossovers."""
+    in its colour and dash pattern, one legend entry a device with its crossovers
+    (``legend_values`` False: its capacity only, the crossovers drawn as the verticals and
+    kept in the line's label, the series of ``--data``: a column's stacked figure, where each
+    entry would take two lines). ``shading_note``: False where another panel of the figure
+    says what the shading past the context is."""
     ax = _style.axes(ax)
     group = as_list(settings)
     xs = DEFAULT_TOKENS if tokens is None else np.asarray(tokens, dtype=float)
@@ -180,6 +249,7 @@ def plot_footprint(settings: Setting | Sequence[Setting], tokens: np.ndarray | N
     several = len(group) > 1
     whats = ("naive scores", "KV cache")
     tagged = None
+    short_labels = {}  # capacity gid -> its legend entry without the crossovers
     for i, s in enumerate(group):
         color = _style.device_color(i)
         cap = s.hardware.memory_capacity
@@ -198,7 +268,9 @@ def plot_footprint(settings: Setting | Sequence[Setting], tokens: np.ndarray | N
         label = f"device memory: {si(cap, 'B')}{short}"
         if several:
             label = f"{device_label(s)}: {si(cap, 'B')}" + (
-                short or (f"; full at T = {', '.join(at)}" if at else ""))
+                short or (f"; full at T\u00a0=\u00a0{', '.join(at)}" if at else ""))
+            short_labels[f"capacity:{s.hardware.name}"] = f"{device_label(s)}: " \
+                f"{si(cap, 'B')}{short}"
         line = ax.axhline(cap, color=color, lw=1.2,
                           ls=_style.device_dashes(i) if several else "-",
                           gid=f"capacity:{s.hardware.name}", label=label)
@@ -208,15 +280,18 @@ def plot_footprint(settings: Setting | Sequence[Setting], tokens: np.ndarray | N
                         textcoords="offset points", va="bottom", fontsize=7, gid="tag:capacity")
     log_axes(ax, (xs[0], xs[-1]), "prompt length T (tokens)", "memory in use (bytes)",
              "Memory footprint beside the weights")
+    _style.short_log_ticks(ax.xaxis)
     panel_title(ax, "Memory footprint beside the weights")
     caps = [s.hardware.memory_capacity for s in group]
     low, high = min(weights, *caps) / 1.5, max(weights, *caps) * 3  # a decade's tick each way
     ax.set_ylim(10 ** np.floor(np.log10(low)), 10 ** np.ceil(np.log10(high)))
     shaded = shade_beyond_context(ax, group, xs[-1])
-    notes = ["Verticals: memory full (solid: naive scores; dashed: KV cache)."] if several \
-        else []
+    shaded = shaded if shading_note else ""
+    notes = ["Verticals: memory full (solid: scores; dashed: KV cache)."] if several else []
     shown = [h for h in ax.get_legend_handles_labels()[0] if h is not tagged]
-    legend_note(ax, shown, [h.get_label() for h in shown],
+    texts = [h.get_label() if legend_values else short_labels.get(h.get_gid(), h.get_label())
+             for h in shown]
+    legend_note(ax, shown, texts,
                 " ".join(notes + ([shaded[0].upper() + shaded[1:] + "."] if shaded else [])),
                 labelspacing=SPACING)
     return ax
@@ -249,6 +324,7 @@ def plot_window(setting: Setting, tokens: np.ndarray | None = None,
     marker = ax.axvline(w, color="#777777", lw=0.9, gid="window:W", label=f"W = {w:,} tokens")
     log_axes(ax, (xs[0], xs[-1]), "prompt length T (tokens)", "FLOP or bytes",
              "Sliding window, one layer")
+    _style.short_log_ticks(ax.xaxis)
     panel_title(ax, "Sliding window, one layer")
     _style.plain_ticks(ax.yaxis)  # 10 G, 1 T
     # the lines keep their full labels (the series of --data); the legend short, in a row
@@ -261,37 +337,44 @@ def plot_window(setting: Setting, tokens: np.ndarray | None = None,
 
 
 def attention_figure(settings: Setting | Sequence[Setting], tokens: np.ndarray | None = None,
-                     srams: Sequence[float] | None = None, size: str | float = "page") -> Figure:
+                     srams: Sequence[float] | None = None, size: str | float = "page",
+                     max_prompt: int | None = None) -> Figure:
     """Traffic and footprint, titled with the devices, model and data type; with a third panel
     for a model with a sliding window (:func:`plot_window`); ``size`` wide
     (:func:`roofline.plot._style.width`: "column", "page" or inches): a narrow figure stacks
-    its panels (the footprint ¾ of the others' height), a wide one puts them side by side; the
-    height is what the panels, their legends and notes need, the panels shortened (stacked, to
-    no less than 1.2 in) where the figure would be taller than a page's text block can take
-    (:func:`roofline.plot._common.tallest`)."""
+    its panels (the footprint and the window 0.8 of the traffic panel's height), a wide one
+    puts them side by side; the height is what the panels, their legends and notes need, the
+    panels shortened (stacked, the traffic panel to no less than 1 in, the others 0.8 in)
+    where the figure would be taller than a page's text block can take
+    (:func:`roofline.plot._common.tallest`). The prompt lengths:
+    ``tokens``, else :func:`attention_tokens` up to ``max_prompt`` (the axes end there;
+    default 2²⁰)."""
     group = as_list(settings)
+    xs = attention_tokens(max_prompt) if tokens is None else np.asarray(tokens, dtype=float)
     windowed = group[0].model.window != "none"
     n = 3 if windowed else 2
     w = _style.width(size)
     stacked = _style.narrow(size)
     with _style.style():
         fig = _style.figure((w, 8.0 * n if stacked else 10.0))
-        # stacked, the footprint (two or three decades of bytes) is shorter than the panels of
-        # six to ten decades
-        ratios = [1.0, _FOOTPRINT, 1.0][:n]
+        # stacked, the footprint (two or three decades of bytes) and the window panel (two
+        # lines and their global twins) are shorter than the traffic panel (five curves)
+        ratios = [1.0, _FOOTPRINT, _FOOTPRINT][:n]
         panels = fig.subplots(n, 1, height_ratios=ratios) if stacked else fig.subplots(1, n)
-        plot_traffic(group, tokens, srams, ax=panels[0])
-        plot_footprint(group, tokens, ax=panels[1])
+        plot_traffic(group, xs, srams, ax=panels[0])
+        # the shading past the context, the same on both, said under the traffic panel
+        plot_footprint(group, xs, ax=panels[1], shading_note=False,
+                       legend_values=not stacked)
         if windowed:
-            plot_window(group[0], tokens, ax=panels[2])
+            plot_window(group[0], xs, ax=panels[2])
         batch = f", batch {group[0].batch}" if group[0].batch != 1 else ", one sequence"
         text = title("Attention", group, attention=False).replace(")", f"{batch})", 1)
-        fig.suptitle(_style.wrap(text, w, 8.5))
+        fig.suptitle(_style.wrap_fitted(text, w - _TITLE_MARGIN, 8.5))
         # stacked, the panels give up height to the legends and notes, as little as fits: the
         # footprint, the shortest, sets the others
         if stacked:
             fit_height_within(fig, sum(ratios) / _FOOTPRINT, 1.8 * _FOOTPRINT, tallest(size),
-                              1.2 * _FOOTPRINT)
+                              _LEAST * _FOOTPRINT)
         else:
             fit_height_within(fig, 1, 2.4, tallest(size), 2.0)
     return fig

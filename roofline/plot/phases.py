@@ -19,7 +19,7 @@ from ..evaluate import Setting
 from ..tables import level_name
 from . import _style
 from ._common import (SPACING, as_list, crossovers, device_label, fit_height_within,
-                      legend_note, log_axes, panel_title, per_byte, shade_beyond_context,
+                      legend_note, log_axes, panel_title, shade_beyond_context,
                       tallest, title)
 from .phases_sweeps import PROMPTS, decode_batches, level_intensity, prompt_sweep
 from .phases_sweeps import cached as _cached
@@ -32,6 +32,8 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["plot_prefill_intensity", "plot_decode_intensity", "phases_figure", "decode_batches",
            "level_intensity", "prompt_sweep", "PROMPTS"]
 
+_LEAST = 1.1  # inches: the least a stacked panel is shortened to, so that four devices'
+# legends fit a column's 8.5 in
 _SHARED = "#777777"  # curves that do not depend on the device, when several are overlaid
 # latent attention's decode forms in the legend (roofline.derive.mla.decode_step)
 _FORM_WORDS = {"absorbed": "absorbed MLA: attention over the latent",
@@ -84,10 +86,11 @@ def _ridges(ax: Axes, group: list[Setting], xs: np.ndarray,
     return lines
 
 
-def _cross(ax: Axes, x: float, y: float, color: str, label: str | None, gid: str,
-           marker: str = "o", size: float = 6.0, zorder: float = 5) -> None:
-    ax.plot([x], [y], marker, ms=size, mfc="white", mec=color, mew=1.5, zorder=zorder,
-            label=label, gid=gid)
+def _cross(ax: Axes, x: float | None, y: float | None, color: str, label: str | None,
+           gid: str, marker: str = "o", size: float = 6.0, zorder: float = 5) -> None:
+    """A hollow marker at (x, y); at none (x None: past the axis), its legend entry only."""
+    ax.plot([] if x is None else [x], [] if y is None else [y], marker, ms=size, mfc="white",
+            mec=color, mew=1.5, zorder=zorder, label=label, gid=gid)
 
 
 def _tokens(values: Sequence[int], what: str = "T") -> str:
@@ -99,9 +102,14 @@ def _glued(text: str) -> str:
     return text.replace(" = ", "\u00a0=\u00a0", 1)
 
 
+def _within(x: float | None, xs: np.ndarray) -> bool:
+    """Whether a prompt length lies on the axis (``xs``'s range)."""
+    return x is not None and xs[0] <= x <= xs[-1]
+
+
 def plot_prefill_intensity(settings: Setting | Sequence[Setting],
                            prompts: Sequence[int] = (), tokens: np.ndarray | None = None,
-                           ax: Axes | None = None) -> Axes:
+                           ax: Axes | None = None, max_prompt: int | None = None) -> Axes:
     """Intensity (FLOP per HBM byte) of the whole prefill, its projections and its attention
     against T, with the ridge and the prompt lengths where the prefill (○) and its projections
     (□) reach it; diamonds at ``prompts``. Where a cache level's traffic ends the prefill's
@@ -109,16 +117,19 @@ def plot_prefill_intensity(settings: Setting | Sequence[Setting],
     level's marker) against that level's ridge, the end marked where the two cross. One
     device: the ridges labelled on their lines. Several: each in its colour (whole prefill
     solid, attention dotted), one legend entry per device with its ridge and crossovers; the
-    projections, the same on every device, once in grey. Where devices' curves or markers
-    coincide they are nested: the first device's line widest and its markers largest, the
-    later ones narrower and smaller on top, so that each stays visible. Default T:
-    :func:`prompt_sweep`."""
+    projections, the same on every device, once in grey; what the thin curves are, in the
+    note. Where devices' curves or markers coincide they are nested: the first device's line
+    widest and its markers largest, the later ones narrower and smaller on top, so that each
+    stays visible. Default T: :func:`prompt_sweep` (up to ``max_prompt``, where the axis
+    ends). A crossover past the axis is not drawn, its legend entry (one device; several: its
+    value in the device's entry) marked "off axis"; a prompt past it is not marked."""
     ax = _style.axes(ax)
     group = as_list(settings)
     several = len(group) > 1
     n = len(group)
-    xs = prompt_sweep(group) if tokens is None else np.asarray(tokens, dtype=float)
+    xs = prompt_sweep(group, max_prompt) if tokens is None else np.asarray(tokens, dtype=float)
     first = group[0]
+    prompts = [t for t in prompts if _within(t, xs)]
     regimes = {s.hardware.name: _regime(s) for s in group}
     bound = {name: level for name, (_, level) in regimes.items() if _cached(level)}
     ax.plot(xs, sweeps.intensity(first, xs, ("projection",)),
@@ -155,11 +166,7 @@ def plot_prefill_intensity(settings: Setting | Sequence[Setting],
                     zorder=5 + i / 10, gid=f"prompts:{s.hardware.name}",
                     label=None if several else _tokens(prompts))
     ridges = _ridges(ax, group, xs, bound)
-    if several and bound:
-        handles.append(_proxy(color="#000000", lw=0.9, marker="P", ms=3.5))
-        labels.append("whole prefill per " + "/".join(sorted({level_name(v) for v in
-                                                              bound.values()}))
-                      + " byte, thin")
+    past = False  # a crossover past the axis, not drawn
     for i, s in enumerate(group):
         color = _style.device_color(i) if several else "#000000"
         size, z = _size(i, n, 9.0, 5.0, 6.0), 6 + i / 10
@@ -167,16 +174,19 @@ def plot_prefill_intensity(settings: Setting | Sequence[Setting],
         cached = _cached(level)
         words = []  # several devices: the crossovers in the device's legend entry
         if v.exists:
-            drawn = v.ends_at is not None and xs[0] <= v.ends_at <= xs[-1]
+            on = _within(v.value, xs)
+            past |= not on
+            drawn = v.ends_at is not None and _within(v.ends_at, xs)
             tail = "" if not v.ends_at else (
                 f"memory-bound again from {v.ends_at:,.0f}"
                 + (f" (by {level_name(level)} traffic)" if cached else ""))
-            _cross(ax, v.value, s.ridge, color,
+            # past the axis: no marker, its legend entry (one device) kept, saying so
+            _cross(ax, v.value if on else None, s.ridge if on else None, color,
                    None if several else f"prefill compute-bound from T = {v.value:,.0f}"
-                   + (f";\n{tail}" if tail else ""),
+                   + ("" if on else " (off axis)") + (f";\n{tail}" if tail else ""),
                    f"crossover:{s.hardware.name}:{v.name}", size=size, zorder=z)
-            words.append(f"○ from T = {v.value:,.0f}" + (
-                f" to {v.ends_at:,.0f}" + (f" ({level_name(level)})" if cached else "")
+            words.append(f"○\u00a0{v.value:,.0f}" + ("" if on else "*") + (
+                f"–{v.ends_at:,.0f}" + (f" ({level_name(level)})" if cached else "")
                 if v.ends_at else ""))
             if drawn:
                 # a cache level's traffic ends the regime where the prefill's intensity at
@@ -186,18 +196,23 @@ def plot_prefill_intensity(settings: Setting | Sequence[Setting],
                        f"crossover:{s.hardware.name}:{v.name}:ends", size=size, zorder=z)
         p = crossovers(s)["projection_compute_bound_tokens"]
         if p.exists:
-            _cross(ax, p.value, s.ridge, color if several else _style.KIND["projection"],
-                   None if several else f"projections compute-bound from T = {p.value:,.0f}",
+            on = _within(p.value, xs)
+            past |= not on
+            _cross(ax, p.value if on else None, s.ridge if on else None,
+                   color if several else _style.KIND["projection"],
+                   None if several else f"projections compute-bound from T = {p.value:,.0f}"
+                   + ("" if on else " (off axis)"),
                    f"crossover:{s.hardware.name}:{p.name}", marker="s", size=size, zorder=z)
-            words.append(f"□ from {p.value:,.0f}")
+            words.append(f"□\u00a0{p.value:,.0f}" + ("" if on else "*"))
         if several:
             handles.append(ridges[i])
-            labels.append(f"{device_label(s)}: ridge {per_byte(s.ridge)}"
+            labels.append(f"{device_label(s)}: ridge {s.ridge:,.0f}"
                           + (f", {level_name(level)} ridge "
                              f"{s.peak / s.level_bandwidths[level]:,.0f}" if cached else "")
-                          + (f";\n{'; '.join(words)}" if words else ""))
+                          + (f"; {'; '.join(words)}" if words else ""))
     log_axes(ax, (xs[0], xs[-1]), "prompt length T (tokens)", "intensity (FLOP/byte)",
              "Prefill: one sequence of T tokens")
+    _style.short_log_ticks(ax.xaxis)
     panel_title(ax, "Prefill: one sequence of T tokens")
     _style.plain_ticks(ax.yaxis)  # 100, 1k, 10k FLOP/byte
     own, _ = ax.get_legend_handles_labels()
@@ -205,13 +220,17 @@ def plot_prefill_intensity(settings: Setting | Sequence[Setting],
     shaded = shade_beyond_context(ax, group, xs[-1])
     notes = [shaded[0].upper() + shaded[1:] + "."] if shaded else []
     if several:
-        notes.append("○ whole prefill, □ projections: compute-bound from there"
+        notes.append("○ whole prefill, □ projections: compute-bound from the T in each "
+                     "device's entry (○ up to the second T, where one is given)"
+                     + ("; *: off the axis" if past else "")
                      + (f"; ◇\u00a0{_glued(_tokens(prompts))}." if prompts else "."))
     if bound:
-        name = level_name(next(iter(bound.values())))
-        notes.append(f"Where the thin + curve meets the thin dashed {name} ridge P/β_{name}, "
-                     f"{name} traffic makes the prefill memory-bound again, though above the "
-                     "HBM ridge (a hierarchical roofline).")
+        # several devices bound by different levels (an L2, an L3): each named, P/β_L2/L3
+        name = "/".join(sorted({level_name(v) for v in bound.values()}))
+        notes.append((f"Thin + curves: the whole prefill per {name} byte. " if several else "")
+                     + f"Where the thin + curve meets the thin dashed {name} ridge "
+                     f"P/β_{name}, {name} traffic makes the prefill memory-bound again, though "
+                     "above the HBM ridge (a hierarchical roofline).")
     legend_note(ax, mine[:1] + handles + mine[1:], [h.get_label() for h in mine[:1]] + labels
                 + [h.get_label() for h in mine[1:]], " ".join(notes), labelspacing=SPACING)
     return ax
@@ -228,7 +247,7 @@ def _fit_line(ax: Axes, bs: np.ndarray, ys: np.ndarray, fits: np.ndarray, gid: s
 
 def plot_decode_intensity(settings: Setting | Sequence[Setting], context: int,
                           batches: Sequence[int] = (), sweep: np.ndarray | None = None,
-                          ax: Axes | None = None) -> Axes:
+                          ax: Axes | None = None, *, ridge_values: bool = True) -> Axes:
     """Intensity of one decode step (and of its projections) against the batch B at
     ``context`` cached tokens, with the ridge and the critical batch (□); stars at
     ``batches``. A latent-attention (MLA) model's step is drawn in both forms: the setting's
@@ -237,7 +256,11 @@ def plot_decode_intensity(settings: Setting | Sequence[Setting], context: int,
     their critical batch, and by their memory, one legend entry a device. The curves are solid
     while the weights and B sequences' KV cache fit in a device's memory, dashed past the
     largest batch any device holds; each device's largest batch is a vertical line; a batch
-    marker that fits on no device is hollow. Default B: :func:`decode_batches`."""
+    marker that fits on no device is hollow (several devices: the dashes and the hollow
+    markers said in the note, so that the legend keeps one entry a device).
+    ``ridge_values``: False where another panel's legend gives each device's ridge (the
+    phases figure's prefill panel, on the same intensity scale): the device entries leave it
+    out. Default B: :func:`decode_batches`."""
     ax = _style.axes(ax)
     group = as_list(settings)
     several = len(group) > 1
@@ -274,11 +297,11 @@ def plot_decode_intensity(settings: Setting | Sequence[Setting], context: int,
             hollow = True
             ax.plot(np.asarray(batches)[~held], ys[~held], "*", ms=9, color=step, mfc="white",
                     mew=1.2, zorder=5.5, gid="batches:does-not-fit")
-    if not fits.all() or hollow:
-        ax.plot([], [], "--", color=step, label=("dashed" if not fits.all() else "")
-                + (", hollow" if hollow and not fits.all() else "hollow" if hollow else "")
-                + (": fits no device (weights + B × KV cache)" if several else
-                   ": does not fit in memory (weights + B × KV cache)"))
+    unfit = ("dashed" if not fits.all() else "") + (
+        ", hollow" if hollow and not fits.all() else "hollow" if hollow else "")
+    if unfit and not several:
+        ax.plot([], [], "--", color=step,
+                label=f"{unfit}: does not fit in memory (weights + B × KV cache)")
     ridges = _ridges(ax, group, bs)
     for i, s in enumerate(group):
         who = f"{device_label(s)}: " if several else ""
@@ -304,7 +327,7 @@ def plot_decode_intensity(settings: Setting | Sequence[Setting], context: int,
                    size=_size(i, n, 9.0, 5.0, 6.0), zorder=6 + i / 10)
             critical = f"; □\u00a0B\u00a0=\u00a0{v.value:,.0f}"  # kept on one line
         if several:  # the ridge in the axis's unit; the note says what □ is
-            ridges[i].set_label(f"{who}ridge {s.ridge:,.0f}; "
+            ridges[i].set_label(who + (f"ridge {s.ridge:,.0f}; " if ridge_values else "")
                                 + holds.replace("memory ", "").replace(
                                     f" at context {context:,}", "") + critical)
     log_axes(ax, (bs[0] / 1.2, bs[-1] * 1.2),  # room for a marker at B = 1
@@ -316,20 +339,24 @@ def plot_decode_intensity(settings: Setting | Sequence[Setting], context: int,
     if several:
         note = (f"☆\u00a0{_glued(_tokens(batches, 'B'))}. " if batches else "") + (
             "□ critical batch: the projections reach the ridge. Verticals: the largest "
-            "batch each device holds.")
+            "batch each device holds.") + (
+            f" {unfit[0].upper()}{unfit[1:]}: fits no device (weights + B × KV cache)."
+            if unfit else "")
     legend_note(ax, note=note, labelspacing=SPACING)
     return ax
 
 
 def phases_figure(settings: Setting | Sequence[Setting], prompts: Sequence[int] = (),
                   batches: Sequence[int] = (1,), context: int | None = None,
-                  size: str | float = "page") -> Figure:
+                  size: str | float = "page", max_prompt: int | None = None) -> Figure:
     """Prefill and decode on one intensity scale, ``size`` wide
     (:func:`roofline.plot._style.width`: "column", "page" or inches): a narrow figure stacks
     the panels, a wide one puts them side by side; the height is what the panels, their
-    legends and notes need, the panels shortened (stacked, to no less than 1.3 in) where the
+    legends and notes need, the panels shortened (stacked, to no less than 1.1 in) where the
     figure would be taller than a page's text block can take
-    (:func:`roofline.plot._common.tallest`)."""
+    (:func:`roofline.plot._common.tallest`). Several devices: each one's ridge is given once,
+    in the prefill panel's legend. The prefill's axis ends at ``max_prompt``
+    (:func:`prompt_sweep`); ``prompts`` past it are not marked."""
     group = as_list(settings)
     context = context or (max(prompts) if prompts else 2048)
     w = _style.width(size)
@@ -338,11 +365,11 @@ def phases_figure(settings: Setting | Sequence[Setting], prompts: Sequence[int] 
         fig = _style.figure((w, 16.0 if stacked else 10.0))
         left, right = fig.subplots(2, 1, sharey=True) if stacked else fig.subplots(
             1, 2, sharey=True)
-        plot_prefill_intensity(group, prompts, ax=left)
-        plot_decode_intensity(group, context, batches, ax=right)
+        plot_prefill_intensity(group, prompts, ax=left, max_prompt=max_prompt)
+        plot_decode_intensity(group, context, batches, ax=right, ridge_values=len(group) == 1)
         right.tick_params(labelleft=True)
-        fig.suptitle(_style.wrap(title("Prefill against decode", group), w, 8.5))
+        fig.suptitle(_style.wrap_fitted(title("Prefill against decode", group), w - 0.1, 8.5))
         # stacked, the panels give up height to the legends and notes, as little as fits
         fit_height_within(fig, 2 if stacked else 1, 1.8 if stacked else 2.4, tallest(size),
-                          1.3 if stacked else 2.0)
+                          _LEAST if stacked else 2.0)
     return fig

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from .. import evaluate, sweeps
+from ..errors import InputError
 from ..evaluate import Setting
 from ._common import as_list, crossovers
 
@@ -55,10 +56,23 @@ def cached(level: str) -> bool:
     return level not in ("", "hbm")
 
 
-def prompt_sweep(settings: Setting | Sequence[Setting]) -> np.ndarray:
+def prompt_sweep(settings: Setting | Sequence[Setting],
+                 max_prompt: int | None = None) -> np.ndarray:
     """The prefill panel's prompt lengths: 16 to 131,072 (:data:`PROMPTS`), or on to the
     power of two past 1.25× the longest prompt (up to 2²⁰) where a cache level's traffic
-    ends a device's compute-bound regime, so that the crossing shows."""
+    ends a device's compute-bound regime, so that the crossing shows; or, given
+    ``max_prompt``, 16 to it (the axis ends there), 36 a decade as the default's.
+
+    >>> from roofline.api import setting
+    >>> xs = prompt_sweep(setting("H100-SXM", "Llama-3-8B"), max_prompt=4096)
+    >>> xs[[0, -1]].tolist(), len(xs)
+    ([16.0, 4096.0], 88)
+    """
+    if max_prompt is not None:
+        high = float(max_prompt)
+        if isinstance(max_prompt, bool) or not high > 16:
+            raise InputError("max_prompt", "must be more than 16 tokens", max_prompt)
+        return np.geomspace(16, high, max(int(round(36 * np.log10(high / 16))) + 1, 2))
     ends = [v.ends_at for v, level in map(regime, as_list(settings))
             if cached(level) and v.ends_at <= _LONGEST / 1.25]
     high = 2.0 ** np.ceil(np.log2(1.25 * max(ends))) if ends else PROMPTS[-1]

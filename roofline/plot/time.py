@@ -141,9 +141,10 @@ def plot_time(settings: Setting | Sequence[Setting], tokens: np.ndarray | None =
     each device a colour and a marker. Each crossover of the plotted attention mode (and the
     mode-free ones) on the axis is a dotted vertical line with a numbered tag above the plot;
     the numbers key :func:`crossover_table`, which ``table`` names in the note under the plot
-    (a file beside the figure). The legend names the curves; the note under it what the line
-    styles and the shading mean. ``tokens``: the prompt lengths (default 16 to
-    ``max_prompt``, :func:`default_tokens`)."""
+    (a file beside the figure). The legend names the curves, each keyed as drawn (pale where
+    none of it fits: :func:`_as_drawn`); the note under it what the line styles and the
+    shading mean. ``tokens``: the prompt lengths (default 16 to ``max_prompt``,
+    :func:`default_tokens`)."""
     ax = _style.axes(ax)
     group = as_list(settings)
     several = len(group) > 1
@@ -227,6 +228,7 @@ def _key(ax: Axes, notes: list[str], several: bool, narrow: bool, inches: float)
             fontsize=_style.MIN_POINTS, color="#444444", gid="time-note")
     lines = text.count("\n") + 1
     handles, labels = ax.get_legend_handles_labels()
+    handles = [_as_drawn(ax, handle) for handle in handles]
     ncol = len(handles) if several else (2 if narrow else 3)
     drop = (below + 1.25 * _style.MIN_POINTS * lines + 4) / 72
     ax.legend(handles, labels, loc="upper center", ncol=min(ncol, 3 if narrow else 6),
@@ -234,6 +236,28 @@ def _key(ax: Axes, notes: list[str], several: bool, narrow: bool, inches: float)
               bbox_transform=ax.transAxes + ScaledTranslation(0, -drop, fig.dpi_scale_trans),
               fontsize=_style.MIN_POINTS, borderaxespad=0.0, columnspacing=1.2,
               handlelength=2.2)
+
+
+def _as_drawn(ax: Axes, handle):
+    """A curve's legend entry as the curve is drawn: where none of it fits in memory (its full
+    stretches, ``gid:fits``, draw nothing), a copy of its pale line (``gid:no-fit``: lighter
+    and thinner), so that the key matches the curve; else the labelled line itself."""
+    gid = str(handle.get_gid() or "")
+    if not gid.endswith(":fits:compute"):
+        return handle
+    curve = gid.removesuffix(":fits:compute")
+    lines = {str(line.get_gid()): line for line in ax.get_lines()}
+    pale = lines.get(f"{curve}:no-fit:compute")
+    full = [lines.get(f"{curve}:fits:{bound}") for bound in ("compute", "memory")]
+    if pale is None or any(np.isfinite(np.asarray(line.get_ydata(), dtype=float)).any()
+                           for line in full if line is not None):
+        return handle
+    from matplotlib.lines import Line2D
+
+    key = Line2D([], [])
+    key.update_from(pale)  # colour, alpha, width, marker; solid, as the labelled line
+    key.set_gid(f"{curve}:key")
+    return key
 
 
 def _draw_crossovers(ax: Axes, values: dict[str, tuple[Setting, dict[str, CrossoverValue]]],

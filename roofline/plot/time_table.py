@@ -1,7 +1,10 @@
 """The time figure's crossovers as a table (:mod:`.time`): one row per crossover of the
 catalogue, its value for each attention mode or device, the drawn ones with the tag of their
 line ('[2] 426 to [2′] 41,196'); written beside the figure as CSV and as a LaTeX ``tabular``
-(``roofline plot time``), in the report under the figure, or drawn on an Axes."""
+(``roofline plot time``), in the report under the figure, or drawn on an Axes. Every cell holds
+a value or says in words why there is none ('weights alone exceed memory', '– (no L2 or L3
+cache in the hardware file)'), and a row says, in the figure's words, where the whole prefill
+is drawn pale ('pale: does not fit in the device's memory')."""
 
 from __future__ import annotations
 
@@ -68,17 +71,62 @@ def crossover_tags(values: dict[str, tuple[Setting, dict[str, CrossoverValue]]],
 def _cell(v: CrossoverValue, tags: tuple[str, str | None] | None) -> str:
     """One value of the table: '[2] 426 to [2′] 41,196', '53,247' (no line: past the axis or
     another mode), 'never', 'weights alone exceed memory' (:func:`roofline.tables.absent`),
-    '326 sequences'."""
+    '326 sequences', '0.2 devices (fits on one)' (as ``roofline crossover`` words it)."""
     if not v.exists:
         return "– (one device)" if v.reason.startswith("one device") else \
             absent(v.reason, v.evaluated)
     if v.unit != "tokens":
-        return f"{count(v.value, v.unit)} {v.unit}"
+        return f"{count(v.value, v.unit)} {v.unit}" + (" (fits on one)" if _on_one(v) else "")
     tag, end = tags or (None, None)
     text = (f"[{tag}] " if tag else "") + f"{v.value:,.0f}"
     if v.ends_at is not None:
         text += " to " + (f"[{end}] " if end else "") + f"{v.ends_at:,.0f}"
     return text
+
+
+def _on_one(v: CrossoverValue) -> bool:
+    """A tensor-parallel degree below one at which a device's share would just fill its
+    memory: the weights and KV cache fit on one device."""
+    return v.name == "tp_fits_memory_degree" and v.value is not None and v.value < 1
+
+
+def _missing(s: Setting, base: str, mode: str) -> str:
+    """Why a crossover has no value for a device or mode, where the catalogue derives none: the
+    cache spill only for the tiled schedules (:data:`roofline.derive.levels.TILED`, whose
+    re-reads a cache serves) behind a cache level with the SM count (the thread blocks in
+    flight) that the hardware file gives (:func:`roofline.evaluate.setting.device_caches`)."""
+    if base == "attention_cache_spill_tokens":
+        from ..derive.levels import TILED
+
+        hw = s.hardware
+        if mode not in TILED:
+            return "– (not tiled: no re-reads to spill)"
+        if hw.l2_bytes is None and hw.l3_bytes is None:
+            return "– (no L2 or L3 cache in the hardware file)"
+        if hw.sm_count is None:
+            return "– (no SM count in the hardware file)"
+    return "– (not derived for this setting)"
+
+
+PALE = "pale: does not fit in the device's memory"  # the figure's note, word for word
+
+
+def _pale_cell(vs: dict[str, CrossoverValue], mode: str,
+               tags: dict[tuple[str, str], tuple[str, str | None]], device: str) -> str:
+    """Where the time figure draws the whole prefill pale (:func:`roofline.sweeps.prefill_fits`:
+    the weights and the KV cache, and naive attention's scores, beyond the memory): 'from [4]
+    8,540', 'at every T: weights alone exceed memory', 'nowhere: fits at every T'."""
+    name = "naive_scores_exceed_memory_tokens" if mode == "naive" \
+        else "kv_cache_exceeds_memory_tokens"
+    v = vs.get(name)
+    if v is None:
+        return "– (not derived for this setting)"
+    if v.exists:
+        return "from " + _cell(v, tags.get((device, name)))
+    words = absent(v.reason, v.evaluated)
+    if words == "never":
+        return "nowhere: fits at every T"
+    return f"at every T: {words}" if words.startswith("weight") else words
 
 
 def crossover_table(settings: Setting | Sequence[Setting], low: float,
@@ -88,8 +136,10 @@ def crossover_table(settings: Setting | Sequence[Setting], low: float,
     mode-free crossovers' values in it; several: a column per device (its own mode). A value
     whose line is drawn (on the axis ``low``–``high``, of the plotted mode) carries the tag of
     its line: '[2] 426 to [2′] 41,196' (compute-bound from 426, memory-bound again from
-    41,196). Names are as given (not escaped for matplotlib: :func:`plot_crossover_table`
-    does that)."""
+    41,196). A crossover the catalogue does not derive for a device or mode says why
+    (:func:`_missing`); after the KV cache's row, the figure's pale stretches in its words
+    (:data:`PALE`: from where the whole prefill does not fit). Names are as given (not escaped
+    for matplotlib: :func:`plot_crossover_table` does that)."""
     group = as_list(settings)
     values = by_device(group)
     tags = crossover_tags(values, low, high)
@@ -112,15 +162,19 @@ def crossover_table(settings: Setting | Sequence[Setting], low: float,
     for base in bases:
         row = [crossover_label(base)]
         for k, (device, mode) in enumerate(columns):
-            vs = values[device][1]
+            s, vs = values[device]
             if base in vs:  # mode-free: one value, in the first column of its device
                 row.append(_cell(vs[base], tags.get((device, base)))
                            if several or k == 0 else "")
             elif f"{base}.{mode}" in vs:
                 row.append(_cell(vs[f"{base}.{mode}"], tags.get((device, f"{base}.{mode}"))))
             else:
-                row.append("")
+                row.append(_missing(s, base, mode))
         rows.append(row)
+        if base == "kv_cache_exceeds_memory_tokens":  # where the figure draws it pale
+            rows.append([PALE, *(_pale_cell(values[device][1], mode,
+                                            tags if several or k == 0 else {}, device)
+                                 for k, (device, mode) in enumerate(columns))])
     return headers, rows
 
 
