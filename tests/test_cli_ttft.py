@@ -86,7 +86,7 @@ def _first_line(capsys, argv) -> str:
     ([], "5", f"5 requests/s (H100-SXM, {M}; prompt 1000 tokens; one device, no parallelism)"),
     (["--parallel", "inter", "--pipeline", "whole"], "5",  # the model's stage times
      f"5 requests/s (H100-SXM, {M}; prompt 1000 tokens; two-way inter-op (pipeline) "
-     "parallelism (stage times from the model: *; the queue served at the slowest))"),
+     "parallelism (whole: stage times from the model: *; the queue served at the slowest))"),
     (["--parallel", "inter"], "5",  # chunked, the default: one prompt at a time
      f"5 requests/s (H100-SXM, {M}; prompt 1000 tokens; two-way inter-op (pipeline) "
      "parallelism (chunked: a prompt's chunks fill the stages, which serve one prompt at a "

@@ -46,17 +46,20 @@ def test_chunked_is_a_stage_mean_share_of_one_devices_prefill():
 
 # (model, options): layers that split evenly and not (Mixtral's 32 over 3: 11, 11, 10), a
 # tensor-parallel stage, stages across nodes, a mixture of experts with dense first layers
-CASES = [("Llama-3-8B", {"pp": 2}), ("Mixtral-8x7B", {"pp": 3}),
+CASES = [("Llama-3-8B", {"pp": 2}), ("Llama-3-8B", {"pp": 4}), ("Mixtral-8x7B", {"pp": 3}),
          ("Llama-2-70B", {"tp": 4, "pp": 4, "network": "InfiniBand-NDR"}),
          ("DeepSeek-V3", {"tp": 8, "pp": 4, "network": "InfiniBand-NDR", "dtype": "fp8"})]
 
 
-@pytest.mark.parametrize("model, options", CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize("model, options", CASES,
+                         ids=[f"{m}-pp{o['pp']}" for m, o in CASES])
 def test_chunked_bound_lies_under_the_slowest_stage_and_the_sum(model, options):
-    """The chunked bound is at most the busiest stage's time, which any schedule takes, and at
-    least 90 % of it (the mean of stages that differ by a layer and their edges); the whole
-    schedule is the stages' sum."""
-    prompts = [256, 4096, 32768]
+    """The chunked bound is at most the busiest stage's time, which any schedule takes; it is
+    the mean of stages that differ by a layer and their edges, within 8 % of the busiest from
+    4,096 tokens (DeepSeek-V3's 61 layers over 4: 16 on the busiest, 15.25 the mean) (short prompts, where the last stage's LM head weighs most, are looser:
+    Llama-3-8B's last of 4 stages is 11 % above the mean at 512 tokens, 20 % at 16); the
+    whole schedule is the stages' sum."""
+    prompts = [16, 512, 4096, 32768]
     s = _quiet(api.setting, "H100-SXM", model, **options)
     stages = stage_times(s, prompts)  # vLLM's split, the sends in: the whole schedule's
     chunked = [p.time_s for p in _quiet(api.prefill, "H100-SXM", model, prompts,
@@ -65,7 +68,8 @@ def test_chunked_bound_lies_under_the_slowest_stage_and_the_sum(model, options):
                                       pipeline="whole", **options).points]
     for k, t in enumerate(chunked):
         slowest = stages[:, k].max()
-        assert 0.9 * slowest <= t <= slowest
+        assert t <= slowest * (1 + 1e-12)
+        assert t >= (0.92 if prompts[k] >= 4096 else 0.75) * slowest
         assert whole[k] == pytest.approx(stages[:, k].sum(), rel=1e-9)
 
 

@@ -509,7 +509,7 @@ def test_titles_name_the_parallel_degrees():
     tp = api.setting("H100-SXM", "Llama-3-70B", tp=4, pp=2)
     fig = plot.roofline_figure(tp, prompts=(2048,), context=8192)
     ax = fig.axes[0]
-    assert ax.get_title().endswith("kernel attention, TP 4, PP 2)")
+    assert ax.get_title().endswith("kernel attention, TP 4, PP 2 chunked)")  # its schedule
     points = [a for a in ax.get_lines() if (a.get_gid() or "").startswith("point:")]
     assert points and all(p.get_markerfacecolor() != "white" for p in points)
 

@@ -170,6 +170,8 @@ def parallel_options(args: argparse.Namespace) -> dict:
 
 
 def run_prefill(args: argparse.Namespace) -> int:
+    from fractions import Fraction
+
     from ..api import prefill
     from ..tables import level_name, render, si
     from . import print_csv, print_json
@@ -198,7 +200,8 @@ def run_prefill(args: argparse.Namespace) -> int:
     longest = max(table.points, key=lambda p: p.prompt_tokens)
     s = table.setting
     share = ("all layers" if s.pp == 1 or s.pipeline == "whole" else f"a stage's mean share: "
-             f"1/{s.pp} of each, {s.model.num_layers / s.pp:g} of {s.model.num_layers} layers")
+             f"1/{s.pp} of each, {Fraction(s.model.num_layers, s.pp)} of {s.model.num_layers} "
+             "layers")
     print(f"\nPer operation at T = {longest.prompt_tokens} ({share}):")
     rows = [[o.name, o.kind, si(o.time_s, "s"), si(o.flops), si(o.bytes, "B"),
              f"{o.intensity:.4g}", level_name(o.level)] for o in longest.operations]

@@ -85,10 +85,12 @@ def title(what: str, settings: list[Setting], attention: bool = True) -> str:
 
 
 def splits(s: Setting, tp: bool = True) -> list[str]:
-    """The setting's parallel degrees above 1, as a title names them: ['TP 4', 'PP 2'] (without
-    the tensor-parallel one where ``tp`` is False: a figure that runs its own degrees)."""
+    """The setting's parallel degrees above 1, as a title names them: ['TP 4', 'PP 2 chunked']
+    (the pipeline with its schedule; without the tensor-parallel degree where ``tp`` is False:
+    a figure that runs its own degrees)."""
     degrees = (("TP", s.tp if tp else 1), ("PP", s.pp), ("EP", s.ep), ("CP", s.cp))
-    out = [f"{name} {n}" for name, n in degrees if n > 1]
+    out = [f"{name} {n}" + (f" {s.pipeline}" if name == "PP" else "")
+           for name, n in degrees if n > 1]
     return out + ["collectives overlapped"] if out and s.overlap else out
 
 

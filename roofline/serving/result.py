@@ -111,7 +111,8 @@ class TTFTResult:
         prompt = (f"prompt {self.prompt} tokens" if self.prompt_dist is None else
                   f"prompt lengths from {self.prompt_dist}: execution is the mean over them")
         s = self.setting
-        stages = (" (stage times from the model: " + " and ".join(si(t, "s") for t in self.stage_s)
+        stages = (" (whole: stage times from the model: "
+                  + " and ".join(si(t, "s") for t in self.stage_s)
                   + "; the queue served at the slowest)" if self.stage_s is not None else
                   " (chunked: a prompt's chunks fill the stages, which serve one prompt at a "
                   "time in a stage's mean share of its work)"
