@@ -130,10 +130,7 @@ def _crossovers(table: CrossoverTable) -> list[str]:
 def _prefill(table: PrefillTable, caught: Sequence[str]) -> list[str]:
     d = table.decode
     out = ["## Prefill at a few prompt lengths", "", render(*table.rows(), markdown=True), "",
-           f"Decode step at context {d.context_tokens:,}, batch {d.batch}: {si(d.time_s, 's')}, "
-           f"{grouped(d.intensity) if d.intensity >= 1000 else f'{d.intensity:.3g}'} FLOP/byte "
-           f"({d.bound}-bound); KV cache "
-           f"{si(d.kv_cache_bytes, 'B')}.", ""]
+           f"{table.decode_line()}.", ""]
     s = table.setting
     if s.architecture.mla:  # latent attention: the step in its other form too
         from dataclasses import replace

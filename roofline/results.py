@@ -93,7 +93,9 @@ class PrefillTable:
                 f"{s.attention} attention, batch {s.batch}{split}; ridge {s.ridge:.4g} "
                 "FLOP/byte)")
 
-    def _decode_line(self) -> str:
+    def decode_line(self) -> str:
+        """The decode step beside the prefill, in one line: its time, intensity and bound, its
+        KV cache, and which of the setting's splits it does not take."""
         d, s = self.decode, self.setting
         share = (f" per device (tensor parallel over {s.tp}, all-reduces "
                  f"{si(d.communication_s, 's')})" if s.tp > 1 else "")
@@ -105,12 +107,12 @@ class PrefillTable:
                 f"KV cache {si(d.kv_cache_bytes, 'B')}{note}")
 
     def __str__(self) -> str:
-        return "\n".join([self._title(), "", render(*self.rows()), "", self._decode_line(),
+        return "\n".join([self._title(), "", render(*self.rows()), "", self.decode_line(),
                           self._memory_line()])
 
     def _repr_markdown_(self) -> str:
         return "\n".join([f"**{self._title()}**", "", render(*self.rows(), markdown=True), "",
-                          self._decode_line(), "", self._memory_line()])
+                          self.decode_line(), "", self._memory_line()])
 
 
 @dataclass(frozen=True)
