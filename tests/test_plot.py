@@ -623,7 +623,7 @@ def test_roofline_two_devices_readable_by_device(s, mi300x):
     cap = sweeps.attention_intensity_limit(mi300x, "tiled")
     assert _by_gid(ax, "sram:MI300X").get_label() == \
         f"MI300X: tiled attention's SRAM ceiling: {cap:,.0f} FLOP/byte\n" \
-        "(T → ∞, 64 KiB SRAM per SM, no cache)"
+        "(T → ∞, 64 KiB SRAM per CU, no cache)"
     texts = {t.get_text(): t for t in ax.texts}
     assert texts[f"tiled attention ≤ {cap:,.0f}"].get_color() == colors["MI300X"]
     devices = [a for a in ax.artists if isinstance(a, matplotlib.legend.Legend)]
@@ -818,7 +818,7 @@ def test_sizes_and_intensities_formatted():
     assert cap > 1000
     assert _by_gid(ax, "sram:TPU-v5e").get_label() == \
         f"tiled attention's SRAM ceiling: {cap:,.0f} FLOP/byte\n" \
-        "(T → ∞, 128 MiB SRAM per SM, no cache)"
+        "(T → ∞, 128 MiB SRAM per TensorCore, no cache)"
     assert any(t.get_text().endswith(f" ≤ {cap:,.0f}") for t in ax.texts)
     assert ax.get_xlim()[1] > cap  # the ceiling is on the axes
     texts = [t.get_text() for t in ax.texts]

@@ -145,3 +145,77 @@ def test_no_ceiling_label_is_crossed_and_each_keeps_value_and_type(model, device
             assert any(text.startswith(f"{names.split(', ')[0]}") and ":" in text
                        and any(f"{peak / scale:.3g}" in text for scale in (1e12, 1e15))
                        for text in labels), (names, peak, labels)
+
+
+THREE = ["H100-SXM", "A100-80GB-SXM", "L4"]
+CROWDED = [  # nine or ten compute ceilings within two decades; a sliding window under TP
+    ("Llama-3-8B", THREE, 1), ("Mixtral-8x7B", THREE, 1), ("DeepSeek-V2-Lite", THREE, 1),
+    ("Mistral-7B", ["H100-SXM"], 4),
+]
+
+
+def _crowded(model, devices, tp, size):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # Mixtral's and DeepSeek's weights past L4's memory
+        group = [setting(h, model, tp=tp) for h in devices]
+        return group, plot.figure("roofline", group, prompts=list(PROMPTS), batches=[1, 64],
+                                  size=size)
+
+
+@pytest.mark.parametrize("size", ["column", "page"])
+@pytest.mark.parametrize("model, devices, tp", CROWDED)
+def test_every_label_clear_of_lines_markers_and_text(model, devices, tp, size):
+    """Issue "figures a paper can print", after layout, from the drawn artists: no label on the
+    axes (a ceiling's, a ridge's, a limit's, a decode batch's) that a line or a leader runs
+    through ("ridge 20" crossed the L2 and SRAM ceilings, "B = 64" another device's SRAM
+    limit, "tiled ≤ 108" five lines), nor over a marker ("ridge 295" under the prefill's
+    markers and bars at --tp 4), nor any text over another; every leader short (a compute
+    ceiling's label was a callout 33 points from its line); the x axis drawn as far as the
+    data and no further (it ran 2.5 decades past them, to 2·10⁶, to make room for labels); each
+    compute ceiling labelled with its data types and peak; and what a label left out would
+    have said in the note under the axes: a ridge's intensity, the batches, a limit's value."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from label_crossings import collisions, covered
+
+    group, fig = _crowded(model, devices, tp, size)
+    assert crossed(fig, every=True) == []
+    assert covered(fig) == []
+    assert collisions(fig) == []
+    FigureCanvasAgg(fig).draw()
+    ax = fig.axes[0]
+    for t in ax.texts:
+        if t.arrow_patch is not None:
+            path = t.arrow_patch.get_path().vertices
+            assert np.hypot(*(path[-1] - path[0])) * 72 / fig.dpi <= 20, t.get_text()
+    data = [line.get_xdata()[0] for line in ax.get_lines()
+            if str(line.get_gid()).startswith(("point:", "ridge:", "sram:"))]
+    bounds = ax.spines["bottom"].get_bounds() or ax.get_xlim()
+    assert bounds[1] <= 2 * max(data) * (1 + 1e-9)
+    drawn = [x for x in ax.xaxis.get_ticklocs() if x <= ax.get_xlim()[1]]  # in view
+    assert max(drawn) <= bounds[1] * (1 + 1e-9)
+    labels = {str(t.get_gid()).split(":", 1)[0]: [] for t in ax.texts}
+    for t in ax.texts:
+        labels[str(t.get_gid()).split(":", 1)[0]].append(t.get_text())
+    note = ax.findobj(lambda a: a.get_gid() == "note")[0].get_text().replace("\n", " ")
+    for s in group:
+        for names, peak, ridge in ceilings(s):
+            assert any(text.startswith(names.split(", ")[0]) and ":" in text
+                       and any(f"{peak / scale:.3g}" in text for scale in (1e12, 1e15))
+                       for text in labels["ceiling-label"])
+            if len(group) == 1 and not any(text.startswith(f"ridge {ridge:,.0f}")
+                                           for text in labels.get("ridge-label", [])):
+                assert f"{ridge:,.0f} FLOP/byte ({names})" in note
+        cap = ax.findobj(lambda a: a.get_gid() == f"sram:{s.hardware.name}")[0].get_xdata()[0]
+        if not any(text.endswith(f"≤ {cap:,.0f}") for text in labels.get("limit-label", [])):
+            assert f"{cap:,.0f} FLOP/byte" in note
+    if sorted(labels.get("batch-label", [])) != ["B = 1", "B = 64"]:
+        assert "batch B = 1, 64 (stars, left to right)" in note
+
+
+def test_crowded_labels_same_bytes(tmp_path):
+    """The labels at the compute ceilings' ends, a limit's value said in the note: the SVG
+    byte for byte the same twice."""
+    a = plot.save(_crowded("Llama-3-8B", THREE, 1, "column")[1], tmp_path / "a.svg")
+    b = plot.save(_crowded("Llama-3-8B", THREE, 1, "column")[1], tmp_path / "b.svg")
+    assert a.read_bytes() == b.read_bytes()

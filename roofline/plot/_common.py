@@ -16,7 +16,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-__all__ = ["experts_note", "as_list", "title", "side_legend", "device_label", "plain", "crossovers", "room",
+    from ..specs.hardware import Hardware
+
+__all__ = ["sram_unit", "experts_note", "as_list", "title", "side_legend", "device_label", "plain", "crossovers", "room",
            "panel_title", "legend_note", "fit_height", "fit_height_within", "tallest", "NOTE",
            "SPACING", "shade_beyond_context", "binary_size", "per_byte", "work_unit", "grouped"]
 
@@ -209,3 +211,24 @@ def shade_beyond_context(ax: Axes, group: Sequence[Setting], high: float) -> str
         return ""
     ax.axvspan(context, high, color="#000000", alpha=0.05, lw=0, gid="beyond-context")
     return f"shaded: past the model's context ({context:,} tokens)"
+
+
+def sram_unit(hardware: Hardware) -> str:
+    """What one ``sram_per_sm`` serves, as the hardware file's ``kind`` and ``vendor`` say
+    (hardware/README.md: ``sm_count`` counts "SMs (NVIDIA), compute units (AMD), TensorCores
+    (TPU)"): 'TensorCore' for a TPU (its VMEM), 'SM' for an NVIDIA GPU (shared memory), 'CU'
+    for an AMD one (LDS), 'core' for any other device.
+
+    >>> from roofline.specs.hardware import load_hardware
+    >>> [sram_unit(load_hardware(n)) for n in ("H100-SXM", "MI300X", "TPU-v5e", "Gaudi3")]
+    ['SM', 'CU', 'TensorCore', 'core']
+    """
+    if hardware.kind == "tpu":
+        return "TensorCore"
+    if hardware.kind == "gpu":
+        vendor = hardware.vendor.strip().lower()
+        if vendor == "nvidia":
+            return "SM"
+        if vendor == "amd":
+            return "CU"
+    return "core"

@@ -20,7 +20,7 @@ from ..tables import si
 from . import _style
 from ._common import (SPACING, as_list, binary_size, crossovers, device_label,
                       fit_height_within, legend_note, log_axes, panel_title, room,
-                      shade_beyond_context, tallest, title)
+                      shade_beyond_context, sram_unit, tallest, title)
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
@@ -29,7 +29,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..specs.hardware import Hardware
 
 __all__ = ["plot_traffic", "plot_footprint", "plot_window", "attention_figure",
-           "DEFAULT_TOKENS", "attention_tokens", "sram_unit"]
+           "DEFAULT_TOKENS", "attention_tokens"]
 
 DEFAULT_TOKENS = np.geomspace(64, 2**20, 161)
 _PER_DECADE = 40  # points a decade of T, as the time figure's (roofline.plot.time)
@@ -51,27 +51,6 @@ _TITLE_MARGIN = 0.1  # inches: the title's lines this much narrower than the fig
 def _kib(nbytes: float) -> str:
     """A size for a label, with the largest binary prefix: '228 KiB', '128 MiB'."""
     return binary_size(nbytes)
-
-
-def sram_unit(hardware: Hardware) -> str:
-    """What one ``sram_per_sm`` serves, as the hardware file's ``kind`` and ``vendor`` say
-    (hardware/README.md: ``sm_count`` counts "SMs (NVIDIA), compute units (AMD), TensorCores
-    (TPU)"): 'TensorCore' for a TPU (its VMEM), 'SM' for an NVIDIA GPU (shared memory), 'CU'
-    for an AMD one (LDS), 'core' for any other device.
-
-    >>> from roofline.specs.hardware import load_hardware
-    >>> [sram_unit(load_hardware(n)) for n in ("H100-SXM", "MI300X", "TPU-v5e", "Gaudi3")]
-    ['SM', 'CU', 'TensorCore', 'core']
-    """
-    if hardware.kind == "tpu":
-        return "TensorCore"
-    if hardware.kind == "gpu":
-        vendor = hardware.vendor.strip().lower()
-        if vendor == "nvidia":
-            return "SM"
-        if vendor == "amd":
-            return "CU"
-    return "core"
 
 
 def _per(hardware: Hardware, nbytes: float) -> str:

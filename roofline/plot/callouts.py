@@ -81,15 +81,14 @@ def segments(*pairs: tuple) -> np.ndarray:
 
 class Option(NamedTuple):
     """A place a label may take: its centre, its angle and a point of its own line or marker
-    (``anchor``), in points; ``clear``: only where no line crosses it; ``leader``: drawn with a
-    leader from it to its anchor (a callout: :func:`callout`)."""
+    (``anchor``), in points; ``leader``: drawn with a leader from it to its anchor (a
+    callout: :func:`callout`), leaving it at ``tail``."""
 
     centre: tuple[float, float]
     angle: float
     anchor: tuple[float, float]
-    clear: bool = False
     leader: bool = False
-    start: bool = False  # where its line begins: taken after the labels beside their lines
+    tail: float = 0.5  # where along its width its leader leaves it (0: its left end)
 
 
 def clip(seg: tuple, width: float, height: float) -> tuple | None:
@@ -123,22 +122,18 @@ def raster(f: Any, boxes: list[tuple[float, ...]], lines: list[tuple]) -> np.nda
     return grid
 
 
-def callout(spec: tuple, f: Any, w: float, h: float, taken: list[tuple[float, ...]],
-            leaders: list[tuple]) -> tuple[float, Option] | None:
-    """A compute ceiling's (a decode batch's, a ridge's) label where none beside its line (its
-    star, its knee) is clear: the nearest place clear of every line, marker and label, joined
-    to the nearest point of its line (its ridge, for a place left of it; its star, its knee) by
-    a leader that crosses no label nor other marker; each other line the leader crosses counts
-    as :data:`LEADER` points of its length. ``f``: the Axes' frame (:class:`.labels._Frame`);
-    ``taken``: the boxes of the labels placed; ``leaders``: their leaders. Returns (its cost:
-    the gap between the label and its line, plus the lines crossed; the place), or None where
-    there is none. At most 40 clear places are weighed, nearest first."""
-    kind, _, _, own, a, b = spec
-    if kind == "compute":  # its line: from its ridge to the right edge
-        (lo, v), hi, near = f.at(b, a), f.width - 1, 3.0
-    else:  # its star, or its knee
-        (lo, v), near = f.at(a, b) if kind == "batch" else f.at(b, a), 8.0
-        hi = lo
+def callout(anchor: tuple[float, float], f: Any, w: float, h: float,
+            taken: list[tuple[float, ...]], leaders: list[tuple]) -> tuple[float, Option] | None:
+    """A label whose places beside its marker (a decode batch's star, a ridge's knee, at
+    ``anchor``) are none clear: the nearest place clear of every line, marker, label and
+    leader, joined to its marker by a leader that crosses no label nor other marker; each line
+    the leader crosses counts as :data:`LEADER` points of its length, and where it stops (short
+    of its marker) no other marker is as near. ``f``: the Axes' frame
+    (:class:`.labels._Frame`); ``taken``: the boxes of the labels placed; ``leaders``: their
+    leaders. Returns (its cost: the gap between the label and its marker, plus the lines
+    crossed; the place), or None where there is none. At most 40 clear places are weighed,
+    nearest first."""
+    u, v = anchor
     us, vs = np.meshgrid(np.arange(1.5 + w / 2, f.width - 1 - w / 2, 4.0),
                          np.arange(1.5 + h / 2, f.height - 1 - h / 2, 3.0))
     # first in cells of a point: the places whose box (a point around it) holds nothing drawn
@@ -149,33 +144,31 @@ def callout(spec: tuple, f: Any, w: float, h: float, taken: list[tuple[float, ..
     j0, j1 = (us - w / 2 - 1).astype(int), (us + w / 2 + 2).astype(int)
     i0, i1 = (vs - h / 2 - 1).astype(int), (vs + h / 2 + 2).astype(int)
     clear = total[i1, j1] - total[i0, j1] - total[i1, j0] + total[i0, j0] == 0
-    ends = np.clip(us, lo, hi)  # the nearest point of its line, along x
-    gap = np.hypot(np.maximum(0, abs(ends - us) - w / 2), np.maximum(0, abs(vs - v) - h / 2))
-    gap = np.where(clear, gap, np.inf)
+    gap = np.hypot(np.maximum(0, abs(us - u) - w / 2), np.maximum(0, abs(vs - v) - h / 2))
+    gap = np.where(clear & (gap >= 8.0), gap, np.inf)  # nearer: a direct label's place
     best: tuple[float, Option] | None = None
-    tried = 0
     labels = np.array([(t[0] - 1, t[1] - 1, t[2] + 1, t[3] + 1) for t in taken]).reshape(-1, 4)
     marks = np.array(f.points, float).reshape(-1, 3)
-    dots = np.column_stack([marks[:, :2] - marks[:, 2:] + 1, marks[:, :2] + marks[:, 2:] - 1])
+    dots = np.column_stack([marks[:, :2] - marks[:, 2:], marks[:, :2] + marks[:, 2:]])
+    near = np.hypot(marks[:, 0] - u, marks[:, 1] - v)
+    stop = max([0.0, *(marks[near < marks[:, 2], 2] + 0.5)])  # short of what covers it
+    apart = near > 0.5  # not its own marker
+    tried = 0
     for k in np.argsort(gap, axis=None, kind="stable"):
         d = float(gap.flat[k])
-        if d == np.inf or best is not None and d >= best[0]:
+        if d == np.inf or best is not None and d >= best[0] or tried == 40:
             break
-        if d < near:  # beside its line, or its star: a direct label's place
-            continue
-        o = Option((float(us.flat[k]), float(vs.flat[k])), 0.0, (float(ends.flat[k]), v),
-                   leader=True)
-        leader = segments((o.centre, o.anchor))[0]
-        apart = np.hypot(marks[:, 0] - o.anchor[0], marks[:, 1] - o.anchor[1]) > marks[:, 2]
-        if np.any(through(leader, labels)) or np.any(through(leader, dots) & apart):
-            continue  # over another label, or another marker
-        crossed = meets(leader, f.segs) & (f.owner != own)
-        cost = d + LEADER * len(set(f.owner[crossed]))
+        o = Option((float(us.flat[k]), float(vs.flat[k])), 0.0, anchor, leader=True)
+        end = np.array(anchor) + (np.array(o.centre) - anchor) * stop / math.dist(o.centre,
+                                                                                 anchor)
+        leader = segments((o.centre, end))[0]  # as drawn
+        if np.any(through(leader, labels)) or np.any(through(leader, dots) & apart) \
+                or np.any(np.hypot(*(marks[apart, :2] - end).T) < stop + 0.5):
+            continue  # over another label or marker, or ending nearer another marker
+        cost = d + LEADER * len(set(f.owner[meets(leader, f.segs)]))
         if best is None or cost < best[0]:
             best = (cost, o)
         tried += 1
-        if tried == 40:
-            break
     return best
 
 

@@ -16,9 +16,7 @@ from ._common import device_label, per_byte, work_unit
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
 
-__all__ = ["ceilings", "ceiling_label", "short_label", "memory_name", "draw_ceilings", "FAR"]
-
-FAR = 1e4  # the compute ceilings run this far past the first right edge: past any growth
+__all__ = ["ceilings", "ceiling_label", "short_label", "memory_name", "draw_ceilings"]
 
 
 def ceilings(s: Setting) -> list[tuple[str, float, float]]:
@@ -65,10 +63,12 @@ def draw_ceilings(ax: Axes, s: Setting, i: int | None, x: tuple[float, float],
                   short: bool) -> list[tuple]:
     """The memory ceiling, each compute ceiling and its ridge (``i``: the device's place among
     several, None for one device); returns the labels to place on them: ("compute", text,
-    colour, gid, peak, ridge), and for one device ("ridge", text, colour, gid, peak, ridge) and
-    ("memory", text, colour, gid, bandwidth, end). ``short`` (a column's width): a memory
-    level's label is its name alone (the note gives its bandwidth), a ridge's its number;
-    several devices' compute ceilings with their peaks' SI prefix alone (:func:`short_label`)."""
+    colour, gid, peak, ridge, its short text: :func:`short_label`), and for one device
+    ("ridge", text, colour, its circle's gid, peak, ridge) and ("memory", text, colour, gid,
+    bandwidth, end). ``short`` (a column's width): a memory level's label is its name alone
+    (the note gives its bandwidth), a ridge's its number; several devices' compute ceilings
+    with their peaks' SI prefix alone (:func:`short_label`). The compute ceilings run to the
+    x axis's right end, ``x[1]`` (:func:`.labels.draw_labels` may end them sooner)."""
     several = i is not None
     color = _style.device_color(i) if several else "#444444"
     dashes = _style.device_dashes(i) if several else "-"
@@ -100,19 +100,19 @@ def draw_ceilings(ax: Axes, s: Setting, i: int | None, x: tuple[float, float],
     for names, peak, ridge in rows:
         main = s.dtype in names.split(", ")
         compute = f"compute:{s.hardware.name}:{names}"
-        ax.plot([ridge, x[1] * FAR], [peak, peak], color=color, lw=1.8 if main else 1.0,
+        ax.plot([ridge, x[1]], [peak, peak], color=color, lw=1.8 if main else 1.0,
                 ls=dashes if several else "-" if main else "--", alpha=1.0 if main else 0.6,
                 gid=compute)
         # several devices: the label in the device's colour, without its name (long names
         # would not fit beside one another where ceilings crowd); in a column the peak with
         # the prefix alone, as the y axis's ticks give it ('bf16, fp16: 1.31P')
         text = short_label(names, peak) if several and short else ceiling_label(names, peak)
-        labels.append(("compute", text, color, compute, peak, ridge))
-        ax.plot([ridge], [peak], "o", ms=4, color=color, mfc="white", zorder=4,
-                gid=f"ridge:{s.hardware.name}:{names}")
+        labels.append(("compute", text, color, compute, peak, ridge, short_label(names, peak)))
+        knee = f"ridge:{s.hardware.name}:{names}"
+        ax.plot([ridge], [peak], "o", ms=4, color=color, mfc="white", zorder=4, gid=knee)
         if not several:
             labels.append(("ridge", f"ridge {ridge:,.0f}" if short
-                           else f"ridge {per_byte(ridge, names)}", color, compute, peak, ridge))
+                           else f"ridge {per_byte(ridge, names)}", color, knee, peak, ridge))
     return labels
 
 

@@ -1,20 +1,30 @@
-"""Labels placed on a log–log plot's lines and beside its markers, none over another: the
-roofline's ceilings (along their lines), ridges, limits and decode batches (:mod:`.roofline`).
+"""Labels placed on a log–log plot's lines and beside its markers, none over another label, a
+marker or a line: the roofline's ceilings (along their lines), ridges, limits and decode
+batches (:mod:`.roofline`).
 
-Each label tries its candidate places in order (:func:`_candidates`) and takes the first inside
-the Axes clear of the labels placed before it and of every marker and line drawn: beside its
-own line, not on it, and with no other line between them. A compute ceiling's label that finds
-no such place beside its line takes one where its line begins (before its ridge), else is a
-callout: the nearest clear place, a leader to its line (:func:`.callouts.callout`); only then
-one that a line crosses (then over the markers, then where it overlaps least). The compute
-ceilings' labels are placed first. The x axis grows by quarter decades while a compute
-ceiling's label finds no clear place beside its line (:func:`draw_labels`). Positions are in
-points of the laid-out Axes, so that what is checked is what is drawn.
+The compute ceilings' labels are placed first, all of them in one of two ways:
+
+- beside their lines, each just above or below its own, as far right as it finds a clear place
+  (the x axis as the data leave it);
+- else, where they crowd, at their lines' ends (:func:`_ends`): the Axes run on past the data
+  by as much as the widest label (the short texts where the long would take a third of their
+  width), the x axis drawn over the data alone, the compute ceilings end there, and their
+  labels stand in that strip in the order of their lines, each level with its line or, where
+  they crowd, moved up or down just as far as they need (:func:`_stack`), a short leader from
+  its line's end.
+
+Then each other label takes the first of its places (:func:`_candidates`) inside the Axes and
+clear of every label and leader placed, of every marker drawn and of every line; a decode
+batch's or a ridge's label else a callout with a short leader (:func:`.callouts.callout`). A
+label that finds no clear place is not drawn: the figure says it in its note
+(:func:`draw_labels`). Positions are in points of the laid-out Axes, so that what is checked is
+what is drawn.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -28,13 +38,9 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["draw_labels", "layout", "root"]
 
 _SIZE = _style.MIN_POINTS  # points: every label
-_STEP = 10 ** 0.25  # the x axis grows by a quarter decade at a time for the ceilings' labels
-_GROWTH = 16  # at most that many times (four decades, where labels crowd most)
-_FAR = 50.0  # points: a batch's or a ridge's label no further by its leader (and crossings)
-# the orders of the phases in which labels take their places (:func:`_place`): beside their
-# lines first, then where their lines begin or callouts, or the start's places the other way
-_ORDERS = (("beside", "start", "callout"), ("beside", "either"),
-           ("beside", "start-", "callout"))
+_FAR = 20.0  # points: a batch's or a ridge's callout no further from its marker
+_GAP = 6.0  # points between the compute ceilings' ends and their labels: the leaders' room
+_APART = 1.5  # points between labels stacked at the compute ceilings' ends
 
 
 def root(ax: Axes) -> Any:
@@ -56,12 +62,14 @@ def layout(fig: Any) -> Any:
 
 class _Frame:
     """The laid-out Axes in points from its lower-left corner, on its log–log scales, with the
-    obstacles a label must avoid: each point's and ridge's marker (centre and radius) and each
-    line drawn (its segments, by gid: a ceiling's, a limit's, the lines joining points).
-    ``fresh``: lay the figure out first (else as it was last laid out: a trial of another x
-    range)."""
+    obstacles a label must avoid: each marker drawn (centre and radius: the points', the
+    ridges' circles, the bars' caps) and each line drawn (its segments, by gid: a ceiling's, a
+    limit's, a bar, the lines joining points). ``fresh``: lay the figure out first (else as it
+    was last laid out)."""
 
     def __init__(self, ax: Axes, fresh: bool = True) -> None:
+        from matplotlib.markers import MarkerStyle
+
         self.fig = fig = root(ax)
         self.renderer = layout(fig) if fresh else fig._get_renderer()
         self.k = 72.0 / fig.dpi  # points per pixel
@@ -73,13 +81,15 @@ class _Frame:
         self.points: list[tuple[float, float, float]] = []
         segs, owner = [], []  # each line's segments (u1, v1, u2, v2), and its gid
         for n, line in enumerate(ax.get_lines()):
-            gid, xs, ys = str(line.get_gid()), line.get_xdata(), line.get_ydata()
-            if gid.startswith(("point:", "ridge:")):  # a ridge's small circle: a label may
-                # touch it, along its line
-                self.points.append((*self.at(xs[0], ys[0]), line.get_markersize() / 2
-                                    + (1.0 if gid.startswith("point:") else -0.5)))
-            elif len(xs) > 1 and line.get_linestyle() not in ("None", "none", "", " "):
-                at = [self.at(x, y) for x, y in zip(xs, ys)]
+            xs, ys = line.get_xdata(), line.get_ydata()
+            at = [self.at(x, y) for x, y in zip(xs, ys)]
+            if line.get_marker() not in (None, "None", "none", "", " "):
+                style = MarkerStyle(line.get_marker())  # as far as its outline reaches
+                reach = abs(style.get_path().transformed(style.get_transform()).vertices).max()
+                every, r = line.get_markevery(), line.get_markersize() * reach + 1
+                self.points += [(*at[i], r) for i in (range(len(at)) if every is None
+                                                      else np.atleast_1d(every))]
+            if len(xs) > 1 and line.get_linestyle() not in ("None", "none", "", " "):
                 segs += [(*p, *q) for p, q in zip(at[:-1], at[1:])]
                 owner += [line.get_gid() or f"_{n}"] * (len(at) - 1)
         self.segs = np.array(segs, float).reshape(-1, 4)
@@ -103,38 +113,30 @@ class _Frame:
 
 
 def _candidates(spec: tuple, f: _Frame, w: float, h: float) -> list[Option]:
-    """The places a label may take, best first (a callout apart: :func:`.callouts.callout`)."""
-    kind, _, _, _, a, b = spec
+    """The places a label may take beside its line (its knee, its star), best first."""
+    kind, _, _, _, a, b = spec[:6]
     out = []
-    if kind == "compute":  # on its line, rightmost first, above or below (else lifted clear
-        # of the markers on the line); left of its ridge only where no line crosses it
-        v = f.at(1.0, a)[1]
-        knee = f.at(b, 1.0)[0]
-        ridge = knee + 3
+    if kind == "compute":  # over its line (some of it), rightmost first, above or below
+        # (else lifted clear of the markers on the line)
+        v, ridge = f.at(1.0, a)[1], f.at(b, 1.0)[0] + 3
         for lift in (2.0, 1.0 + max((r for _, _, r in f.points), default=1.0)):
             u = f.width - 3 - w / 2
-            while u - w / 2 >= 1 and u + w / 2 >= ridge + 20:  # over some of its line
-                out += [Option((u, v + side * (lift + h / 2)), 0.0, (u, v), u - w / 2 < ridge)
-                        for side in (1, -1)]
+            while u - w / 2 >= 1 and u + w / 2 >= ridge + 20:
+                out += [Option((u, v + side * (lift + h / 2)), 0.0, (u, v)) for side in (1, -1)]
                 u -= 4
-        u = f.width - 3 - w / 2
-        out = out or [Option((u, v + 2 + h / 2), 0.0, (u, v))]  # wider than its room
-        # where its line begins: ending at its ridge's circle, level with it, above, below
-        out += [Option((knee - 5 - w / 2, v + dv), 0.0, (knee, v), True, start=True)
-                for dv in (0.0, 2 + h / 2, -2 - h / 2)]
     elif kind == "ridge":  # beside the knee: left above, right below, left below, right above,
         ku, kv = f.at(b, a)  # then a line further out
         out = [Option((ku + du * (4 + w / 2), kv + dv * (3 + h / 2 + n * (h + 2))), 0.0,
-                       (ku, kv)) for n in (0, 1) for du, dv in ((-1, 1), (1, -1), (-1, -1), (1, 1))]
+                      (ku, kv)) for n in (0, 1) for du, dv in ((-1, 1), (1, -1), (-1, -1), (1, 1))]
     elif kind == "memory":  # turned with the line, from its foot up to its end: beside it,
-        angle = math.atan2(f.py, f.px)  # below or above, then 3 or 6 points further, else on it
+        angle = math.atan2(f.py, f.px)  # below or above, then 3 or 6 points further
         end = f.at(b, 1.0)[0]
-        for off in (*(side * (h / 2 + 1.5 + gap) for gap in (0, 3, 6) for side in (-1, 1)), 0.0):
+        for off in (side * (h / 2 + 1.5 + gap) for gap in (0, 3, 6) for side in (-1, 1)):
             u = 0.0
             while u <= min(end, f.width):
                 c = (u, (math.log10(a) + f.x0 + u / f.px - f.y0) * f.py)
                 out.append(Option((c[0] - off * math.sin(angle), c[1] + off * math.cos(angle)),
-                                   math.degrees(angle), c))
+                                  math.degrees(angle), c))
                 u += 3
     elif kind == "limit":  # beside the vertical line, turned upright, from the foot up
         cu, v = f.at(a, 1.0)[0], 3 + w / 2
@@ -142,191 +144,192 @@ def _candidates(spec: tuple, f: _Frame, w: float, h: float) -> list[Option]:
             out += [Option((cu + side * (2 + h / 2), v), 90.0, (cu, v)) for side in (-1, 1)]
             v += 4
     elif kind == "batch":  # beside its star: right, below right, below, left, above left,
-        su, sv = f.at(a, b)  # then further right or lower
+        su, sv = f.at(a, b)  # above, then further right or lower
         r = max((r - 1 for pu, pv, r in f.points if abs(pu - su) + abs(pv - sv) < 0.5),
                 default=4.0)  # its star's
         out = [Option((su + du, sv + dv), 0.0, (su, sv))
                for du, dv in ((r + 2 + w / 2, 0), (r / 2 + w / 2, -r - 1 - h / 2),
                               (0, -r - 1 - h / 2), (-r - 2 - w / 2, 0),
-                              (-r / 2 - w / 2, r + 1 + h / 2), (r + 2 + w / 2, -h),
-                              (r + 2 + w, -h / 2), (0, -r - 3 - 1.5 * h))]
+                              (-r / 2 - w / 2, r + 1 + h / 2), (0, r + 1 + h / 2),
+                              (r + 2 + w / 2, -h), (r + 2 + w, -h / 2), (0, -r - 3 - 1.5 * h))]
     return out
 
 
-def _overlap(area: tuple[float, ...], taken: list[tuple[float, ...]], f: _Frame) -> float:
-    """How much of ``area`` (a label's box) lies over the labels taken or outside the Axes
-    (points²)."""
-    def common(a: tuple[float, ...], b: tuple[float, ...]) -> float:
-        return (max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
-                * max(0.0, min(a[3], b[3]) - max(a[1], b[1])))
+def _stack(wanted: list[float], heights: list[float], low: float, high: float) -> list[float]:
+    """Centres as near the ``wanted`` ones as may be, in their order, neighbours half their
+    heights and :data:`_APART` apart, between ``low`` and ``high``: neighbours that would
+    overlap move as one group, centred on where its members want to be."""
+    groups: list[list[int]] = []
 
-    inside = common(area, (0.0, 0.0, f.width, f.height))
-    return sum(common(area, t) for t in taken) + (area[2] - area[0]) * (area[3] - area[1]) \
-        - inside
+    def settle(group: list[int]) -> tuple[float, list[float]]:
+        offsets = [0.0]
+        for a, b in zip(group, group[1:]):
+            offsets.append(offsets[-1] + (heights[a] + heights[b]) / 2 + _APART)
+        base = sum(wanted[m] - o for m, o in zip(group, offsets)) / len(group)
+        base = max(base, low + heights[group[0]] / 2)
+        return min(base, high - heights[group[-1]] / 2 - offsets[-1]), offsets
+
+    for n in sorted(range(len(wanted)), key=lambda n: wanted[n]):
+        groups.append([n])
+        while len(groups) > 1:
+            (b1, o1), (b2, _) = settle(groups[-2]), settle(groups[-1])
+            below, above = groups[-2][-1], groups[-1][0]
+            if b1 + o1[-1] + (heights[below] + heights[above]) / 2 + _APART <= b2 + 1e-6:
+                break
+            groups[-2:] = [groups[-2] + groups[-1]]
+    out = [0.0] * len(wanted)
+    for group in groups:
+        base, offsets = settle(group)
+        for m, o in zip(group, offsets):
+            out[m] = base + o
+    return out
 
 
-def _place(specs: list[tuple], f: _Frame, order: tuple[str, ...] = _ORDERS[0]
-           ) -> tuple[list[tuple], tuple[float, ...], list[tuple]]:
-    """Each label's place, inside the Axes and clear of every label placed before it (a point
-    and a half above or below, a space beside) and of every leader: where it can, clear of
-    every marker and crossed by no line (nor has one between it and its own line). The
-    compute ceilings' labels first, in phases, each over them in the order given (``order``):
-    "beside" its line; "start", where its line begins (before its ridge; "start-": below its
-    line first); "callout" (:func:`.callouts.callout`); "either" (where its line begins, else
-    a callout). Then the other labels: beside their lines (or stars, or knees), else callouts
-    (a batch's, a ridge's, their leaders short). Each label left: clear of the markers, else
-    anywhere (else where it overlaps the labels least). Returns (spec, option) for each; how
-    crowded the labels are: how many compute ceilings' labels found no place clear of the
-    markers, how many a line crosses, how many are callouts, how many lie where their lines
-    begin, how many other labels a line crosses or found no place clear of the markers, and
-    the callouts' leaders in points (:func:`.callouts.callout`); and the labels that found no
-    place clear of the markers."""
-    taken: list[tuple[float, ...]] = []
-    leaders: list[tuple] = []
-    marks = np.array(f.points, float).reshape(-1, 3)
+def _ends(ax: Axes, f: _Frame, specs: list[tuple], sizes: list[tuple[float, float]]
+          ) -> tuple[_Frame, list[Option]]:
+    """The compute ceilings' labels at their lines' ends: each label stands right of its
+    line's end, stacked (:func:`_stack`), a leader from that end to the label's left where it
+    is moved up or down, as wide a gap between them as half the furthest move (at least
+    :data:`_GAP`, at most thrice that); the x axis runs on past the data as far as the widest
+    label and that gap need (its right end found twice: its ticks may move the Axes' edge),
+    its line and ticks as far as the data. ``f``: the Axes' frame as laid out. Returns the
+    Axes' frame then and each label's place."""
+    def stacked(f: _Frame) -> tuple[list[float], list[float]]:
+        wanted = [f.at(1.0, spec[4])[1] for spec in specs]
+        return wanted, _stack(wanted, [h for _, h in sizes], 1.0, f.height - 1.0)
 
-    def free(o: Option, w: float, h: float, own: str, level: int) -> bool:
-        c, angle = o.centre, o.angle
+    x0, x1 = ax.get_xlim()
+    gap = min(3 * _GAP, max([_GAP] + [abs(v - want) / 2 for want, v in zip(*stacked(f))]))
+    room, span = max(w for w, _ in sizes) + gap + 3, math.log10(x1 / x0)
+    ax.spines["bottom"].set_bounds(x0, x1)
+    for _ in range(2):
+        ax.set_xlim(x0, x0 * 10 ** (span * f.width / max(f.width - room, f.width / 3)))
+        for minor in (False, True):
+            ax.set_xticks([x for x in ax.xaxis.get_ticklocs(minor=minor) if x0 <= x <= x1],
+                          minor=minor)
+        f = _Frame(ax)
+    end = f.width - room
+    lines = {line.get_gid(): line for line in ax.get_lines()}
+    for spec in specs:
+        lines[spec[3]].set_xdata([spec[5], f.data(end, 1.0)[0]])
+    out = [Option((end + gap + w / 2, v), 0.0, (end, want), leader=abs(v - want) > 0.5,
+                  tail=0.0) for (w, _), want, v in zip(sizes, *stacked(f))]
+    return _Frame(ax, fresh=False), out
+
+
+class _Taken:
+    """The labels and leaders placed, and whether a place is clear of them and of what is
+    drawn."""
+
+    def __init__(self, f: _Frame) -> None:
+        self.f, self.boxes, self.leaders = f, [], []
+        self.marks = np.array(f.points, float).reshape(-1, 3)
+
+    def add(self, o: Option, w: float, h: float) -> None:
+        self.boxes.append(box(o.centre, w, h, o.angle))
+        if o.leader:  # from where it leaves the label (turned with it)
+            a, d = math.radians(o.angle), (o.tail - 0.5) * w
+            self.leaders.append(((o.centre[0] + d * math.cos(a), o.centre[1] + d * math.sin(a)),
+                                 o.anchor))
+
+    def clear(self, o: Option, w: float, h: float, own: str) -> bool:
+        """Whether the label's place lies inside the Axes clear of the labels placed (a space
+        beside, a point and a half above or below), of every marker, of every line but its own
+        and of every leader, and has no other line between it and its own compute ceiling."""
+        f, c, angle = self.f, o.centre, o.angle
         left, bottom, right, top = box(c, w, h, angle)
         if left < 1 or bottom < 1 or right > f.width - 1 or top > f.height - 1:
             return False
         if any(left < t[2] + 5 and t[0] < right + 5 and bottom < t[3] + 1.5
-               and t[1] < top + 1.5 for t in taken):  # a space apart along a line
+               and t[1] < top + 1.5 for t in self.boxes):
             return False
-        if level < 3 and len(f.points):
-            lu, lv = local((marks[:, 0], marks[:, 1]), c, angle)
-            if np.any((abs(lu) < w / 2 + marks[:, 2]) & (abs(lv) < h / 2 + marks[:, 2])):
+        if len(self.marks):
+            lu, lv = local((self.marks[:, 0], self.marks[:, 1]), c, angle)
+            if np.any((abs(lu) < w / 2 + self.marks[:, 2]) & (abs(lv) < h / 2 + self.marks[:, 2])):
                 return False
-        if level > 1:
-            return True
         if own.startswith("compute:") and not bottom <= o.anchor[1] <= top:
-            # beside its line: no other line between them either
             low, high = min(bottom, o.anchor[1] + 2), max(top, o.anchor[1] - 2)
             c, h = ((left + right) / 2, (low + high) / 2), high - low
         return not crosses(f.segs[f.owner != own], c, w, h, angle) \
-            and not crosses(segments(*leaders), c, w, h, angle)
+            and not crosses(segments(*self.leaders), c, w, h, angle)
 
+
+def _place(ax: Axes, specs: list[tuple]) -> tuple[_Frame, dict[int, Option], list[tuple]]:
+    """Each label's place (by its index in ``specs``, which takes the compute ceilings' short
+    texts where they stand at their lines' ends and the widest would take more than a third of
+    the Axes' width), as the module says; the Axes' frame then; the labels left out."""
+    f = _Frame(ax)
     sizes = [f.size(spec[1]) for spec in specs]
-    options = [_candidates(spec, f, w, h) for spec, (w, h) in zip(specs, sizes)]
-
-    def _try(n: int, phase: str) -> None:
-        spec, (w, h) = specs[n], sizes[n]
-        if phase != "callout":
-            pool = [o for o in options[n] if o.start == (phase != "beside")]
-            o = next((o for o in (pool[::-1] if phase == "start-" else pool)
-                      if free(o, w, h, spec[3], 0)), None)
-            if o is not None:
-                placed[n] = (0, o, 0.0)
-        if phase in ("callout", "either") and n not in placed \
-                and spec[0] in ("compute", "batch", "ridge"):
-            found = callout(spec, f, w, h, taken, leaders)
-            # a batch's or a ridge's label rather crossed than far from its marker
-            if found is not None and (spec[0] == "compute" or found[0] <= _FAR):
-                placed[n] = (1, found[1], found[0])
-        if n in placed:
-            _take(placed[n][1], w, h, taken, leaders)
-
-    def _last(mine: list[int]) -> None:  # the others: crossed, else anywhere
-        for n in mine:
-            if n not in placed:
-                w, h = sizes[n]
-                placed[n] = next(((level, o, 0.0) for level in (2, 3) for o in options[n]
-                                  if not o.clear and free(o, w, h, specs[n][3], level)),
-                                 None) or (4, min(options[n], key=lambda o: _overlap(
-                                     box(o.centre, w, h, o.angle), taken, f)), 0.0)
-                _take(placed[n][1], w, h, taken, leaders)
-
-    placed: dict[int, tuple[int, Option, float]] = {}
     compute = [n for n, spec in enumerate(specs) if spec[0] == "compute"]
-    others = [n for n in range(len(specs)) if n not in compute]
-    for mine, phases in ((compute, order), (others, ("beside", "callout"))):
-        for phase in phases:
-            for n in mine:
-                if n not in placed:
-                    _try(n, phase)
-        _last(mine)
-    crowded, out, stuck = [0, 0, 0, 0, 0, 0.0], [], []
+    taken, placed = _Taken(f), {}
+    for n in compute:  # beside their lines, the highest first
+        (w, h), own = sizes[n], specs[n][3]
+        o = next((o for o in _candidates(specs[n], f, w, h) if taken.clear(o, w, h, own)), None)
+        if o is None:
+            break
+        placed[n] = o
+        taken.add(o, w, h)
+    if len(placed) < len(compute):  # at their lines' ends
+        if max(sizes[n][0] for n in compute) > f.width / 3:
+            for n in compute:
+                specs[n] = (specs[n][0], specs[n][-1], *specs[n][2:])
+                sizes[n] = f.size(specs[n][1])
+        f, ends = _ends(ax, f, [specs[n] for n in compute], [sizes[n] for n in compute])
+        taken, placed = _Taken(f), dict(zip(compute, ends))
+        for n in compute:
+            taken.add(placed[n], *sizes[n])
+    dropped = []
     for n, spec in enumerate(specs):
-        level, o, leader = placed[n]
-        if spec[0] == "compute" and (level > 0 or o.start):
-            crowded[0 if level > 2 else 1 if level == 2 else 2 if level else 3] += 1
-        elif level > 1:  # another label crossed, or over markers
-            crowded[4] += 1
-        crowded[5] += leader
-        if level > 2:
-            stuck.append(spec)
-        out.append((spec, o))
-    return out, tuple(crowded), stuck
+        if n in placed:
+            continue
+        (w, h), own = sizes[n], spec[3]
+        options = _candidates(spec, f, w, h)
+        o = next((o for o in options if taken.clear(o, w, h, own)), None)
+        if o is None and spec[0] in ("batch", "ridge"):
+            found = callout(f.at(*spec[4:6]) if spec[0] == "batch" else f.at(spec[5], spec[4]),
+                            f, w, h, taken.boxes, taken.leaders)
+            o = found[1] if found is not None and found[0] <= _FAR else None
+        if o is None:
+            dropped.append(spec)
+        else:
+            placed[n] = o
+            taken.add(o, w, h)
+    return f, placed, dropped
 
 
-def _take(o: Option, w: float, h: float, taken: list, leaders: list) -> None:
-    """The label's box (and its leader) taken: later labels keep clear of them."""
-    taken.append(box(o.centre, w, h, o.angle))
-    if o.leader:
-        leaders.append((o.centre, o.anchor))
-
-
-def _cost(crowded: tuple[float, ...]) -> float:
-    """How crowded labels are: a compute ceiling's label over markers counts 100, one that a
-    line crosses 16 (four decades' growth of the x axis), a callout 10 and each 20 points of
-    its leader (:func:`.callouts.callout`) 1, one where its line begins 8, another label over
-    markers 1."""
-    over, crossed, callouts, starts, others, leaders = crowded
-    return 100 * over + 16 * crossed + 10 * callouts + 8 * starts + others + leaders / 20
-
-
-def _arrange(specs: list[tuple], f: _Frame, orders: tuple = _ORDERS[:1]
-             ) -> tuple[list[tuple], tuple[float, ...]]:
-    """:func:`_place` in each order of phases given, and again with the labels that found no
-    place clear of the markers placed first (twice at most): the places of the least crowded
-    arrangement (:func:`_cost`) and how crowded it is."""
-    best: tuple[list[tuple], tuple[float, ...]] | None = None
-    for order in orders:
-        given = specs
-        for _ in range(3):
-            out, crowded, stuck = _place(given, f, order)
-            if best is None or _cost(crowded) < _cost(best[1]):
-                best = out, crowded
-            if not stuck:
-                break
-            given = stuck + [spec for spec in given if spec not in stuck]
-    assert best is not None
-    return best
-
-
-def draw_labels(ax: Axes, specs: list[tuple]) -> None:
-    """The labels on the ceilings, ridges, limits and decode steps, placed (:func:`_arrange`)
-    in points of the laid-out Axes, its x axis grown (by quarter decades, up to four decades)
-    as far as the compute ceilings' labels need: to the first x range where each lies beside
-    its line (or where it begins) clear of the markers and of every line, else to the least
-    crowded one, each quarter decade counted as a label over markers (:func:`_cost`), and no
-    further than two decades past the last that was less crowded. There the labels are placed in
-    each order of phases (:data:`_ORDERS`), the least crowded kept. Each is drawn at its offset
-    from a point of its own line, so that it moves with its line; a callout with a thin leader
-    to that point."""
-    x0, x1 = ax.get_xlim()
-    tried: list[tuple[float, int]] = []
-    for n in range(_GROWTH + 1):  # trials on the Axes as laid out: the ticks change little
-        ax.set_xlim(x0, x1 * _STEP**n)
-        crowded = _arrange(specs, _Frame(ax, fresh=n == 0))[1]
-        tried.append((_cost(crowded) + n, n))
-        if crowded[:4] == (0, 0, 0, 0) or n - min(tried)[1] >= 8:  # clear, or no better
+def draw_labels(ax: Axes, specs: list[tuple],
+                said: Callable[[list[tuple]], None] | None = None) -> list[tuple]:
+    """The labels on the ceilings, ridges, limits and decode steps (each spec: kind, text,
+    colour, the gid of its line, and two numbers: a compute ceiling's peak and ridge (and its
+    short text), a memory level's bandwidth and end, a limit's intensity, a batch's star, a
+    ridge's peak and intensity), placed as the module says (:func:`_place`), each drawn at its
+    offset from a point of its own line (its knee, its star), so that it moves with it; a
+    callout with a thin leader to that point. ``said``: called with the labels that found no
+    clear place, before any is drawn (the figure says them in its note); where that moves the
+    Axes' edges, the labels are placed once more (and ``said`` called again where others
+    found none). Returns the labels not drawn."""
+    xlim, axis = ax.get_xlim(), ax.xaxis
+    locators = axis.get_major_locator(), axis.get_minor_locator()
+    ends = {line: line.get_xdata() for line in ax.get_lines()
+            if str(line.get_gid()).startswith("compute:")}
+    told: list[tuple] = []
+    for attempt in range(2):
+        if attempt:  # as it was: the x axis, its ticks, the compute ceilings' ends
+            ax.set_xlim(*xlim)
+            axis.set_major_locator(locators[0])
+            axis.set_minor_locator(locators[1])
+            ax.spines["bottom"].set_bounds(*xlim)
+            for line, xs in ends.items():
+                line.set_xdata(xs)
+        f, placed, dropped = _place(ax, mine := list(specs))
+        if said is None or dropped == told:
             break
-    cost, n = min(tried)
-    final = []  # laid out at that range (its ticks may move the Axes' edge a little), and
-    for m in range(n, min(n + 3, _GROWTH + 1)):  # a quarter decade further while worse
-        ax.set_xlim(x0, x1 * _STEP**m)
-        f = _Frame(ax)
-        final.append((_cost(_arrange(specs, f)[1]) + m, m, f))
-        if final[-1][0] <= cost:
+        said(told := dropped)
+        moved = _Frame(ax)
+        if abs(moved.width - f.width) < 0.5 and abs(moved.height - f.height) < 0.5:
             break
-    _, m, f = min(final, key=lambda t: t[:2])
-    if m != final[-1][1]:  # laid out again at the range chosen
-        ax.set_xlim(x0, x1 * _STEP**m)
-        f = _Frame(ax)
-    placed, _ = _arrange(specs, f, _ORDERS)
-    for spec, o in placed:
-        kind, text, color, gid = spec[:4]
+    for n, o in sorted(placed.items()):
+        kind, text, color, _ = mine[n][:4]
         name = "ceiling" if kind == "compute" else kind
         (u, v), (au, av) = o.centre, o.anchor
         # a leader ends at its line, or short of the ridge's circle or the star it points to
@@ -339,4 +342,5 @@ def draw_labels(ax: Axes, specs: list[tuple]) -> None:
                     bbox=dict(boxstyle="square,pad=0.1", fc="white", ec="none", alpha=0.8)
                     if kind == "memory" else None,
                     arrowprops=dict(arrowstyle="-", color=color, lw=0.6, shrinkA=0,
-                                    shrinkB=end) if o.leader else None)
+                                    shrinkB=end, relpos=(o.tail, 0.5)) if o.leader else None)
+    return dropped

@@ -15,16 +15,16 @@ as a ceiling of its own, β_link·I against FLOP per byte sent over it, and the 
 more at that intensity; for every device a bar from each whole prefill and decode step up to
 where it would sit without its collectives' time.
 
-Every ceiling is labelled beside its line (direct labelling; where its line is crowded, where
-the line begins, else a callout with a leader: :mod:`.labels`); the legend under the axes names
-the operations' markers only (and, for several devices, each device's colour and dash pattern),
-and a note under it says what marker size, hollow markers, the further markers and the bars
-mean.
+Every ceiling is labelled on the axes (direct labelling: :mod:`.labels`), the compute
+ceilings beside their lines or, where they crowd, at their lines' ends; the legend under the axes
+names the operations' markers only (and, for several devices, each device's colour and dash
+pattern), and a note under it says what marker size, hollow markers, the further markers and
+the bars mean, and what a label that found no clear place would have said.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -34,7 +34,8 @@ from ..evaluate import Setting
 from ..tables import si
 from . import _style
 from . import collectives
-from ._common import as_list, binary_size, device_label, experts_note, per_byte, title
+from ._common import (as_list, binary_size, device_label, experts_note, per_byte, plain,
+                      sram_unit, title)
 from .ceilings import ceiling_label, ceilings, draw_ceilings, memory_name
 from .labels import draw_labels, layout, root
 
@@ -67,10 +68,21 @@ def _fits(s: Setting, p: sweeps.OperationPoint, context: int) -> bool:
     return bool(sweeps.prefill_fits(sweeps.with_mode(s, mode), [p.tokens])[0])
 
 
-def _under(ax: Axes, legends: list[tuple[list, list[str]]], note: str) -> None:
+_DASH = {"-": "solid", "--": "dashed", ":": "dotted", "-.": "dash-dotted"}
+
+
+def _dashes(gid: str) -> str:
+    """The dash pattern of a memory level's or a link's ceiling, by its gid (as
+    :func:`.ceilings.draw_ceilings` and :func:`.collectives.draw_links` draw them)."""
+    kind = gid.split(":", 1)[0].removeprefix("ceiling-")
+    return "-" if kind == "memory" else "-." if kind == "link" else _style.LEVEL[kind][0]
+
+
+def _under(ax: Axes, legends: list[tuple[list, list[str]]], note: str) -> Callable[[str], None]:
     """The legends, one under the other, then the note, under the x axis's label, centred on
     the Axes, as wide as its figure allows there, and in its layout (the first legend is the
-    Axes' legend)."""
+    Axes' legend). Returns what writes the note again (the labels that found no place on the
+    axes said in it)."""
     from matplotlib.legend import Legend
     from matplotlib.transforms import ScaledTranslation
 
@@ -94,28 +106,47 @@ def _under(ax: Axes, legends: list[tuple[list, list[str]]], note: str) -> None:
         else:
             ax.add_artist(legend)
         drop += legend.get_window_extent(renderer).height * k + 3
-    if note:
-        text = ax.annotate(_style.wrap(note, wide / 72, _SIZE), (0.5, 0.0),
-                           xycoords="axes fraction", xytext=(0, -drop),
-                           textcoords="offset points", ha="center", va="top", fontsize=_SIZE,
-                           gid="note")
+    text = ax.annotate("", (0.5, 0.0), xycoords="axes fraction", xytext=(0, -drop),
+                       textcoords="offset points", ha="center", va="top", fontsize=_SIZE,
+                       gid="note")
+
+    def write(note: str) -> None:
+        text.set_text(_style.wrap(note, wide / 72, _SIZE))
         drawn = text.get_window_extent(renderer).width * k
         if drawn > wide:  # glyphs wider than wrap's average: lines as much shorter
             text.set_text(_style.wrap(note, wide / 72 * wide / drawn, _SIZE))
 
+    write(note)
+    return write
 
-def _note(group: list[Setting], prompts: Sequence[int], context: int, decode: bool,
+
+def _note(group: list[Setting], prompts: Sequence[int], context: int, decode: list[int],
           hollow: bool, levels: list[str], sram: bool, short: bool,
-          links: list[tuple[str, float]], bars: bool) -> str:
+          links: list[tuple[str, float]], bars: bool, dropped: Sequence[tuple] = ()) -> str:
     """What marker size, hollow markers, the further levels' and the links' markers, the bars
     and the dotted line mean, and which bandwidths are estimates, in a sentence or two under
     the legend (``short``: fewer words, and one device's memory levels' and links' bandwidths,
-    which their labels leave out)."""
+    which their labels leave out); ``decode``: the decode steps' batches, their stars from
+    left to right; ``dropped``: the labels that found no clear place on the axes
+    (:func:`.labels.draw_labels`), said here instead: the batches (all of them, left to
+    right), the ridges, the memory levels (by their dash patterns), the limits."""
     tokens = sorted(set(prompts))
+    kinds = {spec[0] for spec in dropped}
     parts = [f"Marker size: prompt tokens T = {', '.join(f'{t:,}' for t in tokens)}"
              if len(tokens) > 1 else f"Prompt tokens T = {tokens[0]:,}"]
     if decode:
-        parts.append(f"decode at {context:,} cached tokens, batch B")
+        parts.append(f"decode at {context:,} cached tokens, batch B"
+                     + (f" = {', '.join(map(str, decode))} (stars, left to right)"
+                        if "batch" in kinds else ""))
+    ridges = [spec for spec in dropped if spec[0] == "ridge"]
+    if ridges:
+        parts.append(f"ridge{'s' if len(ridges) > 1 else ''} at " + " and ".join(
+            f"{per_byte(spec[5], names)} ({names})" for spec in sorted(
+                ridges, key=lambda spec: spec[5]) for names in [spec[3].split(":")[-1]]))
+    slopes = [spec for spec in dropped if spec[0] == "memory"]  # in the order drawn
+    if slopes:
+        parts.append(", ".join(f"{_DASH[_dashes(spec[3])]} diagonal: {spec[1]}"
+                               for spec in slopes))
     if hollow:
         parts.append("hollow: does not fit in memory"
                      + ("" if short else " (weights + KV cache; naive: + scores)"))
@@ -126,9 +157,13 @@ def _note(group: list[Setting], prompts: Sequence[int], context: int, decode: bo
     parts += collectives.note_parts(group, [name for name, _ in links], bars, short)
     parts += [note for note in [experts_note(group)] if note]
     if sram:
-        where = (f"{binary_size(group[0].hardware.sram_per_sm)} SRAM per SM"
-                 if len(group) == 1 else "each device's SRAM per SM")
-        parts.append(f"dotted: tiled attention's limit as T → ∞ ({where})")
+        hw = group[0].hardware
+        where = (f"{binary_size(hw.sram_per_sm)} SRAM per {sram_unit(hw)}"
+                 if len(group) == 1 else "each device's SRAM per SM, CU or TensorCore")
+        caps = [(plain(spec[3].split(":", 1)[1]) + " " if len(group) > 1 else "")
+                + per_byte(spec[4]) for spec in dropped if spec[0] == "limit"]
+        parts.append(f"dotted: tiled attention's limit as T → ∞ ({where})"
+                     + (": " + ", ".join(caps) if caps else ""))
     s = group[0]
     drawn = [(name, s.level_bandwidths[level], s.hardware.sources.get(
         f"on_chip.{level}_bandwidth", "").startswith("ESTIMATE"))
@@ -160,12 +195,13 @@ def plot_roofline(settings: Setting | Sequence[Setting], prompts: Sequence[int] 
     :func:`roofline.sweeps.prefill_fits`) is hollow. Under parallelism: one device's links as
     ceilings, the whole prefill at its link intensity, and for each device a bar from each
     whole prefill and decode step up to where it would sit without its collectives
-    (:mod:`.collectives`). Every ceiling is labelled beside its line (the compute ceilings'
-    labels staggered along x where they crowd, else where the line begins, else a callout;
-    several devices: in the device's colour, without its name; in a column, the peak with the
-    y axis's prefix alone); the legend under the axes names the operations' markers (and the
-    devices), a note under it what the markers' size and fill and the bars mean. The x axis
-    runs from the data to as far right as the ceilings' labels need.
+    (:mod:`.collectives`). Every ceiling is labelled beside its line, the compute ceilings'
+    labels where they crowd at their lines' ends, past the data (:mod:`.labels`; several
+    devices: in the device's colour, without its name; in a column, the peak with the y axis's
+    prefix alone); the legend under the axes names the operations' markers (and the devices),
+    a note under it what the markers' size and fill and the bars mean, and what a label that
+    found no clear place (a ridge's, a batch's, a limit's, a memory level's) would have said.
+    The x axis is drawn over the data alone.
     ``context``: cached tokens of the decode step (default: the longest prompt). ``sram``: draw
     tiled attention's limit (devices that give their SRAM per SM). ``axes_height``: inches;
     the figure is made as tall as that plot needs (:func:`roofline_figure`).
@@ -271,7 +307,8 @@ def plot_roofline(settings: Setting | Sequence[Setting], prompts: Sequence[int] 
             ax.plot([cap, cap], [min(p.attained for _, p in points) / 10, roof], color=color,
                     ls=":", lw=1.2, gid=gid,
                     label=f"{who}tiled attention's SRAM ceiling: {per_byte(cap)}\n(T → ∞, "
-                          f"{binary_size(s.hardware.sram_per_sm)} SRAM per SM, no cache)")
+                          f"{binary_size(s.hardware.sram_per_sm)} SRAM per "
+                          f"{sram_unit(s.hardware)}, no cache)")
             labels.append(("limit", f"{'tiled' if short else 'tiled attention'} ≤ {cap:,.0f}",
                            color, gid, cap, 0.0))
     # one label per batch, at the lowest star: the stars of several devices line up
@@ -295,19 +332,31 @@ def plot_roofline(settings: Setting | Sequence[Setting], prompts: Sequence[int] 
                         [f"{device_label(s)}: {memory_name(s)} {si(s.hardware.bandwidth(), 'B/s')}"
                          for s in group]))
     layout(fig)
-    decode = any(p.group.startswith("decode") for _, p in points)
-    _under(ax, legends, _note(group, prompts, context, decode, hollow,
-                              [lv for lv in _style.LEVEL if lv in levels_seen], bool(caps), short,
-                              links, bars))
-    if axes_height is not None:  # the figure as tall as the plot and what lies around it
-        layout(fig)
-        fig.set_figheight(fig.get_figheight() + axes_height
-                          - ax.get_window_extent().height / fig.dpi)
-    # the compute ceilings' labels first (they set the x axis's right end), then each batch's
-    # beside its star, the memory levels' along their lines, the limits' and the ridges'
+    decode = [int(b) for b, _ in sorted(decode_at.items(), key=lambda item: item[1][0])]
+
+    def note(dropped: Sequence[tuple] = ()) -> str:
+        return _note(group, prompts, context, decode, hollow,
+                     [lv for lv in _style.LEVEL if lv in levels_seen], bool(caps), short,
+                     links, bars, dropped)
+
+    def tall() -> None:  # the figure as tall as the plot and what lies around it
+        if axes_height is not None:
+            layout(fig)
+            fig.set_figheight(fig.get_figheight() + axes_height
+                              - ax.get_window_extent().height / fig.dpi)
+
+    def said(dropped: list[tuple]) -> None:
+        write(note(dropped))
+        tall()
+
+    write = _under(ax, legends, note())
+    tall()
+    # the compute ceilings' labels first (they may set the x axis's right end), then each
+    # batch's beside its star, the memory levels' along their lines, the limits' and the
+    # ridges'; those that find no clear place said in the note instead
     order = ("compute", "batch", "memory", "limit", "ridge")  # the highest ceiling first
-    draw_labels(ax, sorted(labels, key=lambda spec: (order.index(spec[0]),
-                                                      -spec[4] if spec[0] == "compute" else 0)))
+    draw_labels(ax, sorted(labels, key=lambda spec: (
+        order.index(spec[0]), -spec[4] if spec[0] == "compute" else 0)), said)
     return ax
 
 
