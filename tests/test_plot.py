@@ -348,7 +348,7 @@ def test_time_pale_where_the_prefill_does_not_fit():
     # issue 28: the README promised the stretches past the memory drawn apart; they were drawn
     # as any other. An L4's 24 GB hold Llama-3-8B's weights and its KV cache to 60,573 tokens:
     # the whole prefill is pale from there, in its own colour; Mixtral on an H100 is pale
-    # throughout (its weights alone exceed the memory), its operation classes as they are
+    # throughout (its weights alone exceed the memory), its operation classes pale with it
     l4 = api.setting("L4", "Llama-3-8B")
     ax = plot.plot_time(l4, max_prompt=131072)
     kv = evaluate.crossover_values(l4)["kv_cache_exceeds_memory_tokens"].value
@@ -360,8 +360,11 @@ def test_time_pale_where_the_prefill_does_not_fit():
     _, pc, pm = _stretches(ax, "time:L4:total", "no-fit")
     assert np.array_equal(~np.isnan(pc), ~fits | np.r_[~fits[1:], False]) and np.isnan(pm).all()
     assert _by_gid(ax, "time:L4:total:no-fit:compute").get_color() == _style.KIND["total"]
+    # kernel attention: no scores in memory, no fit of its own; pale with the prefill (review)
     assert not [a for a in ax.get_lines() if str(a.get_gid()).startswith("time:L4:attention:")
-                and "fit" in str(a.get_gid())]  # kernel attention: no scores in memory
+                and ":fits" in str(a.get_gid())]
+    _, ac, am = _stretches(ax, "time:L4:attention", "no-fit")
+    assert np.array_equal(~(np.isnan(ac) & np.isnan(am)), ~fits | np.r_[~fits[1:], False])
     # Mixtral on an H100: pale throughout, and still solid where the evaluation says
     # compute-bound (from 1,361 tokens) and dashed where memory-bound (issue: the pale curve
     # was solid throughout, its bounds lost)
@@ -376,6 +379,8 @@ def test_time_pale_where_the_prefill_does_not_fit():
     assert compute.any() and (~compute).any()
     _bounds_kept(xs, pc, pm, compute)
     _, yc = _xy(_by_gid(ax, "time:H100-SXM:projection:compute"))
+    assert np.isnan(yc).all()  # every curve pale where the prefill does not fit (review)
+    _, yc = _xy(_by_gid(ax, "time:H100-SXM:projection:no-fit:compute"))
     assert not np.isnan(yc).all()
 
 

@@ -109,16 +109,19 @@ def test_one_device_draws_no_link():
     assert "collectives" not in _by_gid(fig.axes[0], "note").get_text()
 
 
-def test_several_devices_draw_each_prefill_s_collectives_only():
-    """Several devices: the bars, in each device's colour; no link ceiling (as no further
-    memory level's: they would crowd the axes)."""
+def test_several_devices_draw_each_prefill_s_collectives_and_link():
+    """Several devices: the bars and each device's link ceiling, in that device's colour
+    (tests/test_plot_roofline_links.py checks the ceilings' values)."""
     fig = plot.roofline_figure([setting(h, "Llama-3-8B", tp=4) for h in ("H100-SXM", "MI300X")],
                                prompts=(2048,))
     ax = fig.axes[0]
-    assert not [a for a in ax.findobj() if str(a.get_gid()).startswith("ceiling-link:")]
     for name in ("H100-SXM", "MI300X"):
+        color = _by_gid(ax, f"memory:{name}").get_color()
         bar = _by_gid(ax, f"collectives:{name}:prefill:2048")
-        assert bar.get_color() == _by_gid(ax, f"memory:{name}").get_color()
+        assert bar.get_color() == color
+        links = [a for a in ax.get_lines()
+                 if str(a.get_gid()).startswith(f"ceiling-link:{name}:")]
+        assert len(links) == 1 and links[0].get_color() == color
 
 
 @pytest.mark.parametrize("model, devices, tp, size", [

@@ -35,7 +35,7 @@ def test_stacked_execution_and_queueing(ax):
     assert upper[:, 1].max() == pytest.approx(0.1 + r * 0.01 / (2 * (1 - r * 0.1)))
     assert ax.get_xlim()[1] == pytest.approx(9.8)  # 98 % of the steady-state limit
     assert "H100-SXM" in ax.get_title() and "bf16" in ax.get_title()
-    assert "prompt 1000" in ax.get_title()
+    assert "prompt 1,000 tokens" in ax.get_title()
     # the target line and the highest rate meeting it (20/3 per second)
     (target,) = [line for line in ax.lines if line.get_label().startswith("target")]
     assert target.get_ydata()[0] == pytest.approx(0.2)
@@ -80,7 +80,11 @@ def test_compare_marks_both_configurations(ax):
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
     assert "execution, intra-op, K = 1.6" in labels and "queueing, intra-op, K = 1.6" in labels
     assert not any("((" in t or "))" in t for t in labels)
-    assert ax.get_title().endswith("prompt 2048 tokens")
+    assert ax.get_title().endswith("prompt 2,048 tokens")
+    # the unit on each tick, as the other figures: "100 ms", not "0.100" under "(s)"
+    ax.figure.canvas.draw()
+    ticks = [t.get_text() for t in ax.get_yticklabels() if t.get_text()]
+    assert ticks and all(t.endswith("s") for t in ticks) and ax.get_ylabel().endswith("token")
 
 
 def test_rate_wording():

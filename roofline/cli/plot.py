@@ -208,7 +208,7 @@ def run(args: argparse.Namespace) -> int:
             raise InputError("--tp", "the scaling figure runs its own tensor-parallel degrees "
                              "(1 to 8): give the other splits only", settings[0].tp)
         _beyond_context(settings[0].model, args.kind, prompts, context)
-        if args.kind == "time":  # the note names the table beside the figure
+        if args.kind == "time":  # the note says the table is beside the figure
             fig = plot.time_figure(settings, max_prompt=max_prompt, size=size,
                                    table=tables[0].name)
         else:

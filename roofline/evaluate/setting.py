@@ -12,8 +12,7 @@ from numbers import Integral
 from typing import TYPE_CHECKING, Any
 
 from ..derive.architecture import (ATTENTION_MODES, DEFAULT_ATTENTION, FUSIONS, KV_CACHES,
-                                   PIPELINES,
-                                   MLA_DECODES, Architecture)
+                                   MLA_DECODES, PIPELINES, Architecture)
 from ..errors import InputError
 from ..specs.dtypes import STORAGE_DTYPES, bytes_per_element
 from ..specs.hardware import Hardware
@@ -29,8 +28,7 @@ if TYPE_CHECKING:
 __all__ = ["Setting", "device_caches", "device_numbers", "level_bandwidths"]
 
 _INF = float("inf")
-# How a prompt crosses the pipeline's stages, in a title's words (roofline.derive.pipeline)
-PIPELINE_WORDS = {"chunked": "chunked: a prompt takes at least a stage's mean share",
+PIPELINE_WORDS = {"chunked": "chunked: a prompt takes at least a stage's mean share",  # a title's
                   "whole": "whole: a prompt passes through each in turn, the stages summed"}
 
 
@@ -111,17 +109,12 @@ class Setting:
             n = getattr(self, name)
             if isinstance(n, Integral) and not isinstance(n, (bool, int)):
                 object.__setattr__(self, name, int(n))
-        if self.attention not in ATTENTION_MODES:
-            raise InputError("attention", f"must be one of {', '.join(ATTENTION_MODES)}",
-                             self.attention)
-        if self.fusion not in FUSIONS:
-            raise InputError("fusion", f"must be one of {', '.join(FUSIONS)}", self.fusion)
-        if self.kv_cache not in KV_CACHES:
-            raise InputError("kv_cache", f"must be one of {', '.join(KV_CACHES)}",
-                             self.kv_cache)
-        if self.mla_decode not in MLA_DECODES:
-            raise InputError("mla_decode", f"must be one of {', '.join(MLA_DECODES)}",
-                             self.mla_decode)
+        for name, choices in (("attention", ATTENTION_MODES), ("fusion", FUSIONS),
+                              ("kv_cache", KV_CACHES), ("mla_decode", MLA_DECODES),
+                              ("pipeline", PIPELINES)):
+            if getattr(self, name) not in choices:
+                raise InputError(name, f"must be one of {', '.join(choices)}",
+                                 getattr(self, name))
         arch = self.model.architecture
         if self.mla_decode != "absorbed" and not arch.mla:
             raise InputError("mla_decode", f"applies to a latent-attention model; "
@@ -171,9 +164,6 @@ class Setting:
         if experts % self.ep:
             raise InputError("ep", f"must divide {self.model.name}'s {experts} routed experts "
                              "(each device holds whole experts)", self.ep)
-        if self.pipeline not in PIPELINES:
-            raise InputError("pipeline", f"must be one of {', '.join(PIPELINES)}",
-                             self.pipeline)
         if not isinstance(self.overlap, bool):
             raise InputError("overlap", "must be true or false", self.overlap)
         if self.network is not None and not _is_network(self.network):

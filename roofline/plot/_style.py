@@ -24,7 +24,8 @@ __all__ = ["RC", "SIZE", "KIND", "MODE", "LEVEL", "DEVICE", "LABEL", "style", "f
            "formats", "check_output", "savefig", "render", "width", "narrow", "wrap", "WIDTHS",
            "wrap_fitted",
            "MIN_POINTS", "tokens_label", "headless", "device_color",
-           "device_dashes", "nested", "DEVICE_DASHES", "short_log_ticks"]
+           "device_dashes", "device_marker", "nested", "DEVICE_DASHES", "DEVICE_MARKERS",
+           "short_log_ticks"]
 
 # The palette of every figure: Okabe & Ito's eight colours ("Color Universal Design", 2002,
 # jfly.uni-koeln.de/color), told apart under protanopia and deuteranopia (every pair at least
@@ -100,6 +101,14 @@ def device_color(i: int) -> str:
 def device_dashes(i: int) -> tuple:
     """The dash pattern of the i-th device's reference lines (repeats past six)."""
     return DEVICE_DASHES[i % len(DEVICE_DASHES)]
+
+
+DEVICE_MARKERS = ("o", "s", "^", "D", "v", "P")  # the i-th device's curves' second cue
+
+
+def device_marker(i: int) -> str:
+    """The marker of the i-th device's curves, beside its colour (repeats past six)."""
+    return DEVICE_MARKERS[i % len(DEVICE_MARKERS)]
 
 
 def nested(i: int, n: int, big: float, small: float) -> float:

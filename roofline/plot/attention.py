@@ -37,10 +37,15 @@ _SRAM_SCALES = (0.25, 1.0, 4.0)  # tiled attention at these multiples of the dev
 # tiled attention at SRAM sizes other than the device's own (that one solid), in order
 _DASHES = (((0, (1, 1)), "dotted"), ((0, (5, 2)), "dashed"), ((0, (10, 3)), "long-dashed"))
 # Every other meaning has a line style of its own, dotted for none of them: the c·T²
-# asymptotes thin grey dash-dot; one device's memory solid black (several: each device's dash
-# pattern), where it is full a thin vertical (solid for the naive scores, dashed for the KV
-# cache); T = W a thin grey vertical.
-_ASYMPTOTE = {"color": "#777777", "lw": 0.8, "ls": (0, (6, 2, 1, 2))}
+# asymptotes thin dark grey dash-dot, over the curves (the naive curve runs along its
+# asymptote at large T, and its vermillion is a mid grey in greyscale); one device's memory
+# solid black (several: each device's dash pattern), where it is full a thin vertical (solid
+# for the naive scores, dashed for the KV cache); T = W a thin grey vertical.
+_ASYMPTOTE = {"color": "#333333", "lw": 0.8, "ls": (0, (6, 2, 1, 2)), "zorder": 3}
+# several devices: each one's tiled line solid in its colour with its marker, as in the time
+# figure (_style.device_marker: the same device, the same marker), every _MARK_EVERY
+# points from a device's own offset
+_MARK_EVERY = 20
 _FULL = ("-", (0, (4, 2)))  # the verticals where the naive scores, the KV cache fill memory
 _FOOTPRINT = 0.8  # the footprint's and the window's panel height, stacked, to the traffic's
 _LEAST = 1.0  # inches: the least the stacked traffic panel is shortened to (the others 0.8 in),
@@ -140,6 +145,7 @@ def plot_traffic(settings: Setting | Sequence[Setting], tokens: np.ndarray | Non
     curve(sweeps.attention_bytes(first, xs, "naive"), "naive (S and P through HBM)",
           color=_style.MODE["naive"], lw=2, gid="traffic:naive")
     c = sweeps.attention_t2_coefficient(first, "naive")
+    # over the curves (thin): at large T the naive curve runs along its asymptote
     asymptotes = ax.plot(xs, c * xs**2, gid="asymptote:naive", **_ASYMPTOTE)
     words = [f"naive {c:.4g}·T²"]
     m = first.hardware.sram_per_sm
@@ -167,9 +173,12 @@ def plot_traffic(settings: Setting | Sequence[Setting], tokens: np.ndarray | Non
     for i, s in enumerate(group):  # several devices: tiled at each one's SRAM, in its colour
         if several and s.hardware.sram_per_sm is not None:
             tiled = True
+            every = max(min(_MARK_EVERY, len(xs) // 4), 1)
             curve(sweeps.attention_bytes(s, xs, "tiled"),
                   f"{device_label(s)}: tiled, SRAM {_per(s.hardware, s.hardware.sram_per_sm)}",
                   color=_style.device_color(i), lw=_style.nested(i, len(group), 2.4, 1.2),
+                  marker=_style.device_marker(i), ms=5.0, mec="white",
+                  mew=0.5, markevery=((4 + 7 * i) % every, every),
                   gid=f"traffic:tiled:{s.hardware.name}")
     curve(sweeps.attention_bytes(first, xs, "kernel"),
           "kernel (FlashAttention-2 order, 128-row tiles)"
@@ -182,7 +191,8 @@ def plot_traffic(settings: Setting | Sequence[Setting], tokens: np.ndarray | Non
     if several:  # the legend keeps one short entry a device: the styles said in the note
         if tiled:
             notes.append("Tiled: FlashAttention at each device's SRAM.")
-        notes.append(f"Grey dash-dot: naive's asymptote, {words[0].removeprefix('naive ')}.")
+        notes.append(f"Grey dash-dot: naive's asymptote, {words[0].removeprefix('naive ')}"
+                     " (on the naive curve at large T).")
     else:
         handles.append(asymptotes[0])  # one style for both
         labels.append(f"asymptote{'s' if len(words) > 1 else ''}: {', '.join(words)}")

@@ -104,14 +104,15 @@ def link_name(s: Setting, beta: float) -> str:
 
 
 def draw_links(ax: Axes, s: Setting, shares: list[Shares], x0: float, roof: float, color: str,
-               short: bool) -> list[tuple]:
-    """Each link's ceiling β_link·I_link up to the roof (one device); returns the labels to
-    place on them, as :func:`.roofline._draw_ceilings` does ("memory" labels)."""
+               short: bool, dashes: str | tuple = _LINK_STYLE) -> list[tuple]:
+    """Each link's ceiling β_link·I_link up to the roof, thin, in ``color`` and ``dashes``
+    (one device: dash-dot; several: the device's colour and dash pattern); returns the labels
+    to place on them, as :func:`.ceilings.draw_ceilings` does ("memory" labels)."""
     labels = []
     for beta in sorted({b for sh in shares for b, _ in sh.sent}, reverse=True):
         name = link_name(s, beta)
         gid = f"ceiling-link:{s.hardware.name}:{name}"
-        ax.plot([x0, roof / beta], [x0 * beta, roof], color=color, lw=1.0, ls=_LINK_STYLE,
+        ax.plot([x0, roof / beta], [x0 * beta, roof], color=color, lw=1.0, ls=dashes,
                 alpha=0.8, gid=gid,
                 label=f"{name} ceiling: {si(beta, 'B/s')} × FLOP per byte sent over it")
         labels.append(("memory", name if short else f"{name}: {si(beta, 'B/s')}", color, gid,
@@ -143,9 +144,19 @@ def bar(ax: Axes, s: Setting, p: OperationPoint, comm_s: float, color: str, key:
             gid=f"collectives:{s.hardware.name}:{p.group}:{key}")
 
 
-def note_parts(group: list[Setting], names: list[str], bars: bool, short: bool) -> list[str]:
-    """What the link's markers and the bars mean, for the note under the legend."""
+def note_parts(group: list[Setting], names: list[str], bars: bool, short: bool,
+               ceilings: Sequence[str] = ()) -> list[str]:
+    """What the link's markers and the bars mean, for the note under the legend; several
+    devices (``ceilings``: each device's links, 'H100-SXM NVLink4 450 GB/s'): what their
+    thin diagonals and diamonds are, one sentence for all of them."""
     parts = []
+    if ceilings:
+        parts.append("thin diagonal in a device's colour: its link's ceiling, β_link × FLOP "
+                     "per byte sent" + (f" ({', '.join(ceilings)})" if short else ""))
+        parts.append("thin diamond: whole prefill at its link intensity"
+                     + (" (FLOP per byte sent)" if short else
+                        " (FLOPs / bytes each device sends over its link, latency as bytes)"))
+        names = []
     for name in names:
         parts.append(f"thin diamond: whole prefill at its {name} intensity"
                      + (" (FLOP per byte sent)" if short else

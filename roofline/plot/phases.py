@@ -34,6 +34,8 @@ __all__ = ["plot_prefill_intensity", "plot_decode_intensity", "phases_figure", "
 
 _LEAST = 1.1  # inches: the least a stacked panel is shortened to, so that four devices'
 # legends fit a column's 8.5 in
+_LEVEL_MARKS = 9  # markers along a cache level's ridge, evenly across the panel (a tenth
+# of its width apart)
 _SHARED = "#777777"  # curves that do not depend on the device, when several are overlaid
 # latent attention's decode forms in the legend (roofline.derive.mla.decode_step)
 _FORM_WORDS = {"absorbed": "absorbed MLA: attention over the latent",
@@ -69,8 +71,16 @@ def _ridges(ax: Axes, group: list[Setting], xs: np.ndarray,
         level = (levels or {}).get(s.hardware.name, "")
         cached = s.peak / s.level_bandwidths[level] if _cached(level) else None
         if cached is not None:
-            ax.axhline(cached, color=color, lw=0.8, ls=_style.LEVEL[level][0],
-                       gid=f"ridge:{level}:{s.hardware.name}")
+            # thin, dashed and marked with its level's marker (as the curve per byte of that
+            # level), over the devices' ridges: where it lies on another device's ridge (H100's
+            # L2 ridge 160 on A100's ridge 153) it still shows
+            line = ax.axhline(cached, color=color, lw=0.8, ls=_style.LEVEL[level][0],
+                              marker=_style.LEVEL[level][1], ms=3.5, zorder=2.3,
+                              gid=f"ridge:{level}:{s.hardware.name}")
+            across = np.linspace(0.0, 1.0, _LEVEL_MARKS + 2)  # axes fractions, as axhline's
+            line.set_data(across, np.full(across.shape, cached))
+            # not at the panel's edges; one device: clear of its tag at the left end
+            line.set_markevery(slice(1 if several else 4, -1))
         if several:
             continue
         # short, at the left end, where the curves are still below the ridges (on a light
@@ -228,9 +238,9 @@ def plot_prefill_intensity(settings: Setting | Sequence[Setting],
         # several devices bound by different levels (an L2, an L3): each named, P/β_L2/L3
         name = "/".join(sorted({level_name(v) for v in bound.values()}))
         notes.append((f"Thin + curves: the whole prefill per {name} byte. " if several else "")
-                     + f"Where the thin + curve meets the thin dashed {name} ridge "
-                     f"P/β_{name}, {name} traffic makes the prefill memory-bound again, though "
-                     "above the HBM ridge (a hierarchical roofline).")
+                     + f"Where the thin + curve meets the {name} ridge P/β_{name} "
+                     f"(thin, dashed, +), {name} traffic makes the prefill memory-bound again, "
+                     "though above the HBM ridge (a hierarchical roofline).")
     legend_note(ax, mine[:1] + handles + mine[1:], [h.get_label() for h in mine[:1]] + labels
                 + [h.get_label() for h in mine[1:]], " ".join(notes), labelspacing=SPACING)
     return ax

@@ -10,9 +10,10 @@ at their HBM intensity and their attained FLOP/s = FLOPs / roofline time (from
 :mod:`roofline.evaluate`), and an attention whose traffic at a further level is derived once
 more at that level's intensity; optionally the SRAM-only limit of tiled attention: the
 intensity it tends to as T → ∞ with the device's SRAM per SM when every re-read comes from HBM
-(FlashAttention, Theorem 2). Under parallelism (:mod:`.collectives`), for one device the link
-as a ceiling of its own, β_link·I against FLOP per byte sent over it, and the whole prefill once
-more at that intensity; for every device a bar from each whole prefill and decode step up to
+(FlashAttention, Theorem 2). Under parallelism (:mod:`.collectives`), for each device its link
+as a ceiling of its own, β_link·I against FLOP per byte sent over it (several devices: thin, in
+each device's colour and dash pattern), and the whole prefill once more at that intensity; for
+every device a bar from each whole prefill and decode step up to
 where it would sit without its collectives' time.
 
 Every ceiling is labelled on the axes (direct labelling: :mod:`.labels`), the compute
@@ -122,14 +123,16 @@ def _under(ax: Axes, legends: list[tuple[list, list[str]]], note: str) -> Callab
 
 def _note(group: list[Setting], prompts: Sequence[int], context: int, decode: list[int],
           hollow: bool, levels: list[str], sram: bool, short: bool,
-          links: list[tuple[str, float]], bars: bool, dropped: Sequence[tuple] = ()) -> str:
+          links: list[tuple[str, float]], bars: bool, dropped: Sequence[tuple] = (),
+          device_links: Sequence[str] = ()) -> str:
     """What marker size, hollow markers, the further levels' and the links' markers, the bars
     and the dotted line mean, and which bandwidths are estimates, in a sentence or two under
     the legend (``short``: fewer words, and one device's memory levels' and links' bandwidths,
     which their labels leave out); ``decode``: the decode steps' batches, their stars from
     left to right; ``dropped``: the labels that found no clear place on the axes
     (:func:`.labels.draw_labels`), said here instead: the batches (all of them, left to
-    right), the ridges, the memory levels (by their dash patterns), the limits."""
+    right), the ridges, the memory levels (by their dash patterns), the limits;
+    ``device_links``: several devices' links, named ('H100-SXM NVLink4 450 GB/s')."""
     tokens = sorted(set(prompts))
     kinds = {spec[0] for spec in dropped}
     parts = [f"Marker size: prompt tokens T = {', '.join(f'{t:,}' for t in tokens)}"
@@ -145,8 +148,10 @@ def _note(group: list[Setting], prompts: Sequence[int], context: int, decode: li
                 ridges, key=lambda spec: spec[5]) for names in [spec[3].split(":")[-1]]))
     slopes = [spec for spec in dropped if spec[0] == "memory"]  # in the order drawn
     if slopes:
-        parts.append(", ".join(f"{_DASH[_dashes(spec[3])]} diagonal: {spec[1]}"
-                               for spec in slopes))
+        parts.append(", ".join(
+            f"{plain(spec[3].split(':')[1])}'s thin diagonal: {spec[1]}"
+            if len(group) > 1 and spec[3].startswith("ceiling-link:")
+            else f"{_DASH[_dashes(spec[3])]} diagonal: {spec[1]}" for spec in slopes))
     if hollow:
         parts.append("hollow: does not fit in memory"
                      + ("" if short else " (weights + KV cache; naive: + scores)"))
@@ -154,7 +159,8 @@ def _note(group: list[Setting], prompts: Sequence[int], context: int, decode: li
         marker, name = _style.LEVEL[level][1:]
         parts.append(f"{_SHAPE.get(marker, 'small marker')}: attention at its {name} intensity"
                      + ("" if short else f" (FLOPs / {name} bytes)"))
-    parts += collectives.note_parts(group, [name for name, _ in links], bars, short)
+    parts += collectives.note_parts(group, [name for name, _ in links], bars, short,
+                                    device_links)
     parts += [note for note in [experts_note(group)] if note]
     if sram:
         hw = group[0].hardware
@@ -192,7 +198,7 @@ def plot_roofline(settings: Setting | Sequence[Setting], prompts: Sequence[int] 
     ceilings (its HBM and compute ceilings, points and SRAM limit), each operation class by its
     marker; the further levels are left out, where they would crowd the axes. A point that does
     not fit in its device's memory (:func:`roofline.sweeps.decode_fits`,
-    :func:`roofline.sweeps.prefill_fits`) is hollow. Under parallelism: one device's links as
+    :func:`roofline.sweeps.prefill_fits`) is hollow. Under parallelism: each device's links as
     ceilings, the whole prefill at its link intensity, and for each device a bar from each
     whole prefill and decode step up to where it would sit without its collectives
     (:mod:`.collectives`). Every ceiling is labelled beside its line, the compute ceilings'
@@ -226,7 +232,7 @@ def plot_roofline(settings: Setting | Sequence[Setting], prompts: Sequence[int] 
               for s in group}
     if not several:
         xs += [p.level_intensity(level) for _, p in points for level, _ in p.levels]
-        xs += [sh.intensity(b) for sh in shares[id(group[0])].values() for b, _ in sh.sent]
+    xs += [sh.intensity(b) for s in group for sh in shares[id(s)].values() for b, _ in sh.sent]
     ridges = [c[2] for s in group for c in ceilings(s)]
     # the data and the ridges; the right end grows later as far as the ceilings' labels need
     x = (min(xs + ridges) / 2, max(xs + ridges) * 2)
@@ -242,6 +248,15 @@ def plot_roofline(settings: Setting | Sequence[Setting], prompts: Sequence[int] 
         labels += collectives.draw_links(ax, group[0], list(shares[id(group[0])].values()),
                                          x[0], group[0].hardware.peak(group[0].dtype),
                                          "#444444", short)
+    # several devices: each one's links, thin, in its colour and dash pattern, named in the note
+    device_links = [f"{device_label(s)} {collectives.link_name(s, b)} {si(b, 'B/s')}"
+                    for s in group if several
+                    for b in sorted({b for sh in shares[id(s)].values() for b, _ in sh.sent},
+                                    reverse=True)]
+    for i, s in enumerate(group if several else ()):
+        labels += collectives.draw_links(ax, s, list(shares[id(s)].values()), x[0],
+                                         s.hardware.peak(s.dtype), _style.device_color(i),
+                                         short, _style.device_dashes(i))
     scale = 0.75 if short else 1.0
     star = _STAR * scale
     sizes = dict(zip(sorted(set(prompts)),
@@ -279,7 +294,7 @@ def plot_roofline(settings: Setting | Sequence[Setting], prompts: Sequence[int] 
                         if step else 0.0
                     collectives.bar(ax, s, p, comm, color, p.label if step else str(p.tokens))
                     bars = bars or comm > 0
-                    if share and not several:
+                    if share:
                         collectives.place(ax, s, p, share, size, color, fits)
                 for level, _ in p.levels if not several else ():  # the same operation at
                     # each cache's intensity (the SRAM's bytes are the L2's, a lower bound: the
@@ -337,7 +352,7 @@ def plot_roofline(settings: Setting | Sequence[Setting], prompts: Sequence[int] 
     def note(dropped: Sequence[tuple] = ()) -> str:
         return _note(group, prompts, context, decode, hollow,
                      [lv for lv in _style.LEVEL if lv in levels_seen], bool(caps), short,
-                     links, bars, dropped)
+                     links, bars, dropped, device_links)
 
     def tall() -> None:  # the figure as tall as the plot and what lies around it
         if axes_height is not None:

@@ -2,19 +2,23 @@
 class (:func:`roofline.sweeps.by_kind`), solid where compute-bound and dashed where memory-bound,
 from 16 tokens to twice the model's context limit (``max_prompt``; the part past the context
 shaded). Where the prefill does not fit in the device's memory (the weights and the KV cache,
-and naive attention's scores: :func:`roofline.sweeps.prefill_fits`) the whole prefill is drawn
-pale (lighter and thinner, still solid where compute-bound and dashed where memory-bound), and
-so is naive attention where its scores do not fit. The curves' ids (``gid``, kept in the SVG and
-in ``--data``): ``time:DEVICE:KIND:fits:BOUND`` and ``time:DEVICE:KIND:no-fit:BOUND`` for the
-whole prefill (KIND ``total``) and naive attention (BOUND ``compute`` or ``memory``),
-``time:DEVICE:KIND:BOUND`` for the other operation classes, drawn as they are, and
-``time:DEVICE:communication``. The y axis is in seconds, each tick with its SI prefix (1 ms,
-100 µs), as its label says. Each crossover of the catalogue
+and naive attention's scores: :func:`roofline.sweeps.prefill_fits`) every curve of that device
+is drawn pale over that stretch (lighter and thinner, still solid where compute-bound and
+dashed where memory-bound), naive attention also where its scores do not fit. Under
+parallelism the collectives' time is a dash-dotted curve, of each device in its colour where
+several are overlaid; the whole prefill includes it. The curves' ids (``gid``, kept in the SVG
+and in ``--data``): ``time:DEVICE:KIND:fits:BOUND`` and ``time:DEVICE:KIND:no-fit:BOUND`` for
+the whole prefill (KIND ``total``) and naive attention (BOUND ``compute`` or ``memory``),
+``time:DEVICE:KIND:BOUND`` for the other operation classes where the prefill fits and
+``time:DEVICE:KIND:no-fit:BOUND`` where it does not, and ``time:DEVICE:communication`` (and
+``time:DEVICE:communication:no-fit``). The y axis is in seconds, each tick with its SI prefix
+(1 ms, 100 µs), as its label says. Each crossover of the catalogue
 (:func:`roofline.evaluate.crossover_values`) that holds for the plotted attention mode (or for
 every mode) and lies on the axis is a vertical line with a numbered tag above the plot. The
 values, of every mode, are a table beside the figure, not in it (:func:`crossover_table`,
 written as CSV and as a LaTeX ``tabular`` by :func:`crossover_table_csv` and
-:func:`crossover_table_latex`), the drawn ones with their tags."""
+:func:`crossover_table_latex`), the drawn ones with their tags; the note under the plot says so
+without naming a file (a paper's reader has none)."""
 
 from __future__ import annotations
 
@@ -44,7 +48,6 @@ _FAMILY = (("projection_", _style.KIND["projection"]), ("prefill_", "#000000"),
            ("attention_", _style.KIND["attention"]), ("", "#7f7f7f"))
 # Markers of overlaid devices' curves (a second cue beside the colour: solid and dashed already
 # tell compute- from memory-bound), a few along each curve.
-_DEVICE_MARKERS = ("o", "s", "^", "D", "v", "P")
 _TAG_POINTS = 7.0  # the crossover tags' text
 _ROW_POINTS = 11.0  # the height of a row of tags
 
@@ -92,17 +95,32 @@ _THIN = 0.55
 
 def _fit_lines(ax: Axes, xs: np.ndarray, ys: np.ndarray, compute: np.ndarray,
                fit: np.ndarray, color: str, lw: float, label: str | None, gid: str,
-               **marks) -> bool:
-    """:func:`_bound_line` in full where it fits (``gid:fits``) and pale where it does not
-    (``gid:no-fit``: lighter, thinner, still solid and dashed; joined to the full stretch);
+               full: str = ":fits", **marks) -> bool:
+    """:func:`_bound_line` in full where it fits (``gid`` + ``full``: ``gid:fits``, or for the
+    operation classes drawn by the whole prefill's fit ``gid`` as it is) and pale where it does
+    not (``gid:no-fit``: lighter, thinner, still solid and dashed; joined to the full stretch);
     whether any of it is pale."""
-    _bound_line(ax, xs, np.where(fit, ys, np.nan), compute, color, lw, label, f"{gid}:fits",
+    _bound_line(ax, xs, np.where(fit, ys, np.nan), compute, color, lw, label, f"{gid}{full}",
                 **marks)
     if fit.all():
         return False
     pale = np.where(_joined(~fit), ys, np.nan)
     _bound_line(ax, xs, pale, compute, color, _THIN * lw, None, f"{gid}:no-fit", **_PALE,
                 **marks)
+    return True
+
+
+def _communication_line(ax: Axes, xs: np.ndarray, ys: np.ndarray, fit: np.ndarray, color: str,
+                        label: str | None, gid: str, **marks) -> bool:
+    """The collectives' time, dash-dotted (neither compute- nor memory-bound), in full where
+    the prefill fits (``gid``) and pale where it does not (``gid:no-fit``), as the other
+    curves; whether any of it is pale."""
+    ax.plot(xs, np.where(fit, ys, np.nan), "-.", color=color, lw=1.4, label=label, gid=gid,
+            **marks)
+    if fit.all():
+        return False
+    ax.plot(xs, np.where(_joined(~fit), ys, np.nan), "-.", color=color, lw=_THIN * 1.4,
+            gid=f"{gid}:no-fit", **_PALE, **marks)
     return True
 
 
@@ -134,17 +152,19 @@ def plot_time(settings: Setting | Sequence[Setting], tokens: np.ndarray | None =
               crossovers: bool = True, max_prompt: int | None = None,
               ax: Axes | None = None, table: str | None = None) -> Axes:
     """Prefill time against T for each device: total and (one device) per operation class,
-    solid where compute-bound, dashed where memory-bound; the whole prefill pale where it does
-    not fit in the device's memory (:func:`roofline.sweeps.prefill_fits`: the weights, the KV
-    cache, and with naive attention one layer's scores), naive attention pale where its scores
-    do not fit (:func:`roofline.sweeps.scores_fit`). Several devices: the whole prefill only,
-    each device a colour and a marker. Each crossover of the plotted attention mode (and the
-    mode-free ones) on the axis is a dotted vertical line with a numbered tag above the plot;
-    the numbers key :func:`crossover_table`, which ``table`` names in the note under the plot
-    (a file beside the figure). The legend names the curves, each keyed as drawn (pale where
-    none of it fits: :func:`_as_drawn`); the note under it what the line styles and the
-    shading mean. ``tokens``: the prompt lengths (default 16 to ``max_prompt``,
-    :func:`default_tokens`)."""
+    solid where compute-bound, dashed where memory-bound; every curve of a device pale where
+    its prefill does not fit in the device's memory (:func:`roofline.sweeps.prefill_fits`: the
+    weights, the KV cache, and with naive attention one layer's scores), naive attention also
+    where its scores do not fit (:func:`roofline.sweeps.scores_fit`). Several devices: the
+    whole prefill, each device a colour and a marker, and under parallelism each device's
+    collectives' time, dash-dotted in its colour (the note says so; the legend keys devices).
+    Each crossover of the plotted attention mode (and the mode-free ones) on the axis is a
+    dotted vertical line with a numbered tag above the plot; the numbers key
+    :func:`crossover_table`, which the note under the plot places beside the figure where
+    ``table`` (the file that holds it) is given, without its name. The legend names the
+    curves, each keyed as drawn (pale where none of it fits: :func:`_as_drawn`); the note under
+    it what the line styles and the shading mean. ``tokens``: the prompt lengths (default 16 to
+    ``max_prompt``, :func:`default_tokens`)."""
     ax = _style.axes(ax)
     group = as_list(settings)
     several = len(group) > 1
@@ -154,30 +174,33 @@ def plot_time(settings: Setting | Sequence[Setting], tokens: np.ndarray | None =
     no_fit = communication = False
     for i, s in enumerate(group):
         sweep = sweeps.by_kind(s, xs)
-        kinds = ["total"] if several else list(sweep.time)
-        fits = {"total": sweeps.prefill_fits(s, xs)}  # the curves drawn pale where not
-        if s.attention == "naive":
-            fits["attention"] = sweeps.scores_fit(s, xs)
-        marks = {"marker": _DEVICE_MARKERS[i % len(_DEVICE_MARKERS)], "ms": 4.0,
+        # several devices: the whole prefill and, under parallelism, the collectives' time
+        kinds = [k for k in ("total", "communication") if k in sweep.time] if several \
+            else list(sweep.time)
+        fit = sweeps.prefill_fits(s, xs)  # every curve of the device pale where it does not
+        attention_fit = fit & sweeps.scores_fit(s, xs) if s.attention == "naive" else fit
+        marks = {"marker": _style.device_marker(i), "ms": 4.0,
                  "markevery": (4 + 7 * i, 20)} if several else {}
         for kind in kinds:
             color = _style.device_color(i) if several else _style.KIND[kind]
             label = device_label(s) if several else _style.LABEL[kind]
             if narrow and kind == "elementwise":
                 label = "element-wise"
+            if several and kind == "communication":  # the note says what it is, once
+                label = None
             ys = sweep.time[kind]
             gid = f"time:{s.hardware.name}:{kind}"
             if kind == "communication":  # neither compute- nor memory-bound: its own style
-                ax.plot(xs, ys, "-.", color=color, lw=1.4, label=label, gid=gid, **marks)
+                no_fit |= _communication_line(ax, xs, ys, fit, color, label, gid, **marks)
                 communication = True
                 continue
             lw = 2.2 if kind == "total" else 1.4
-            if kind in fits:
-                no_fit |= _fit_lines(ax, xs, ys, sweep.compute_bound(kind), fits[kind], color,
-                                     lw, label, gid, **marks)
-            else:  # the other operation classes, as they are
-                _bound_line(ax, xs, ys, sweep.compute_bound(kind), color, lw, label, gid,
-                            **marks)
+            # the whole prefill and naive attention (its scores in memory): gid:fits; the
+            # other operation classes: gid as it is, pale (gid:no-fit) over the same stretch
+            drawn_by_memory = kind == "total" or (kind == "attention" and s.attention == "naive")
+            no_fit |= _fit_lines(ax, xs, ys, sweep.compute_bound(kind),
+                                 attention_fit if kind == "attention" else fit, color, lw,
+                                 label, gid, ":fits" if drawn_by_memory else "", **marks)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlim(xs[0], xs[-1])
@@ -185,9 +208,11 @@ def plot_time(settings: Setting | Sequence[Setting], tokens: np.ndarray | None =
     if no_fit:
         notes.append("pale: does not fit in the device's memory")
     if communication:
-        notes.append("dash-dot: the collectives' time at the links' bandwidth"
-                     + (", hidden under the compute where below it" if group[0].overlap
-                        else ", added to the compute"))
+        notes.append(("dash-dot: each device's collectives' time (in its colour)" if several
+                      else "dash-dot: the collectives' time") + " at the links' bandwidth, "
+                     + ("included in the whole prefill where above the compute (hidden under "
+                        "it where below)" if group[0].overlap
+                        else "included in the whole prefill (added to the compute)"))
     notes += [note for note in [experts_note(group)] if note]
     shaded = shade_beyond_context(ax, group, xs[-1])
     if shaded:
@@ -197,7 +222,9 @@ def plot_time(settings: Setting | Sequence[Setting], tokens: np.ndarray | None =
         window = group[0].model.sliding_window
         window = window if window is not None and xs[0] < window < xs[-1] else None
         rows = _draw_crossovers(ax, by_device(group), inches, window)
-        notes.append(f"[n]: crossover n, values in {table}" if table
+        # the table's file is named on the command line's output, not here: a paper's
+        # reader cannot open it, and a file name breaks the note at a column's width
+        notes.append("[n]: crossover n (values in the table beside the figure)" if table
                      else "[n]: crossover n, its value in the crossover table")
         if window:
             notes.append(f"W: the sliding window ({window:,} tokens)")
@@ -205,7 +232,8 @@ def plot_time(settings: Setting | Sequence[Setting], tokens: np.ndarray | None =
     # the ticks carry the unit with its SI prefix (1 ms, 100 µs: _style.plain_ticks); the
     # label says so, as the scaling figure's does
     # the unit on each tick (2 ms): a log axis over µs to s reads best so, as a "(s)" would not
-    ax.set_ylabel(("whole-prefill" if several else "prefill") + " time")
+    # several devices: the whole prefill only, or with each device's collectives beside it
+    ax.set_ylabel(("whole-prefill" if several and not communication else "prefill") + " time")
     _style.plain_ticks(ax.xaxis)
     _style.plain_ticks(ax.yaxis, "s")
     ax.set_title(_style.wrap(title("Prefill time", group), inches - 0.6, 8.5),
@@ -240,22 +268,29 @@ def _key(ax: Axes, notes: list[str], several: bool, narrow: bool, inches: float)
 
 def _as_drawn(ax: Axes, handle):
     """A curve's legend entry as the curve is drawn: where none of it fits in memory (its full
-    stretches, ``gid:fits``, draw nothing), a copy of its pale line (``gid:no-fit``: lighter
-    and thinner), so that the key matches the curve; else the labelled line itself."""
+    stretches, ``gid:fits`` or, for the other operation classes and the collectives, ``gid``,
+    draw nothing), a copy of its pale line (``gid:no-fit``: lighter and thinner), so that the
+    key matches the curve; else the labelled line itself."""
     gid = str(handle.get_gid() or "")
-    if not gid.endswith(":fits:compute"):
+    if gid.endswith(":communication"):
+        curve, full, pale_gid = gid, [gid], f"{gid}:no-fit"
+    elif gid.startswith("time:") and gid.endswith(":compute"):
+        curve = gid.removesuffix(":compute")
+        base = curve.removesuffix(":fits")
+        full = [f"{curve}:{bound}" for bound in ("compute", "memory")]
+        pale_gid = f"{base}:no-fit:compute"
+        curve = base
+    else:
         return handle
-    curve = gid.removesuffix(":fits:compute")
     lines = {str(line.get_gid()): line for line in ax.get_lines()}
-    pale = lines.get(f"{curve}:no-fit:compute")
-    full = [lines.get(f"{curve}:fits:{bound}") for bound in ("compute", "memory")]
-    if pale is None or any(np.isfinite(np.asarray(line.get_ydata(), dtype=float)).any()
-                           for line in full if line is not None):
+    pale = lines.get(pale_gid)
+    if pale is None or any(np.isfinite(np.asarray(lines[g].get_ydata(), dtype=float)).any()
+                           for g in full if g in lines):
         return handle
     from matplotlib.lines import Line2D
 
     key = Line2D([], [])
-    key.update_from(pale)  # colour, alpha, width, marker; solid, as the labelled line
+    key.update_from(pale)  # colour, alpha, width, marker, line style
     key.set_gid(f"{curve}:key")
     return key
 
@@ -308,7 +343,7 @@ def time_figure(settings: Setting | Sequence[Setting], max_prompt: int | None = 
                 size: str | float = "page", table: str | None = None, **kwargs) -> Figure:
     """:func:`plot_time` on a new Figure in the house style: the plot, its legend and a note
     under it; the crossovers' values are not drawn (:func:`crossover_table`; ``table``: the
-    file that holds them, named in the note)."""
+    file that holds them, beside the figure: the note says so, without its name)."""
     group = as_list(settings)
     w = _style.width(size)
     with _style.style():

@@ -260,11 +260,13 @@ def plot_ttft(mean: float, second: float | None = None, *, parallel: str | None 
         note.append("; ".join(marks)[:1].upper() + "; ".join(marks)[1:] + ".")
     ax.set_ylim(0, top)
     ax.set_xlim(0, rates[-1])
-    ax.ticklabel_format(style="plain", useOffset=False)
+    ax.ticklabel_format(axis="x", style="plain", useOffset=False)
+    _style.plain_ticks(ax.yaxis, "s")  # 25 ms, 1 s: the unit on each tick
     ax.set_xlabel("arrival rate (requests/s)")
-    ax.set_ylabel("mean time to first token (s)")
+    ax.set_ylabel("mean time to first token")
     if prompt:
-        prompt = f"prompt {prompt} tokens" if prompt.isdigit() else f"prompts from {prompt}"
+        prompt = (f"prompt {int(prompt):,} tokens" if prompt.isdigit()
+                  else f"prompts from {prompt}")
     parts = [p for p in (device, model, dtype, prompt) if p]
     ax.set_title("TTFT against arrival rate" + (f": {', '.join(parts)}" if parts else ""))
     _legend_and_note(ax, handles, " ".join(note), legend)
