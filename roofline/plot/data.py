@@ -12,12 +12,14 @@ curve has a gap: a stretch drawn in another style), its ``id`` (the artist's ``g
 SVG's ``id``) and ``fits``: ``false`` for a stretch drawn pale because it does not fit in the
 device's memory (an id with a ``no-fit`` part: the time figure's, whose values are written as
 the others'), ``true`` for the stretch of the same curve that fits (an id with a ``fits``
-part), and empty (JSON null) for a series not drawn by memory (the time figure's operation
-classes but naive attention, every other figure's series). The time figure's ids are
-``time:DEVICE:KIND:fits:BOUND`` and ``time:DEVICE:KIND:no-fit:BOUND`` (BOUND ``compute``: drawn
-solid, ``memory``: dashed) for the whole prefill (KIND ``total``: the weights, the KV cache and
-naive attention's scores in memory) and naive attention (its scores), so that a curve can be
-drawn again whole, in its four styles. A line with no point drawn (a stretch of a curve that
+part), and empty (JSON null) for a series not split by memory (the full-colour stretches of
+the time figure's operation classes and collectives, every other figure's series). The time
+figure's ids are ``time:DEVICE:KIND:fits:BOUND`` and ``time:DEVICE:KIND:no-fit:BOUND`` (BOUND
+``compute``: drawn solid, ``memory``: dashed) for the whole prefill (KIND ``total``: the
+weights, the KV cache and naive attention's scores in memory) and naive attention (its
+scores); every other operation class, and the collectives (``time:DEVICE:communication``),
+turn pale over the whole prefill's stretch that does not fit (``time:DEVICE:KIND:no-fit:BOUND``,
+``time:DEVICE:communication:no-fit``), so that a curve can be drawn again whole, in its styles. A line with no point drawn (a stretch of a curve that
 lies wholly in another style) is left out.
 """
 
