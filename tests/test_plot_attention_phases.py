@@ -13,7 +13,6 @@
 
 import csv
 import functools
-import itertools
 import sys
 import warnings
 from pathlib import Path
@@ -24,32 +23,20 @@ matplotlib.use("Agg")
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
-from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))  # the print checks' helpers live beside us
-from test_plot_print import MAX_ENTRIES, SIZES, TALLEST, _drawn_texts, _name  # noqa: E402
+from test_cli_plot import _commands, _run  # noqa: E402
+from test_plot_print import TALLEST, print_problems  # noqa: E402
 
 import roofline.cli as cli  # noqa: E402
 from roofline import plot, sweeps  # noqa: E402
 from roofline.api import setting  # noqa: E402
 from roofline.errors import InputError  # noqa: E402
-from roofline.plot import _style  # noqa: E402
+
+pytestmark = pytest.mark.usefixtures(_commands.__name__)  # the plot command registered
 
 BASE = ["--hardware", "H100-SXM", "--model", "Llama-3-8B"]
 SHIPPED = Path(plot.__file__).parents[2] / "hardware"
-
-
-@pytest.fixture(autouse=True)
-def _commands(monkeypatch: pytest.MonkeyPatch) -> None:
-    missing = tuple(c for c in ("plot",) if c not in cli._COMMANDS)
-    if missing:
-        monkeypatch.setattr(cli, "_COMMANDS", (*cli._COMMANDS, *missing))
-
-
-def _run(capsys, *argv: str) -> tuple[int, str, str]:
-    status = cli.main(list(argv))
-    out, err = capsys.readouterr()
-    return status, out, err
 
 
 def _series(path: Path) -> dict[tuple[int, str], tuple[np.ndarray, np.ndarray]]:
@@ -195,45 +182,11 @@ def _figure(kind, case, size):
 
 
 def _problems(fig, size) -> list[str]:
-    """What tests/test_plot_print.py checks of a figure, on its laid-out artists."""
-    canvas = FigureCanvasAgg(fig)
-    with _style.style():
-        canvas.draw()
-    renderer = canvas.get_renderer()
-    dpi, frame = fig.dpi, fig.bbox
-    width, height = fig.get_size_inches()
-    problems = []
-    if width != pytest.approx(SIZES[size]):
-        problems.append(f"{width:.2f} in wide")
-    if height > TALLEST[size]:
-        problems.append(f"{height:.2f} in tall at a {size}'s width")
-    for ax in fig.axes:
-        box = ax.get_window_extent(renderer)
-        if box.width < 1.0 * dpi or box.height < 0.8 * dpi:
-            problems.append(f"panel {ax.get_title()[:30]!r} collapsed to "
-                            f"{box.width / dpi:.2f} × {box.height / dpi:.2f} in")
-    for legend in [ax.get_legend() for ax in fig.axes] + list(fig.legends):
-        if legend is None:
-            continue
-        box = legend.get_window_extent(renderer)
-        if box.width * box.height > 0.25 * frame.width * frame.height:
-            problems.append("a legend covers more than a quarter of the figure")
-        entries = [t for t in legend.get_texts() if t.get_text().strip()]
-        if len(entries) > MAX_ENTRIES:
-            problems.append(f"a legend of {len(entries)} entries")
-    texts = _drawn_texts(fig, renderer)
-    for t, box in texts:
-        if t.get_fontsize() < _style.MIN_POINTS - 1e-9:
-            problems.append(f"{_name(t)} at {t.get_fontsize():.1f} pt")
-        if box.x0 < frame.x0 - 1 or box.y0 < frame.y0 - 1 or box.x1 > frame.x1 + 1 \
-                or box.y1 > frame.y1 + 1:
-            problems.append(f"{_name(t)} runs past the figure's edge")
-    for (a, box_a), (b, box_b) in itertools.combinations(texts, 2):
-        dx = min(box_a.x1, box_b.x1) - max(box_a.x0, box_b.x0)
-        dy = min(box_a.y1, box_b.y1) - max(box_a.y0, box_b.y0)
-        if dx > 1 and dy > 1:
-            problems.append(f"{_name(a)} overlaps {_name(b)}")
-    return problems
+    """What tests/test_plot_print.py checks of a figure (:func:`print_problems`), and its
+    height."""
+    height = fig.get_size_inches()[1]
+    return print_problems(fig, size) + ([f"{height:.2f} in tall at a {size}'s width"]
+                                        if height > TALLEST[size] else [])
 
 
 @pytest.mark.parametrize("kind", ["attention", "phases"])

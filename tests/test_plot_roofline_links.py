@@ -18,11 +18,11 @@ import matplotlib
 matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))  # the labels' geometry lives beside the tests
 from label_crossings import problems  # noqa: E402
+from test_plot_roofline import _by_gid, _xy  # noqa: E402
 
 from roofline import plot  # noqa: E402
 from roofline.api import setting  # noqa: E402
@@ -54,16 +54,6 @@ def _figure(size: str, model: str = "Mistral-7B"):
         warnings.simplefilter("ignore")
         return plot.figure("roofline", [setting(h, model, tp=4) for h in THREE],
                            prompts=list(PROMPTS), batches=[1, 64], size=size)
-
-
-def _by_gid(ax, gid: str):
-    found = [a for a in ax.findobj() if a.get_gid() == gid]
-    assert len(found) == 1, (gid, len(found))
-    return found[0]
-
-
-def _xy(line) -> tuple[np.ndarray, np.ndarray]:
-    return np.asarray(line.get_xdata(), float), np.asarray(line.get_ydata(), float)
 
 
 @pytest.mark.parametrize("size", ["column", "page"])
