@@ -145,7 +145,7 @@ class CrossoverTable:
             digits = 1 if v.exists and v.value < 1000 else 0  # a crossover is not an integer
             value = (f"{v.value:,.{digits}f} {v.unit}" if v.exists
                      else absent(v.reason, v.evaluated))
-            if name == "tp_fits_memory_degree" and v.exists and v.value < 1:
+            if v.fits_on_one:
                 value += " (fits on one)"  # the degree at which the share would just fill one
             approx = "" if v.simplified is None or v.value is None else \
                 f"{v.simplified:,.0f} ({v.simplified / v.value - 1:+.1%})"

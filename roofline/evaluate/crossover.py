@@ -64,6 +64,12 @@ class CrossoverValue:
     numbers: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
+    def fits_on_one(self) -> bool:
+        """A tensor-parallel degree below one at which a device's share would just fill its
+        memory (``tp_fits_memory_degree``): the weights and KV cache fit on one device."""
+        return self.name == "tp_fits_memory_degree" and self.exists and self.value < 1
+
+    @property
     def expr(self) -> str:
         """The closed form of the branch that holds here (``sympy.sstr``); "" where the branch
         has none of degree ≤ 2, and where there is no value (a crossover that never happens

@@ -111,11 +111,8 @@ def _under(ax: Axes, legends: list[tuple[list, list[str]]], note: str) -> Callab
                        textcoords="offset points", ha="center", va="top", fontsize=_SIZE,
                        gid="note")
 
-    def write(note: str) -> None:
-        text.set_text(_style.wrap(note, wide / 72, _SIZE))
-        drawn = text.get_window_extent(renderer).width * k
-        if drawn > wide:  # glyphs wider than wrap's average: lines as much shorter
-            text.set_text(_style.wrap(note, wide / 72 * wide / drawn, _SIZE))
+    def write(note: str) -> None:  # its lines measured on the glyphs, not estimated
+        text.set_text(_style.wrap_fitted(note, wide / 72, _SIZE))
 
     write(note)
     return write

@@ -76,18 +76,12 @@ def _cell(v: CrossoverValue, tags: tuple[str, str | None] | None) -> str:
         return "– (one device)" if v.reason.startswith("one device") else \
             absent(v.reason, v.evaluated)
     if v.unit != "tokens":
-        return f"{count(v.value, v.unit)} {v.unit}" + (" (fits on one)" if _on_one(v) else "")
+        return f"{count(v.value, v.unit)} {v.unit}" + (" (fits on one)" if v.fits_on_one else "")
     tag, end = tags or (None, None)
     text = (f"[{tag}] " if tag else "") + f"{v.value:,.0f}"
     if v.ends_at is not None:
         text += " to " + (f"[{end}] " if end else "") + f"{v.ends_at:,.0f}"
     return text
-
-
-def _on_one(v: CrossoverValue) -> bool:
-    """A tensor-parallel degree below one at which a device's share would just fill its
-    memory: the weights and KV cache fit on one device."""
-    return v.name == "tp_fits_memory_degree" and v.value is not None and v.value < 1
 
 
 def _missing(s: Setting, base: str, mode: str) -> str:
