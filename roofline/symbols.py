@@ -80,6 +80,18 @@ n_sh = _count("n_sh")  # shared experts per MoE layer, each of width F_sh
 F_sh = _count("F_sh")  # MLP width of one shared expert
 F_dense = _count("F_dense")  # MLP width of a dense layer in a model whose other layers are MoE
 L_moe = _count("L_moe")  # layers with a mixture of experts when only some have one
+# linear attention (Gated DeltaNet, Yang et al., arXiv 2412.06464; Qwen3-Next's linear layers)
+L_lin = _count("L_lin")  # layers with linear attention in a hybrid (the others: full attention)
+n_lk = _count("n_lk")  # linear attention's query and key heads
+n_lv = _count("n_lv")  # linear attention's value heads (each with its own state)
+H_lk = _count("H_lk")  # linear attention's query and key head dimension
+H_lv = _count("H_lv")  # linear attention's value head dimension
+K_conv = _count("K_conv")  # width of the short causal convolution before linear attention
+C_lin = _count("C_lin")  # chunk length of the chunkwise linear-attention algorithm; tokens
+# sparse attention (DeepSeek-V3.2's DSA: a lightning indexer picks each query's top-k keys)
+k_top = _count("k_top")  # keys each query's sparse attention reads (index_topk); tokens
+n_idx = _count("n_idx")  # the indexer's heads
+H_idx = _count("H_idx")  # the indexer's head dimension
 
 # --- precision -------------------------------------------------------------------------------
 b_w = _real("b_w")  # bytes per weight element
@@ -166,6 +178,19 @@ CATALOGUE: dict[str, SymbolInfo] = {
         SymbolInfo(F_dense, "MLP width of the dense layers of a model whose other layers are "
                    "MoE", "1"),
         SymbolInfo(L_moe, "layers with a mixture of experts (where only some have one)", "1"),
+        SymbolInfo(L_lin, "layers with linear attention in a hybrid (the others: full "
+                   "attention)", "1"),
+        SymbolInfo(n_lk, "linear attention: query and key heads", "1"),
+        SymbolInfo(n_lv, "linear attention: value heads, each with its own state", "1"),
+        SymbolInfo(H_lk, "linear attention: query and key head dimension", "1"),
+        SymbolInfo(H_lv, "linear attention: value head dimension", "1"),
+        SymbolInfo(K_conv, "width of the short causal convolution before linear attention",
+                   "1"),
+        SymbolInfo(C_lin, "chunk length of the chunkwise linear-attention algorithm", "tokens"),
+        SymbolInfo(k_top, "sparse attention: keys each query attends to (the indexer's top-k)",
+                   "tokens"),
+        SymbolInfo(n_idx, "sparse attention: the indexer's heads", "1"),
+        SymbolInfo(H_idx, "sparse attention: the indexer's head dimension", "1"),
         SymbolInfo(b_w, "bytes per weight element", "bytes"),
         SymbolInfo(b_a, "bytes per activation element", "bytes"),
         SymbolInfo(b_kv, "bytes per KV-cache element", "bytes"),
@@ -240,6 +265,10 @@ _LATEX_NAMES = {
     "d_in": r"d_{\mathrm{in}}", "d_out": r"d_{\mathrm{out}}",
     "d_c": "d_{c}", "d_cq": r"d_{c}^{\prime}", "H_r": "H_{r}", "n_sh": r"n_{\mathrm{sh}}",
     "F_sh": r"F_{\mathrm{sh}}", "F_dense": r"F_{\mathrm{dense}}", "L_moe": r"L_{\mathrm{MoE}}",
+    "L_lin": r"L_{\mathrm{lin}}", "n_lk": r"n_{\mathrm{lk}}", "n_lv": r"n_{\mathrm{lv}}",
+    "H_lk": r"H_{\mathrm{lk}}", "H_lv": r"H_{\mathrm{lv}}", "K_conv": r"K_{\mathrm{conv}}",
+    "C_lin": r"C_{\mathrm{lin}}", "k_top": r"k_{\mathrm{top}}", "n_idx": r"n_{\mathrm{idx}}",
+    "H_idx": r"H_{\mathrm{idx}}",
     "b_w": "b_{w}", "b_a": "b_{a}", "b_kv": r"b_{\mathrm{kv}}", "b_e": "b_{e}",
     "P_peak": r"P_{\mathrm{peak}}", "beta_hbm": r"\beta_{\mathrm{HBM}}",
     "M_sram": r"M_{\mathrm{SRAM}}", "C_mem": r"C_{\mathrm{mem}}", "N_sm": r"N_{\mathrm{SM}}",

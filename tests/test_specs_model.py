@@ -20,7 +20,8 @@ FIXTURES = Path(__file__).parent / "fixtures" / "models"
 PRESETS = ("Llama-2-7B", "Llama-2-70B", "Llama-3-8B", "Llama-3-70B", "Mistral-7B",
            "Mixtral-8x7B", "Qwen2.5-7B", "OPT-13B", "GPT-3-175B", "Llama-3.1-8B",
            "Llama-3.1-70B", "Llama-3.1-405B", "Gemma-2-9B", "Phi-3-mini-4k", "DeepSeek-V2-Lite",
-           "DeepSeek-V3", "Qwen1.5-MoE-A2.7B")
+           "DeepSeek-V3", "Qwen1.5-MoE-A2.7B", "Qwen3-8B", "Qwen3-30B-A3B", "gpt-oss-20b",
+           "Gemma-3-1B")
 
 # The presets' shapes and exact parameter totals, copied here with their public sources (one per
 # row) so that nothing outside the repository is read. Shape: the config.json on the row (GPT-3:
@@ -92,6 +93,24 @@ REFERENCE = {
     # (2.7B activated)
     "Qwen1.5-MoE-A2.7B": ((2048, 24, 16, 16, 128, 1408, 151936, 8192, 60, 4),
                           "silu", False, True, "rms", True, 14_315_784_192),
+    # huggingface.co/Qwen/Qwen3-8B/blob/main/config.json (QK-norm: 2·128 gains a layer);
+    # Qwen3 report (arXiv 2505.09388) and model card: 8.2B params, 6.95B non-embedding
+    "Qwen3-8B": ((4096, 36, 32, 8, 128, 12288, 151936, 40960, 1, 1),
+                 "silu", False, False, "rms", True, 8_190_735_360),
+    # huggingface.co/Qwen/Qwen3-30B-A3B/blob/main/config.json; model card: 30.5B params, 3.3B
+    # activated
+    "Qwen3-30B-A3B": ((2048, 48, 32, 4, 128, 768, 151936, 40960, 128, 8),
+                      "silu", False, False, "rms", True, 30_532_122_624),
+    # huggingface.co/openai/gpt-oss-20b/blob/main/config.json (biases on Q, K, V, O, the
+    # experts and the router; 64 sinks a layer); gpt-oss model card (arXiv 2508.10925) Table 1:
+    # 20.91B params
+    "gpt-oss-20b": ((2880, 24, 64, 8, 64, 2880, 201088, 131072, 32, 4),
+                    "silu", False, True, "rms", True, 20_914_757_184),
+    # huggingface.co/google/gemma-3-1b-it/blob/main/config.json (QK-norm, four norms a layer,
+    # tied embeddings); Gemma 3 report (arXiv 2503.19786) Table 1: 302M embedding, 698M
+    # non-embedding parameters
+    "Gemma-3-1B": ((1152, 26, 4, 1, 256, 6912, 262144, 32768, 1, 1),
+                   "gelu", True, False, "rms", True, 999_885_952),
 }
 
 
@@ -209,7 +228,7 @@ def test_load_by_path_names_by_stem(tmp_path: Path) -> None:
 
 def test_unknown_name_lists_valid_ones() -> None:
     with pytest.raises(UnknownNameError, match=r"unknown model 'BERT'; valid names: "
-                       r"DeepSeek-V2-Lite, DeepSeek-V3, GPT-3-175B, Gemma-2-9B, .*Qwen2.5-7B$"):
+                       r"DeepSeek-V2-Lite, DeepSeek-V3, GPT-3-175B, Gemma-2-9B, .*Qwen2.5-7B, Qwen3-30B-A3B, Qwen3-8B, gpt-oss-20b$"):
         load_model("BERT")
 
 
@@ -231,7 +250,7 @@ BAD = [
     ("not_an_object", "", "must hold a JSON object", "list"),
     ("missing_key", "intermediate_size", "missing required key", None),
     ("unsupported_type", "model_type",
-     "unsupported; supported: llama, mistral, mixtral, qwen2, phi3, gemma, gemma2, opt, gpt2, gpt_neox, qwen2_moe, deepseek_v2, deepseek_v3"
+     "unsupported; supported: llama, mistral, mixtral, qwen2, phi3, gemma, gemma2, opt, gpt2, gpt_neox, qwen2_moe, deepseek_v2, deepseek_v3, qwen3, qwen3_moe, gemma3, gemma3_text, gpt_oss"
      "; describe the model in a shape file (.toml, models/README.md) with hidden_size, num_layers, num_heads, intermediate_size, vocab_size, max_position and a source", "t5"),
     ("not_an_integer", "hidden_size", "must be a positive integer", "4096"),
     ("zero", "num_hidden_layers", "must be a positive integer", 0),
@@ -302,7 +321,7 @@ def _variant(tmp_path: Path, change: dict, drop: tuple[str, ...] = ()) -> Path:
     ({"attention_bias": [True]}, "attention_bias", "must be true or false", [True]),
     ({"mlp_bias": "true"}, "mlp_bias", "must be true or false", "true"),
     ({"model_type": ["llama"]}, "model_type",
-     "must be a string, one of: llama, mistral, mixtral, qwen2, phi3, gemma, gemma2, opt, gpt2, gpt_neox, qwen2_moe, deepseek_v2, deepseek_v3",
+     "must be a string, one of: llama, mistral, mixtral, qwen2, phi3, gemma, gemma2, opt, gpt2, gpt_neox, qwen2_moe, deepseek_v2, deepseek_v3, qwen3, qwen3_moe, gemma3, gemma3_text, gpt_oss",
      ["llama"]),
     ({"model_type": {"name": "llama"}}, "model_type", "must be a string, one of:",
      {"name": "llama"}),

@@ -199,6 +199,10 @@ def _model_show(args: argparse.Namespace) -> int:
          else f"learned table of {m.position_table_rows} rows",
          "T_pos" if m.position_table_rows else ""),
         ("biases", bias, ""),
+        *([("QK-norm", "an RMSNorm over each query and key head, before the rotary "
+            "encoding", "")] if m.qk_norm else []),
+        *([("attention sinks", "a learned logit per query head in each softmax's denominator "
+            f"({m.num_heads} parameters a layer)", "")] if m.attention_sinks else []),
         ("embeddings", ("tied to the LM head" if m.tied_embeddings else "untied")
          + (", scaled by sqrt(D)" if m.embed_scale else ""), ""),
     ]

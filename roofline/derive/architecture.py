@@ -70,3 +70,10 @@ class Architecture:
     # How a prompt crosses the pipeline's stages, one of PIPELINES (meaningful only with
     # parallel: one device's share is a stage's mean share under "chunked")
     pipeline: str = "chunked"
+    # --- issue 31: this year's families (appended) ---
+    # a per-head RMSNorm on the queries and keys after their projection, before the rotary
+    # encoding (Qwen3, Gemma-3: q_norm, k_norm of H gains each)
+    qk_norm: bool = False
+    # a learned sink logit per query head in every softmax's denominator (gpt-oss: n_q
+    # parameters a layer; element-wise work inside the attention kernel)
+    sinks: bool = False

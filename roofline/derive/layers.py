@@ -19,7 +19,7 @@ from . import attention, levels, projection, window
 from .architecture import KINDS, Architecture
 
 __all__ = ["Operation", "NORM_FLOPS", "ACT_FLOPS", "ROPE_FLOPS", "projection_op",
-           "elementwise_op", "norm_op", "layer_mlp", "fused", "attention_op",
+           "elementwise_op", "norm_op", "qk_norm_op", "layer_mlp", "fused", "attention_op",
            "attention_operations", "attention_step", "total_flops", "total_bytes",
            "mlp_parameters", "attention_parameters", "model_parameters", "embedding_parameters",
            "put_in"]
@@ -65,6 +65,15 @@ def norm_op(arch: Architecture, name: str, rows: Expr) -> Operation:
     return elementwise_op(name, NORM_FLOPS[arch.norm], rows * D, rows * D, rows * D, gains)
 
 
+def qk_norm_op(rows: Expr) -> Operation:
+    """The QK-norm of Qwen3 and Gemma-3 (HF ``Qwen3Attention``, ``Gemma3Attention``: ``q_norm``,
+    ``k_norm``, an RMSNorm over each head's H elements, before the rotary encoding): the
+    rows·(n_q + n_kv)·H query and key elements read and written, RMSNorm's 4 FLOPs each, the
+    2H gains read."""
+    elements = rows * (n_q + n_kv) * H
+    return elementwise_op("qk_norm", NORM_FLOPS["rms"], elements, elements, elements, 2 * H)
+
+
 def layer_mlp(arch: Architecture, rows: Expr) -> list[Operation]:
     """One layer's MLP over ``rows`` token rows: gated or plain, or a router and the routed
     experts (Mixtral: n_a of n_e per token, the weights of those that receive a token read)."""
@@ -80,12 +89,12 @@ def layer_mlp(arch: Architecture, rows: Expr) -> list[Operation]:
     routed = rows * n_a  # token–expert pairs
     experts = Min(n_e, routed)  # experts that receive a token: their weights are read
     return [
-        projection_op("moe.router", rows, D, n_e, False),
-        Operation("moe.up", "projection", projection.flops(routed, D, width),
-                  projection.hbm_bytes(routed, D, width, matrices=experts)),
+        projection_op("moe.router", rows, D, n_e, bias),
+        Operation("moe.up", "projection", projection.flops(routed, D, width, bias),
+                  projection.hbm_bytes(routed, D, width, bias, matrices=experts)),
         elementwise_op("moe.act", act_flops, routed * F, routed * width, routed * F),
-        Operation("moe.down", "projection", projection.flops(routed, F, D),
-                  projection.hbm_bytes(routed, F, D, matrices=experts)),
+        Operation("moe.down", "projection", projection.flops(routed, F, D, bias),
+                  projection.hbm_bytes(routed, F, D, bias, matrices=experts)),
         elementwise_op("moe.combine", 2, routed * D, routed * D, rows * D),
     ]
 
@@ -161,13 +170,18 @@ def mlp_parameters(arch: Architecture = Architecture()) -> Expr:
 
 def attention_parameters(arch: Architecture = Architecture()) -> Expr:
     """Parameters of one layer's attention: W^Q, W^K, W^V (D → (n_q + 2·n_kv)·H) and W^O
-    (n_q·H → D), with their biases where the architecture has them.
+    (n_q·H → D), with their biases where the architecture has them; the QK-norm's gains (H
+    for the queries, H for the keys: Qwen3's and Gemma-3's ``q_norm``, ``k_norm``); gpt-oss's
+    sinks (one per query head, ``GptOssAttention.sinks``).
 
     >>> attention_parameters()
     D*H*n_q + D*H*(2*n_kv + n_q)
+    >>> attention_parameters(Architecture(qk_norm=True, sinks=True)) - attention_parameters()
+    2*H + n_q
     """
     qkv, bias = (n_q + 2 * n_kv) * H, arch.linear_bias
-    return D * qkv + n_q * H * D + (qkv if arch.qkv_bias or bias else 0) + (D if bias else 0)
+    return (D * qkv + n_q * H * D + (qkv if arch.qkv_bias or bias else 0) + (D if bias else 0)
+            + (2 * H if arch.qk_norm else 0) + (n_q if arch.sinks else 0))
 
 
 def model_parameters(arch: Architecture, attention_params: Expr, layer_mlp_params: Expr = 0,

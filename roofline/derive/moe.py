@@ -108,12 +108,14 @@ def layered(arch: Architecture) -> bool:
 
 
 def routed_parameters(arch: Architecture) -> Expr:
-    """Parameters of one MoE layer's router and n_e routed experts: n_e·expert + D·n_e.
+    """Parameters of one MoE layer's router and n_e routed experts: n_e·expert + D·n_e, and
+    the router's n_e biases where every linear layer has a bias (gpt-oss's
+    ``GptOssTopKRouter``).
 
     >>> routed_parameters(Architecture(moe=True))
     3*D*F*n_e + D*n_e
     """
-    return n_e * one_mlp(arch) + D * n_e
+    return n_e * one_mlp(arch) + D * n_e + (n_e if arch.linear_bias else 0)
 
 
 def mlp_parameters(arch: Architecture) -> Expr:

@@ -19,7 +19,12 @@ by sqrt(D) and Gemma-2 also norms each sublayer's output before the residual add
 arXiv 2408.00118, §2; HF ``modeling_gemma2.py``). Multi-head latent attention (DeepSeek-V2)
 takes its projections, attention and parameters from :mod:`roofline.derive.mla`; shared
 experts and dense layers beside MoE ones (DeepSeekMoE, Qwen2-MoE) their MLP operations, each
-with its own count of layers, from :mod:`roofline.derive.moe`.
+with its own count of layers, from :mod:`roofline.derive.moe`. Qwen3 and Gemma-3 norm each
+query and key head after the QKV projection (QK-norm: :func:`roofline.derive.layers.qk_norm_op`;
+Gemma 3, arXiv 2503.19786, §2.1; HF ``modeling_qwen3.py``); gpt-oss adds a learned sink logit per
+query head to every softmax's denominator (HF ``modeling_gpt_oss.py``, ``sinks``): its n_q
+parameters a layer are counted; its work joins the softmax's, which is not counted
+(FlashAttention-2's convention, :mod:`roofline.derive.attention`).
 
 Element-wise FLOP counts are conventions (they never move a crossover: these operations are
 memory-bound): RMSNorm 4 per element (square, accumulate, scale, gain), LayerNorm 7 (mean,
@@ -40,7 +45,7 @@ from . import attention, layers, mla, moe, projection
 from .architecture import DEFAULT_ATTENTION, Architecture
 from .entry import Entry
 from .layers import (ROPE_FLOPS, Operation, elementwise_op, fused, layer_mlp, mlp_parameters,
-                     norm_op, projection_op, total_bytes, total_flops)
+                     norm_op, projection_op, qk_norm_op, total_bytes, total_flops)
 
 __all__ = ["Architecture", "Operation", "layer_operations", "edge_operations",
            "attention_operations", "prefill_operations", "mlp_parameters", "parameter_count",
@@ -76,6 +81,8 @@ def layer_operations(arch: Architecture, rows: Expr,
     else:
         qkv = (n_q + 2 * n_kv) * H
         ops.append(projection_op("qkv_proj", rows, D, qkv, arch.qkv_bias or arch.linear_bias))
+        if arch.qk_norm:
+            ops.append(qk_norm_op(rows))
         if arch.position == "rope":
             rotated = rows * (n_q + n_kv) * H
             ops.append(elementwise_op("rope", ROPE_FLOPS, rotated, rotated, rotated))

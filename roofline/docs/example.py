@@ -20,6 +20,7 @@ from ..symbols import (CATALOGUE, D, F, F_dense, F_op, F_sh, H_r, I_op, K_intra,
                        i_chunk, n_rep, n_sh, t_mean, t_pre, t_slo, t_sq)
 from ..symbols import (B, G_node, M_node, N_cp, N_dev, N_ep, S_msg, alpha_net, b_a, beta_net,
                        c_chunk)
+from ..symbols import C_lin, H_idx, H_lk, H_lv, K_conv, L_lin, k_top, n_idx, n_lk, n_lv
 
 __all__ = ["EXAMPLE", "ExampleSpec", "Example", "build"]
 
@@ -43,6 +44,13 @@ class ExampleSpec:
     latent: tuple[int, int, int] = (512, 1536, 64)  # d_c, d_cq, H_r
     shared: int = 2  # n_sh of the shared-expert entries, of width F_sh = F (DeepSeek-V2)
     mla_model: str = "DeepSeek-V2-Lite"  # the worked example of latent attention's crossovers
+    # Gated DeltaNet layers of the linear-attention entries: Qwen3-Next-80B-A3B's (HF
+    # config.json: linear_num_key_heads, linear_num_value_heads, linear_key_head_dim,
+    # linear_value_head_dim, linear_conv_kernel_dim) and FLA's chunk of 64
+    linear: tuple[int, int, int, int, int, int] = (16, 32, 128, 128, 4, 64)
+    # DeepSeek-V3.2's sparse attention (HF config.json: index_topk, index_n_heads,
+    # index_head_dim)
+    sparse: tuple[int, int, int] = (2048, 64, 128)
 
 
 EXAMPLE = ExampleSpec()
@@ -88,6 +96,8 @@ def build() -> Example:
         # across devices (issue 13): the setting's N_tp = N_pp = 1 and its link; assumed rest
         N_ep: Integer(8), N_cp: Integer(2), N_dev: Integer(8),
         S_msg: vals[B] * Integer(t) * vals[D] * vals[b_a], c_chunk: Integer(t // EXAMPLE.chunk),
+        **dict(zip((n_lk, n_lv, H_lk, H_lv, K_conv, C_lin), map(Integer, EXAMPLE.linear))),
+        L_lin: vals[L] * 3 / 4, **dict(zip((k_top, n_idx, H_idx), map(Integer, EXAMPLE.sparse))),
     })
     a, b = EXAMPLE.mix
     notes = {
@@ -114,6 +124,12 @@ def build() -> Example:
         "without expert groups", alpha_net: "one node: no network", beta_net: "one node: no "
         "network, so it carries nothing",
         c_chunk: f"a {t}-token prompt in chunks of {EXAMPLE.chunk}",
+        **{sym: "Qwen3-Next-80B-A3B's Gated DeltaNet layers (the model has none)"
+           for sym in (n_lk, n_lv, H_lk, H_lv, K_conv)},
+        C_lin: "flash-linear-attention's chunk of 64 tokens",
+        L_lin: "3L/4: three linear-attention layers to one full, as Qwen3-Next",
+        **{sym: "DeepSeek-V3.2's sparse attention (the model has none)"
+           for sym in (k_top, n_idx, H_idx)},
     }
     missing = [n for n, info in CATALOGUE.items() if info.symbol not in vals]
     if missing:

@@ -1,7 +1,8 @@
 """Hugging Face ``config.json`` → the fields of a :class:`~roofline.specs.model.ModelShape`.
 
 Supported ``model_type`` families and how their keys map (HF ``transformers`` configuration
-classes and modelling code are the source of each default):
+classes and modelling code are the source of each default; this year's families, Qwen3,
+Gemma-3, gpt-oss and the rest, are :mod:`roofline.specs.hf_recent`'s):
 
     family    width, layers, heads       MLP width          MLP    norm   position  tied*
     llama     hidden_size, num_hidden_   intermediate_size  gated  RMS    rotary    False
@@ -90,12 +91,14 @@ from typing import Any
 from ..errors import SpecError
 from .counts import LIMITS, REQUIRED_SHAPE, check_count
 from .hf_keys import ConfigKeys
+from .hf_recent import RECENT_FAMILIES
+from .hf_layers import dense_layers, head_dim_of, layer_types, short, sparse_step_layers
 
 __all__ = ["SUPPORTED_MODEL_TYPES", "config_fields"]
 
 _GATED = ("llama", "mistral", "mixtral", "qwen2", "phi3")
 SUPPORTED_MODEL_TYPES = (*_GATED, "gemma", "gemma2", "opt", "gpt2", "gpt_neox", "qwen2_moe",
-                         "deepseek_v2", "deepseek_v3")
+                         "deepseek_v2", "deepseek_v3", *RECENT_FAMILIES)
 
 
 def _gated(c: ConfigKeys, model_type: str) -> dict[str, Any]:
@@ -104,7 +107,7 @@ def _gated(c: ConfigKeys, model_type: str) -> dict[str, Any]:
     c.reject("mlp_bias", True, "biases on the MLP projections")
     out = dict(hidden_size=D_, num_layers=c.int("num_hidden_layers"), num_heads=heads,
                num_kv_heads=c.int("num_key_value_heads", heads),
-               head_dim=_head_dim(c, D_, heads),
+               head_dim=head_dim_of(c, D_, heads),
                intermediate_size=c.int("intermediate_size"), vocab_size=c.int("vocab_size"),
                max_position=c.int("max_position_embeddings"),
                activation=c.activation("hidden_act", "silu"),
@@ -153,7 +156,7 @@ def _window(c: ConfigKeys, model_type: str, layers: int) -> dict[str, Any]:
         return {}
     size = check_count(size, f"{c.where}: {key}", LIMITS["sliding_window"])
     if c.config.get("layer_types") is not None:
-        local, pattern = _layer_types(c, layers), "as the config's layer_types"
+        local, pattern = layer_types(c, layers), "as the config's layer_types"
     elif model_type in _QWEN2:
         first = c.int("max_window_layers", 28)
         local = max(0, layers - first)
@@ -167,20 +170,6 @@ def _window(c: ConfigKeys, model_type: str, layers: int) -> dict[str, Any]:
     return dict(sliding_window=size, window_layers=local, layer_pattern=pattern)
 
 
-def _layer_types(c: ConfigKeys, layers: int) -> int:
-    """Windowed layers of a ``layer_types`` list: one entry per layer, each
-    ``sliding_attention`` or ``full_attention``."""
-    where, kinds = f"{c.where}: layer_types", c.config["layer_types"]
-    valid = ("sliding_attention", "full_attention")
-    if not isinstance(kinds, list) or len(kinds) != layers:
-        raise SpecError(where, f"must be a list of {layers} entries (one per layer)",
-                        _short(kinds))
-    bad = next((k for k in kinds if k not in valid), None)
-    if bad is not None:
-        raise SpecError(where, f"entries must be one of {', '.join(valid)}", _short(bad))
-    return kinds.count("sliding_attention")
-
-
 def _opt(c: ConfigKeys, model_type: str) -> dict[str, Any]:
     D_, heads, positions = c.int("hidden_size"), c.int("num_attention_heads"), \
         c.int("max_position_embeddings")
@@ -191,7 +180,7 @@ def _opt(c: ConfigKeys, model_type: str) -> dict[str, Any]:
                         f"not supported: must equal hidden_size {D_} (no project_in/out)",
                         c.config["word_embed_proj_dim"])
     return dict(hidden_size=D_, num_layers=c.int("num_hidden_layers"), num_heads=heads,
-                num_kv_heads=heads, head_dim=_head_dim(c, D_, heads),
+                num_kv_heads=heads, head_dim=head_dim_of(c, D_, heads),
                 intermediate_size=c.int("ffn_dim"), vocab_size=c.int("vocab_size"),
                 max_position=positions, position_table_rows=positions + 2,
                 activation=c.activation("activation_function", "relu"),
@@ -201,7 +190,7 @@ def _opt(c: ConfigKeys, model_type: str) -> dict[str, Any]:
 def _gpt2(c: ConfigKeys, model_type: str) -> dict[str, Any]:
     D_, heads, positions = c.int("n_embd"), c.int("n_head"), c.int("n_positions")
     return dict(hidden_size=D_, num_layers=c.int("n_layer"), num_heads=heads,
-                num_kv_heads=heads, head_dim=_head_dim(c, D_, heads),
+                num_kv_heads=heads, head_dim=head_dim_of(c, D_, heads),
                 intermediate_size=c.int("n_inner", 4 * D_), vocab_size=c.int("vocab_size"),
                 max_position=positions, position_table_rows=positions,
                 activation=c.activation("activation_function", "gelu_new"),
@@ -212,7 +201,7 @@ def _gpt_neox(c: ConfigKeys, model_type: str) -> dict[str, Any]:
     D_, heads = c.int("hidden_size"), c.int("num_attention_heads")
     c.reject("attention_bias", False, "GPT-NeoX attention without biases")
     return dict(hidden_size=D_, num_layers=c.int("num_hidden_layers"), num_heads=heads,
-                num_kv_heads=heads, head_dim=_head_dim(c, D_, heads),
+                num_kv_heads=heads, head_dim=head_dim_of(c, D_, heads),
                 intermediate_size=c.int("intermediate_size"), vocab_size=c.int("vocab_size"),
                 max_position=c.int("max_position_embeddings"),
                 activation=c.activation("hidden_act", "gelu"),
@@ -226,40 +215,15 @@ def _qwen2_moe(c: ConfigKeys, model_type: str) -> dict[str, Any]:
     ``shared_expert_intermediate_size`` behind a sigmoid gate (HF ``Qwen2MoeSparseMoeBlock``);
     the other layers dense, of ``intermediate_size`` (``Qwen2MoeDecoderLayer``)."""
     out = _gated(c, model_type)
-    layers = out["num_layers"]
-    step = c.int("decoder_sparse_step", 1)
-    dense = _layer_list(c, "mlp_only_layers", layers)
-    moe = [i for i in range(layers) if i not in dense and (i + 1) % step == 0]
+    moe, words = sparse_step_layers(c, out["num_layers"])
     if not moe:
         return out
-    words = "every layer" if len(moe) == layers else (
-        f"{len(moe)} of {layers} layers (decoder_sparse_step {step}"
-        + (f", mlp_only_layers {sorted(dense)}" if dense else "") + ")")
     out.update(num_experts=c.int("num_experts"), experts_per_token=c.int("num_experts_per_tok"),
                intermediate_size=c.int("moe_intermediate_size"), shared_experts=1,
                shared_expert_size=c.int("shared_expert_intermediate_size"),
                shared_expert_gate=True, moe_pattern=words,
-               **_dense_layers(out["intermediate_size"], moe, layers))
+               **dense_layers(out["intermediate_size"], moe, out["num_layers"]))
     return out
-
-
-def _dense_layers(width: int, moe: list[int], layers: int) -> dict[str, int]:
-    """``moe_layers`` and ``dense_intermediate_size`` where some layers are dense."""
-    if len(moe) == layers:
-        return {}
-    return dict(moe_layers=len(moe), dense_intermediate_size=width)
-
-
-def _layer_list(c: ConfigKeys, key: str, layers: int) -> set[int]:
-    """A list of layer indices (absent or null: none), each an integer from 0 to layers − 1."""
-    value = c.config.get(key)
-    if value is None:
-        return set()
-    if not isinstance(value, list) or any(isinstance(i, bool) or not isinstance(i, int)
-                                          or not 0 <= i < layers for i in value):
-        raise SpecError(f"{c.where}: {key}", f"must be a list of layer indices from 0 to "
-                        f"{layers - 1}", _short(value))
-    return set(value)
 
 
 def _deepseek(c: ConfigKeys, model_type: str) -> dict[str, Any]:
@@ -300,7 +264,7 @@ def _deepseek(c: ConfigKeys, model_type: str) -> dict[str, Any]:
                intermediate_size=expert, shared_experts=shared,
                shared_expert_size=expert if shared else 0, moe_pattern=words,
                expert_groups=c.int("n_group", 1), groups_per_token=c.int("topk_group", 1),
-               **_dense_layers(width, moe, layers))
+               **dense_layers(width, moe, layers))
     return out
 
 
@@ -308,18 +272,7 @@ _PLAIN_LEARNED = dict(gated_mlp=False, norm="layer", position="learned", linear_
 _FAMILIES: dict[str, Callable[[ConfigKeys, str], dict[str, Any]]] = {
     **{t: _gated for t in _GATED}, "gemma": _gemma, "gemma2": _gemma, "opt": _opt,
     "gpt2": _gpt2, "gpt_neox": _gpt_neox, "qwen2_moe": _qwen2_moe, "deepseek_v2": _deepseek,
-    "deepseek_v3": _deepseek}
-
-
-def _head_dim(c: ConfigKeys, width: int, heads: int) -> int:
-    """``head_dim`` where the config gives it (Gemma-style configs give one that does not
-    divide the width), else width / heads, which must then be whole."""
-    if c.config.get("head_dim") is not None:
-        return c.int("head_dim")
-    if width % heads:
-        raise SpecError(f"{c.where}: num_attention_heads",
-                        f"must divide the width {width} when head_dim is not given", heads)
-    return width // heads
+    "deepseek_v3": _deepseek, **RECENT_FAMILIES}
 
 
 def config_fields(config: Mapping[str, Any], path: Path) -> tuple[str, dict[str, Any]]:
@@ -331,16 +284,10 @@ def config_fields(config: Mapping[str, Any], path: Path) -> tuple[str, dict[str,
     if not isinstance(model_type, str):
         raise SpecError(f"{path}: model_type",
                         f"must be a string, one of: {', '.join(SUPPORTED_MODEL_TYPES)}",
-                        _short(model_type))
+                        short(model_type))
     if model_type not in _FAMILIES:
         raise SpecError(f"{path}: model_type",
                         f"unsupported; supported: {', '.join(SUPPORTED_MODEL_TYPES)}; describe "
                         f"the model in a shape file (.toml, models/README.md) with "
                         f"{', '.join(REQUIRED_SHAPE)} and a source", model_type)
     return model_type, _FAMILIES[model_type](ConfigKeys(config, path), model_type)
-
-
-def _short(value: object) -> object:
-    """A JSON value short enough for a one-line message."""
-    text = repr(value)
-    return value if len(text) <= 80 else f"{type(value).__name__} {text[:60]}…"

@@ -74,6 +74,9 @@ class ModelShape:
     # how the checkpoint stores its weights (a config's quantization_config,
     # :mod:`.quantization`); None: in the compute data type
     quantized: Quantization | None = None
+    # --- issue 31 (appended) ---
+    qk_norm: bool = False  # an RMSNorm over each query and key head (Qwen3, Gemma-3)
+    attention_sinks: bool = False  # a learned sink logit per query head (gpt-oss)
     architecture: Architecture = field(init=False)
 
     def __post_init__(self) -> None:
@@ -125,7 +128,8 @@ class ModelShape:
                             moe_layers="some" if self.moe_layers else "all",
                             shared_experts=self.shared_experts > 0,
                             shared_gate=self.shared_expert_gate,
-                            quantized=self.quantized is not None)
+                            quantized=self.quantized is not None, qk_norm=self.qk_norm,
+                            sinks=self.attention_sinks)
         object.__setattr__(self, "architecture", arch)
 
     def _check_latent(self, where: str) -> None:
@@ -289,7 +293,8 @@ class ModelShape:
                 "window", "attention_kind", "kv_lora_rank", "q_lora_rank", "rope_head_dim",
                 "shared_experts", "shared_expert_size", "shared_expert_gate", "moe_layers",
                 "dense_intermediate_size", "mtp_layers", "moe_pattern", "expert_groups",
-                "groups_per_token", "weight_dtype", "quantization", "embedding_dtype")
+                "groups_per_token", "weight_dtype", "quantization", "embedding_dtype",
+                "qk_norm", "attention_sinks")
         out: dict[str, Any] = {key: getattr(self, key) for key in keys}
         q = self.quantized
         out["scale_bits_per_weight"] = float(q.scale_bits) if q else 0.0

@@ -20,7 +20,8 @@ A shape file is TOML whose keys are the fields of ``roofline model show --json``
 and, with their defaults (a Llama-style decoder): ``gated_mlp = true``, ``activation =
 "silu"`` (silu | gelu | relu), ``norm = "rms"`` (rms | layer), ``position = "rope"`` (rope |
 learned), ``position_table_rows = 0`` (learned positions' rows), ``qkv_bias``, ``linear_bias``,
-``tied_embeddings``, ``post_norms``, ``embed_scale`` (all false), ``num_experts = 1``,
+``tied_embeddings``, ``post_norms``, ``embed_scale``, ``qk_norm`` (a per-head RMSNorm on
+queries and keys), ``attention_sinks`` (a learned sink logit per query head) (all false), ``num_experts = 1``,
 ``experts_per_token = 1``, ``expert_groups = 1`` and ``groups_per_token = 1`` (node-limited
 routing: a token's experts among the top groups_per_token of expert_groups groups; 1 and 1:
 none), ``layer_pattern = ""`` (which layers are windowed, in words); for
@@ -51,7 +52,7 @@ _INTS = (*REQUIRED_SHAPE, "num_kv_heads", "head_dim", "sliding_window", "window_
          "num_experts", "experts_per_token", "position_table_rows", "expert_groups",
          "groups_per_token", *_NEW)
 _BOOLS = ("gated_mlp", "qkv_bias", "linear_bias", "tied_embeddings", "post_norms",
-          "embed_scale", "shared_expert_gate")
+          "embed_scale", "shared_expert_gate", "qk_norm", "attention_sinks")
 _TEXTS = ("family", "source", "activation", "norm", "position", "layer_pattern", "moe_pattern")
 SHAPE_KEYS = (*_INTS, *_BOOLS, *_TEXTS)
 _MAY_BE_ZERO = ("window_layers", "position_table_rows", *_NEW)

@@ -1,0 +1,148 @@
+"""Hugging Face ``config.json`` → shape fields for this year's families (the older ones are
+:mod:`roofline.specs.hf_config`'s, which dispatches here). HF transformers' configuration
+classes and modelling code are the source of every default and mapping:
+
+    family       attention                                  MLP
+    qwen3        GQA (head_dim, default 128), QK-norm;       gated SiLU of intermediate_size
+                 no biases
+    qwen3_moe    as qwen3                                   num_experts of moe_intermediate_size,
+                                                            num_experts_per_tok, no shared
+                                                            expert; dense layers of
+                                                            intermediate_size as
+                                                            decoder_sparse_step and
+                                                            mlp_only_layers decide
+    gemma3_text  as gemma2 (head_dim, four norms a layer,   GeGLU (tanh GELU)
+                 embeddings scaled by sqrt(D)), QK-norm;
+                 local window on 5 of every 6 layers
+    gemma3       its ``text_config`` (a gemma3_text config; the vision tower and projector are
+                 not part of the text decoder's prefill and are not counted)
+    gpt_oss      GQA with biases on Q, K, V and O and a      num_local_experts of
+                 learned sink per query head; a window on    intermediate_size, the top
+                 alternate layers, the first windowed        num_experts_per_tok; biases on
+                                                             the experts and the router
+
+Qwen3 (``Qwen3Attention``) and Gemma-3 (``Gemma3Attention``) apply an RMSNorm of ``head_dim``
+gains to every query and key head before the rotary encoding (``q_norm``, ``k_norm``). Qwen3's
+window switches as Qwen2's (``use_sliding_window``, layers from ``max_window_layers`` on; a
+``layer_types`` list decides instead). Gemma-3's local layers attend within ``sliding_window``
+(default 4096) and every ``sliding_window_pattern``-th layer (default 6) is global (Gemma 3,
+arXiv 2503.19786, §2.1: "5 local layers for every global layer"), unless ``layer_types``
+says; it has no logit soft-capping. gpt-oss (``GptOssAttention``: ``sinks``, one per head;
+``bias=config.attention_bias`` on the four projections; ``GptOssTopKRouter`` with a bias;
+``GptOssExperts``: ``gate_up_proj_bias``, ``down_proj_bias``) attends within
+``sliding_window`` (default 128) on the layers ``layer_types`` marks (default: even layers,
+``GptOssConfig``); its clamped SwiGLU is counted as the gated SiLU; its MXFP4 experts come
+from ``quantization_config`` (:mod:`roofline.specs.quantization`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ..errors import SpecError
+from .counts import LIMITS, check_count
+from .hf_keys import ConfigKeys
+from .hf_layers import dense_layers, head_dim_of, layer_types, sparse_step_layers
+
+__all__ = ["RECENT_FAMILIES"]
+
+
+def _windows(c: ConfigKeys, layers: int, size: int | None, local: int,
+             pattern: str) -> dict[str, Any]:
+    """The window's fields: ``sliding_window`` (the config's, else ``size``; null: none) on
+    ``local`` layers (a ``layer_types`` list decides instead), described by ``pattern``."""
+    key = "sliding_window"
+    size = c.config[key] if key in c.config else size
+    if size is None:
+        return {}
+    size = check_count(size, f"{c.where}: {key}", LIMITS["sliding_window"])
+    if c.config.get("layer_types") is not None:
+        local, pattern = layer_types(c, layers), "as the config's layer_types"
+    if local == 0:
+        return {}
+    return dict(sliding_window=size, window_layers=local, layer_pattern=pattern)
+
+
+def _qwen3(c: ConfigKeys, model_type: str) -> dict[str, Any]:
+    """Qwen3: Llama's layer with QK-norm and no biases (``Qwen3Config``: ``head_dim`` 128)."""
+    D_, heads, layers = c.int("hidden_size"), c.int("num_attention_heads"), \
+        c.int("num_hidden_layers")
+    c.reject("attention_bias", True, "biases on the q, k, v and o projections")
+    out = dict(hidden_size=D_, num_layers=layers, num_heads=heads,
+               num_kv_heads=c.int("num_key_value_heads", heads), head_dim=c.int("head_dim", 128),
+               intermediate_size=c.int("intermediate_size"), vocab_size=c.int("vocab_size"),
+               max_position=c.int("max_position_embeddings"),
+               activation=c.activation("hidden_act", "silu"),
+               tied_embeddings=c.bool("tie_word_embeddings", False), qk_norm=True)
+    if c.bool("use_sliding_window", False):
+        first = c.int("max_window_layers", 28)
+        out.update(_windows(c, layers, 4096, max(0, layers - first),
+                            f"layers {first} to {layers - 1} (max_window_layers {first})"))
+    return out
+
+
+def _qwen3_moe(c: ConfigKeys, model_type: str) -> dict[str, Any]:
+    """Qwen3-MoE: Qwen3's attention; routed experts without a shared one
+    (``Qwen3MoeSparseMoeBlock``), dense layers as Qwen2-MoE's."""
+    out = _qwen3(c, model_type)
+    moe, words = sparse_step_layers(c, out["num_layers"])
+    if moe:
+        out.update(num_experts=c.int("num_experts"),
+                   experts_per_token=c.int("num_experts_per_tok"),
+                   intermediate_size=c.int("moe_intermediate_size"), moe_pattern=words,
+                   **dense_layers(out["intermediate_size"], moe, out["num_layers"]))
+    return out
+
+
+def _gemma3(c: ConfigKeys, model_type: str) -> dict[str, Any]:
+    """Gemma-3's text decoder (``Gemma3TextConfig``'s defaults where a key is absent): Gemma-2's
+    layer with QK-norm, five local layers to one global."""
+    if model_type == "gemma3":
+        text = c.config.get("text_config")
+        if not isinstance(text, Mapping):
+            raise SpecError(f"{c.where}: text_config", "must be a JSON object (the text "
+                            "decoder's config)", type(text).__name__)
+        c = ConfigKeys(text, Path(f"{c.where}: text_config"))
+    D_, layers = c.int("hidden_size", 2304), c.int("num_hidden_layers", 26)
+    heads = c.int("num_attention_heads", 8)
+    c.reject("attention_bias", True, "biases on the q, k, v and o projections")
+    act_key = "hidden_activation" if c.config.get("hidden_activation") is not None \
+        else "hidden_act"
+    pattern = c.int("sliding_window_pattern", 6)
+    return dict(hidden_size=D_, num_layers=layers, num_heads=heads,
+                num_kv_heads=c.int("num_key_value_heads", 4), head_dim=c.int("head_dim", 256),
+                intermediate_size=c.int("intermediate_size", 9216),
+                vocab_size=c.int("vocab_size", 262208),
+                max_position=c.int("max_position_embeddings", 131072),
+                activation=c.activation(act_key, "gelu_pytorch_tanh"),
+                tied_embeddings=c.bool("tie_word_embeddings", True), embed_scale=True,
+                post_norms=True, qk_norm=True,
+                **_windows(c, layers, 4096, layers - layers // pattern,
+                           f"every {pattern}th layer global, sliding_window_pattern "
+                           f"{pattern}"))
+
+
+def _gpt_oss(c: ConfigKeys, model_type: str) -> dict[str, Any]:
+    """gpt-oss (``GptOssConfig``'s defaults where a key is absent)."""
+    D_, layers = c.int("hidden_size", 2880), c.int("num_hidden_layers", 36)
+    heads = c.int("num_attention_heads", 64)
+    c.reject("attention_bias", False, "gpt-oss attention without biases")
+    top = "num_experts_per_tok" if "num_experts_per_tok" in c.config else "experts_per_token"
+    return dict(hidden_size=D_, num_layers=layers, num_heads=heads,
+                num_kv_heads=c.int("num_key_value_heads", 8),
+                head_dim=head_dim_of(c, D_, heads) if "head_dim" in c.config else 64,
+                intermediate_size=c.int("intermediate_size", 2880),
+                vocab_size=c.int("vocab_size", 201088),
+                max_position=c.int("max_position_embeddings", 131072),
+                activation=c.activation("hidden_act", "silu"),
+                tied_embeddings=c.bool("tie_word_embeddings", False), linear_bias=True,
+                attention_sinks=True, num_experts=c.int("num_local_experts", 128),
+                experts_per_token=c.int(top, 4),
+                **_windows(c, layers, 128, (layers + 1) // 2,
+                           "local and full alternate, the first local"))
+
+
+RECENT_FAMILIES = {"qwen3": _qwen3, "qwen3_moe": _qwen3_moe, "gemma3": _gemma3,
+                   "gemma3_text": _gemma3, "gpt_oss": _gpt_oss}

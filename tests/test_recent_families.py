@@ -1,0 +1,151 @@
+"""This year's families (issue 31): Qwen3, Qwen3-MoE, Gemma-3, gpt-oss read from their configs,
+their parameter counts against the published ones and hand-expanded sums, QK-norm and sinks
+counted by hand, and bad configs refused in one line."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from pathlib import Path
+
+import pytest
+from sympy import expand
+
+from roofline.derive.layers import qk_norm_op
+from roofline.errors import SpecError
+from roofline.specs.model import load_model, read_model
+from roofline.symbols import B, H, T, b_a, b_w, n_kv, n_q
+
+
+def _config(tmp_path: Path, name: str, **keys: object) -> Path:
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps(keys))
+    return path
+
+
+# --- QK-norm and sinks --------------------------------------------------------------------------
+
+def test_qk_norm_by_hand() -> None:
+    # an RMSNorm (4 FLOPs an element) over every query and key head of every token; the elements
+    # read and written once, the 2·H gains read once
+    op = qk_norm_op(B * T)
+    elements = B * T * (n_q + n_kv) * H
+    assert expand(op.flops - 4 * elements) == 0
+    assert expand(op.bytes - (2 * elements * b_a + 2 * H * b_w)) == 0
+
+
+def test_qk_norm_in_the_prefill_of_qwen3() -> None:
+    # Qwen3-8B at T = 2,048, B = 1: 36 layers × 4 × 2048 × (32 + 8) × 128 = 1.51 GFLOP
+    import roofline
+
+    table = roofline.prefill("H100-SXM", "Qwen3-8B", prompts=[2048])
+    op = next(o for o in table.points[0].operations if o.name == "qk_norm")
+    assert op.flops == 36 * 4 * 2048 * 40 * 128
+
+
+def test_qwen3_gains_and_gpt_oss_sinks_in_the_count() -> None:
+    qwen = load_model("Qwen3-8B")
+    plain = dataclasses.replace(qwen, qk_norm=False)
+    assert qwen.parameters - plain.parameters == 36 * 2 * 128  # q_norm and k_norm, H each
+    oss = load_model("gpt-oss-20b")
+    assert oss.parameters - dataclasses.replace(oss, attention_sinks=False).parameters == 24 * 64
+
+
+def test_gpt_oss_active_as_its_card_counts() -> None:
+    # gpt-oss model card (arXiv 2508.10925) Table 1: 20.91B total, 3.61B active, the embedding
+    # table not counted as active (the unembedding is); hand-expanded: per layer attention
+    # 2880·(64 + 16)·64 + (64 + 16)·64 + 4096·2880 + 2880 + 64 sinks, four experts of
+    # 2·2880·2880·... with biases, the router 2880·32 + 32, two norms
+    m = load_model("gpt-oss-20b")
+    D, F, V = 2880, 2880, 201088
+    attention = D * 80 * 64 + 80 * 64 + 4096 * D + D + 64
+    expert = D * 2 * F + 2 * F + F * D + D
+    active = 24 * (attention + 4 * expert + D * 32 + 32 + 2 * D) + D + V * D
+    assert m.active_parameters - V * D == active
+    assert round((m.active_parameters - V * D) / 1e9, 2) == 3.61
+    assert round(m.parameters / 1e9, 2) == 20.91
+
+
+def test_gpt_oss_windows_and_biases() -> None:
+    m = load_model("gpt-oss-20b")
+    assert (m.sliding_window, m.window_layers, m.linear_bias, m.attention_sinks) == \
+        (128, 12, True, True)
+    assert m.architecture.sinks and m.architecture.window == "some"
+    assert m.weight_dtype == "fp4" and m.embedding_dtype == "bf16"
+
+
+def test_qwen3_moe_has_no_shared_expert() -> None:
+    m = load_model("Qwen3-30B-A3B")
+    assert (m.num_experts, m.experts_per_token, m.intermediate_size, m.shared_experts) == \
+        (128, 8, 768, 0)
+    assert m.qk_norm and not m.qkv_bias
+    assert round(m.active_parameters / 1e9, 1) == 3.4  # the card: "3.3B activated", ≈ 3.35
+
+
+# --- Gemma-3: the text decoder of a multimodal config --------------------------------------------
+
+GEMMA3_27B_TEXT = dict(  # the text_config of google/gemma-3-27b-it's config.json
+    head_dim=128, hidden_size=5376, intermediate_size=21504, model_type="gemma3_text",
+    num_attention_heads=32, num_hidden_layers=62, num_key_value_heads=16,
+    query_pre_attn_scalar=168, rope_scaling={"factor": 8.0, "rope_type": "linear"},
+    sliding_window=1024)
+
+
+def test_gemma3_text_config_and_defaults(tmp_path: Path) -> None:
+    m = read_model(_config(tmp_path, "g3", model_type="gemma3", text_config=GEMMA3_27B_TEXT,
+                           vision_config={"hidden_size": 1152}))
+    # Gemma3TextConfig's defaults fill what the text_config leaves out
+    assert (m.vocab_size, m.max_position, m.tied_embeddings) == (262208, 131072, True)
+    # five local layers to one global: layers 5, 11, ..., 59 are global (10 of 62)
+    assert (m.sliding_window, m.window_layers) == (1024, 62 - 10)
+    assert m.qk_norm and m.post_norms and m.embed_scale
+    # Gemma 3 report (arXiv 2503.19786) Table 1: 27B has 25,600M non-embedding parameters
+    non_embedding = m.parameters - m.vocab_size * m.hidden_size
+    assert round(non_embedding / 1e6, -2) == 25_600
+
+
+def test_gemma3_1b_as_published() -> None:
+    # Gemma 3 report (arXiv 2503.19786) Table 1: 1B has 302M embedding and 698M non-embedding
+    # parameters; layers 5, 11, 17 and 23 are global, the 22 others local (window 512)
+    m = load_model("Gemma-3-1B")
+    embedding = m.vocab_size * m.hidden_size
+    assert (round(embedding / 1e6), round((m.parameters - embedding) / 1e6)) == (302, 698)
+    assert (m.sliding_window, m.window_layers, m.num_kv_heads) == (512, 22, 1)
+
+
+def test_gemma3_layer_types_decide(tmp_path: Path) -> None:
+    kinds = ["sliding_attention"] * 3 + ["full_attention"] * 3
+    text = dict(GEMMA3_27B_TEXT, num_hidden_layers=6, layer_types=kinds)
+    m = read_model(_config(tmp_path, "g3", **text))
+    assert m.window_layers == 3
+
+
+def test_gemma3_without_text_config_is_refused(tmp_path: Path) -> None:
+    path = _config(tmp_path, "g3", model_type="gemma3", text_config=[1])
+    with pytest.raises(SpecError, match=re.escape(
+            "g3.json: text_config: must be a JSON object (the text decoder's config) (got list)")):
+        read_model(path)
+
+
+def test_bad_text_config_key_names_its_place(tmp_path: Path) -> None:
+    text = dict(GEMMA3_27B_TEXT, num_hidden_layers="62")
+    with pytest.raises(SpecError, match=re.escape("g3.json: text_config: num_hidden_layers")):
+        read_model(_config(tmp_path, "g3", model_type="gemma3", text_config=text))
+
+
+@pytest.mark.parametrize("model_type, bias", [("qwen3", True), ("gpt_oss", False)])
+def test_attention_biases_the_code_lacks_are_refused(tmp_path: Path, model_type: str,
+                                                     bias: bool) -> None:
+    keys = dict(json.loads(Path(load_model("Qwen3-8B" if model_type == "qwen3"
+                                           else "gpt-oss-20b").path).read_text()))
+    keys["attention_bias"] = bias
+    with pytest.raises(SpecError, match=re.escape(f"attention_bias: not supported")):
+        read_model(_config(tmp_path, model_type, **keys))
+
+
+def test_qwen3_window_from_max_window_layers(tmp_path: Path) -> None:
+    keys = dict(json.loads(Path(load_model("Qwen3-8B").path).read_text()))
+    keys.update(use_sliding_window=True, sliding_window=4096, max_window_layers=28)
+    m = read_model(_config(tmp_path, "q", **keys))
+    assert (m.sliding_window, m.window_layers) == (4096, 36 - 28)
