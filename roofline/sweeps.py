@@ -27,6 +27,7 @@ from .evaluate.links import LEVELS as LINK_LEVELS
 from .symbols import B, M_sram, T, T_ctx
 
 __all__ = ["KindSweep", "by_kind", "intensity", "attention_bytes", "window_attention",
+           "linear_attention", "sparse_attention",
            "attention_flops", "attention_t2_coefficient",
            "attention_intensity_limit", "footprint", "scores_fit", "prefill_fits", "decode_memory",
            "decode_fits", "max_batch", "decode_intensity", "OperationPoint",
@@ -172,6 +173,48 @@ def window_attention(setting: Setting, tokens: np.ndarray | Sequence[int],
     vals = _attention_values(setting, None)
     return (_numeric(_heads(setting, window.flops(mode)), T, vals)(xs),
             _numeric(_heads(setting, window.hbm_bytes(mode)), T, vals)(xs))
+
+
+def linear_attention(setting: Setting, tokens: np.ndarray | Sequence[int],
+                     mode: str) -> tuple[np.ndarray, np.ndarray]:
+    """(FLOPs, HBM bytes) of one linear-attention layer's chunked recurrence in ``mode``
+    (``linear_attention.recurrence``: FLA's kernels, or the ideal traffic), for the heads one
+    device runs."""
+    from .derive import linear_attention as la
+
+    if not setting.architecture.linear_attention:
+        raise InputError("model", "has no linear-attention layers", setting.model.name)
+    op = la.recurrence(mode)
+    xs, vals = _array(tokens, "prompt"), _attention_values(setting, None)
+    return (_numeric(_heads(setting, op.flops), T, vals)(xs),
+            _numeric(_heads(setting, op.bytes), T, vals)(xs))
+
+
+def sparse_attention(setting: Setting, tokens: np.ndarray | Sequence[int],
+                     mode: str) -> dict[str, np.ndarray]:
+    """One sparse-attention layer's parts in ``mode`` (``sparse_attention.attention_operations``)
+    for the heads one device runs: the indexer's (its scores and the top-k pass) and the
+    attention's FLOPs and HBM bytes, keys ``indexer_flops``, ``indexer_bytes``,
+    ``attention_flops``, ``attention_bytes``."""
+    from .derive import sparse_attention as dsa
+
+    if not setting.architecture.sparse_attention:
+        raise InputError("model", "has no sparse attention", setting.model.name)
+    xs, vals = _array(tokens, "prompt"), _attention_values(setting, None)
+    out: dict[str, Any] = {}
+    for op in dsa.attention_operations(setting.architecture, mode, caches=setting.caches):
+        if op.kind != "attention":
+            continue
+        part = "indexer" if op.name.startswith("dsa.indexer") else "attention"
+        for what, expr in (("flops", op.flops), ("bytes", op.bytes)):
+            if setting.parallel:  # the indexer replicated, the attention over its heads;
+                from .derive import tensor_parallel  # 1/N_cp of the rows
+                from .symbols import N_cp
+
+                expr = expr.xreplace(tensor_parallel.substitution()) / N_cp
+            key = f"{part}_{what}"
+            out[key] = out.get(key, 0.0) + _numeric(expr, T, vals)(xs)
+    return {k: np.broadcast_to(v, xs.shape).astype(float) for k, v in out.items()}
 
 
 def attention_flops(setting: Setting, tokens: np.ndarray | Sequence[int],

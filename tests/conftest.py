@@ -105,7 +105,9 @@ def changes_at():
     schedules' ⌈T/B⌉ blocks, relaxed to T/B in the closed forms); or, where the root is
     ill-conditioned (head dimensions of 96 and 256, a sliding window, or a regime whose
     staircase intensity peaks within 6 % of the ridge: see ``test_crossover_roots``), the exact
-    intensity at x within 2 % of the ridge."""
+    intensity at x within 2 % of the ridge; or, where the crossing is shallow (compute time over
+    the slowest memory level's time moves under 10 % across the ±5 %), that balance within 2 %
+    of 1 at x."""
     from roofline.evaluate import prefill
 
     tolerance, near = 0.05, 0.02
@@ -118,6 +120,14 @@ def changes_at():
         xs = [max(1, int(x)) for x in np.geomspace(c.value, c.ends_at, 40)]
         return max(p.intensity for p in prefill(s, xs)) / s.ridge < 1 + 3 * near
 
+    def balance(s, xs: list[int]):
+        """Compute time over the slowest memory level's time, the prefill taken as one
+        operation (its bound's rule: compute-bound where it is at least 1)."""
+        from roofline import sweeps
+
+        k = sweeps.by_kind(s, xs)
+        return k.flops["total"] / k.peak / k.memory["total"]
+
     def check(s, x: float, expected: tuple[str, str], c) -> bool:
         below = max(1, math.floor(x * (1 - tolerance)) - 1)
         above = math.ceil(x * (1 + tolerance)) + 1
@@ -125,5 +135,10 @@ def changes_at():
             return True
         ill = s.model.head_dim not in (64, 128) or s.model.window != "none" or flat(s, c)
         point = prefill(s, [max(1, round(x))])[0]
-        return ill and abs(point.intensity / s.ridge - 1) < near
+        if ill and abs(point.intensity / s.ridge - 1) < near:
+            return True
+        # a shallow crossing: the balance moves under 10 % over the ±5 % around the root, so
+        # the staircase's steps of about a per cent cross it more than once there
+        low, at, high = balance(s, [below, max(1, round(x)), above])
+        return abs(high - low) < 0.1 and abs(at - 1) < near
     return check

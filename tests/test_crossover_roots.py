@@ -23,7 +23,12 @@ about 4,500 on the staircase, where the exact intensity is 1.5 % below the ridge
 12's presets): a regime whose intensity rises only a few per cent above the ridge before it falls
 again, where the staircase's steps of about one per cent cross the ridge several times
 (Qwen1.5-MoE-A2.7B on MI325X, tiled_fa2: at most 2.3 % above the ridge between 3,793 and 6,806
-tokens; DeepSeek-V2-Lite on RTX-4090 in fp32: 1.3 %)."""
+tokens; DeepSeek-V2-Lite on RTX-4090 in fp32: 1.3 %). A fourth (issue 31's presets): a
+shallow crossing, where compute time over the slowest memory level's time moves under 10 %
+across the ±5 % around the root (Qwen3-8B on TPU-v6e, kernel: 0.97 to 1.00, the 128-row tiles'
+steps crossing it three times between 1,650 and 1,725 tokens; DeepSeek-V3.2 on MI300X in tf32,
+tiled_fa2, its L2 binding: 1.03 to 1.01, the staircase memory-bound from 107,199 tokens against
+98,675 in closed form); there the balance at the root is held within 2 % of 1."""
 
 import math
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import doctest
 
 import pytest
-from sympy import Integer, Rational, S, Symbol, ceiling, expand, floor, simplify, sqrt
+from sympy import Integer, Min, Rational, S, Symbol, ceiling, expand, floor, simplify, sqrt
 
 from roofline.derive import attention, mla, projection, window
 from roofline.derive import sparse_attention as dsa
@@ -162,7 +162,7 @@ def test_decode_step_attends_to_at_most_k_top() -> None:
 
 def test_prefill_operations_total_the_parts() -> None:
     ops = {op.name: op for op in dsa.prefill_operations()}
-    assert ops["dsa.attention"].flops == dsa.sparse_flops()
+    assert ops["dsa.attention"].flops == Min(dsa.sparse_flops(), dsa.sparse_flops("mha"))
     assert ops["dsa.indexer.scores"].flops == dsa.indexer_flops()
     absorbing = ops["dsa.q_absorb"].flops + ops["dsa.out_absorb"].flops
     assert expand(absorbing - projection.flops(B * T, d_c, 2 * n_q * H)) == 0  # = mla.kv_up
@@ -214,3 +214,16 @@ def test_entries_are_exact_named_and_sourced() -> None:
 def test_docstring_examples_hold() -> None:
     failed, _ = doctest.testmod(dsa)
     assert failed == 0
+
+
+def test_bound_takes_the_cheaper_mode() -> None:
+    """The bound's FLOPs are masked MHA mode's below the mode crossover (≈ 12,813 tokens at
+    V3.2's sizes: every causal pair at 4·(128 + 32) FLOPs a head) and MQA mode's beyond it
+    (the top k at 4·(512 + 32)), each counted here by hand."""
+    values = {**V32, B: 1}
+    for t in (1_000, 4_096, 12_000, 13_000, 65_536):
+        mha = 128 * 4 * (128 + 32) * t * (t + 1) // 2
+        pairs = t * (t + 1) // 2 if t <= 2048 else t * 2048 - 2048 * 2047 // 2
+        mqa = 128 * 4 * (512 + 32) * pairs
+        assert dsa.bound_flops().subs({**values, T: t}) == min(mha, mqa)
+        assert (mha < mqa) == (t < 12_813)

@@ -151,7 +151,9 @@ def _page_branches() -> dict[str, object]:
     from roofline.docs.example import build
 
     example = build()
-    found = {**crossovers(Architecture(mla=True), ("l2",)), **crossovers(Architecture(), ("l2",))}
+    from roofline.derive.crossovers import catalogued
+
+    found = catalogued()
     out = {}
     for name, c in found.items():
         v, _ = _crossover_value(c, example)

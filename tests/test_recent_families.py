@@ -124,7 +124,7 @@ def test_gemma3_layer_types_decide(tmp_path: Path) -> None:
 def test_gemma3_without_text_config_is_refused(tmp_path: Path) -> None:
     path = _config(tmp_path, "g3", model_type="gemma3", text_config=[1])
     with pytest.raises(SpecError, match=re.escape(
-            "g3.json: text_config: must be a JSON object (the text decoder's config) (got list)")):
+            "g3.json: text_config: must be a JSON object (the text decoder's config) (got [1])")):
         read_model(path)
 
 
@@ -149,3 +149,99 @@ def test_qwen3_window_from_max_window_layers(tmp_path: Path) -> None:
     keys.update(use_sliding_window=True, sliding_window=4096, max_window_layers=28)
     m = read_model(_config(tmp_path, "q", **keys))
     assert (m.sliding_window, m.window_layers) == (4096, 36 - 28)
+
+
+# --- Qwen3-Next: a linear-attention hybrid -----------------------------------------------------
+
+def test_qwen3_next_as_published() -> None:
+    # model card (Qwen/Qwen3-Next-80B-A3B-Instruct): 80B in total, 79B non-embedding; 12 of 48
+    # layers full attention (every 4th), 36 Gated DeltaNet. Hand-expanded: a Gated DeltaNet
+    # layer holds in_proj_qkvz 2048·(2·16·128 + 2·32·128), in_proj_ba 2048·64, conv1d
+    # 8192·4, A_log and dt_bias 32 each, norm 128, out_proj 4096·2048; a full layer's attention
+    # q_proj 2048·(2·16·256) (query and gate), k_proj and v_proj 2048·512, o_proj 4096·2048,
+    # q_norm and k_norm 256 each; every layer's MoE a router 2048·512, 512 experts and one
+    # shared expert of 3·2048·512, the shared gate 2048; two norms of 2048 a layer
+    m = load_model("Qwen3-Next-80B-A3B")
+    D, V = 2048, 151936
+    linear = D * 12288 + D * 64 + 8192 * 4 + 64 + 128 + 4096 * D
+    full = D * 8192 + 2 * D * 512 + 4096 * D + 2 * 256
+    moe = D * 512 + 513 * 3 * D * 512 + D
+    total = 36 * linear + 12 * full + 48 * (moe + 2 * D) + D + 2 * V * D
+    assert m.parameters == total
+    assert (round(total / 1e9), round((total - 2 * V * D) / 1e9)) == (80, 79)
+    assert (m.linear_layers, m.linear_value_heads, m.attn_output_gate) == (36, 32, True)
+
+
+def test_hybrid_without_linear_layers_is_the_dense_model() -> None:
+    # L_lin = 0 in the hybrid's forms gives the dense model's operations exactly
+    from dataclasses import replace as arch_with
+
+    from roofline.derive.decode import decode_operations, model_kv_cache_bytes
+    from roofline.derive.transformer import (Architecture, parameter_count, prefill_operations,
+                                             total_bytes, total_flops)
+    from roofline.symbols import L_lin
+
+    dense = Architecture(moe=True, shared_experts=True, shared_gate=True, qk_norm=True)
+    hybrid = arch_with(dense, linear_attention=True)
+    for mode in ("naive", "kernel", "ideal"):
+        a, b = prefill_operations(dense, mode), prefill_operations(hybrid, mode)
+        for total in (total_flops, total_bytes):
+            assert expand(total(b).subs(L_lin, 0) - total(a)) == 0
+    assert expand(parameter_count(hybrid).subs(L_lin, 0) - parameter_count(dense)) == 0
+    assert expand(model_kv_cache_bytes(hybrid).subs(L_lin, 0) - model_kv_cache_bytes(dense)) == 0
+    assert expand(total_bytes(decode_operations(hybrid)).subs(L_lin, 0)
+                  - total_bytes(decode_operations(dense))) == 0
+
+
+def test_hybrid_state_does_not_grow() -> None:
+    # the KV cache of Qwen3-Next at T: 12 full layers × 2 × 2 heads × 256 × T × 2 bytes, and
+    # 36 linear layers' state of 32·128·128 + 3·(2·16·128 + 32·128) elements, 2 bytes each
+    import roofline
+
+    for t in (4096, 65536):
+        table = roofline.prefill("H200-SXM", "Qwen3-Next-80B-A3B", prompts=[t])
+        state = 36 * (32 * 128 * 128 + 3 * 8192) * 2
+        assert table.memory["kv_cache"] == 12 * 2 * 2 * 256 * t * 2 + state
+
+
+# --- DeepSeek-V3.2: sparse attention -----------------------------------------------------------
+
+def test_deepseek_v32_adds_the_indexer() -> None:
+    # DeepSeek-V3's 671,026,404,352 (the same config's shape: the 671B of arXiv 2412.19437) and
+    # 61 indexers of wq_b 1536·64·128, wk 7168·128, k_norm 2·128, weights_proj 7168·64
+    # (DeepSeek-V3.2-Exp inference/model.py, class Indexer); the MTP layer not counted
+    m = load_model("DeepSeek-V3.2")
+    indexer = 1536 * 64 * 128 + 7168 * 128 + 2 * 128 + 7168 * 64
+    assert m.parameters == 671_026_404_352 + 61 * indexer
+    assert (m.index_topk, m.index_heads, m.index_head_dim) == (2048, 64, 128)
+
+
+def test_sparse_equals_dense_at_short_prompts() -> None:
+    # at T ≤ k_top every query attends to all its keys: the sparse model's attention FLOPs in
+    # the kernel mode are dense latent attention's (the masked MHA mode), plus the indexer's
+    import roofline
+
+    def attention_flops(model: str, t: int, name: str) -> float:
+        table = roofline.prefill("H200-SXM", model, prompts=[t])
+        return sum(o.flops for o in table.points[0].operations if o.name.startswith(name))
+
+    for t in (512, 2048):
+        dense = attention_flops("DeepSeek-V3", t, "attention.")
+        assert attention_flops("DeepSeek-V3.2", t, "dsa.attention") == pytest.approx(dense)
+    # beyond k_top the sparse attention grows linearly: equal steps in T, equal steps in FLOPs
+    a, b, c = (attention_flops("DeepSeek-V3.2", t, "dsa.attention")
+               for t in (40_000, 60_000, 80_000))
+    assert b - a == pytest.approx(c - b)
+
+
+def test_bad_hybrid_and_sparse_shapes_are_refused(tmp_path: Path) -> None:
+    keys = dict(json.loads(Path(load_model("Qwen3-Next-80B-A3B").path).read_text()))
+    keys["linear_num_value_heads"] = 24  # not a multiple of the 16 key heads
+    with pytest.raises(SpecError, match=re.escape(
+            "linear_value_heads: must be a multiple of the 16 linear key heads (got 24)")):
+        read_model(_config(tmp_path, "n", **keys))
+    keys = dict(json.loads(Path(load_model("DeepSeek-V3.2").path).read_text()))
+    keys["q_lora_rank"] = None
+    with pytest.raises(SpecError, match=re.escape("index_topk: needs latent attention with a "
+                                                  "query latent")):
+        read_model(_config(tmp_path, "d", **keys))

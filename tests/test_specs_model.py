@@ -21,7 +21,7 @@ PRESETS = ("Llama-2-7B", "Llama-2-70B", "Llama-3-8B", "Llama-3-70B", "Mistral-7B
            "Mixtral-8x7B", "Qwen2.5-7B", "OPT-13B", "GPT-3-175B", "Llama-3.1-8B",
            "Llama-3.1-70B", "Llama-3.1-405B", "Gemma-2-9B", "Phi-3-mini-4k", "DeepSeek-V2-Lite",
            "DeepSeek-V3", "Qwen1.5-MoE-A2.7B", "Qwen3-8B", "Qwen3-30B-A3B", "gpt-oss-20b",
-           "Gemma-3-1B")
+           "Gemma-3-1B", "Qwen3-Next-80B-A3B", "DeepSeek-V3.2")
 
 # The presets' shapes and exact parameter totals, copied here with their public sources (one per
 # row) so that nothing outside the repository is read. Shape: the config.json on the row (GPT-3:
@@ -111,6 +111,16 @@ REFERENCE = {
     # non-embedding parameters
     "Gemma-3-1B": ((1152, 26, 4, 1, 256, 6912, 262144, 32768, 1, 1),
                    "gelu", True, False, "rms", True, 999_885_952),
+    # huggingface.co/Qwen/Qwen3-Next-80B-A3B-Instruct/blob/main/config.json (36 Gated DeltaNet
+    # layers, 12 full; hand-expanded in tests/test_recent_families.py); model card: 80B in
+    # total, 79B non-embedding
+    "Qwen3-Next-80B-A3B": ((2048, 48, 16, 2, 256, 512, 151936, 262144, 512, 10),
+                           "silu", False, False, "rms", True, 79_674_391_296),
+    # huggingface.co/deepseek-ai/DeepSeek-V3.2/blob/main/config.json: DeepSeek-V3's shape and
+    # 61 indexers of 13,959,424 (DeepSeek-V3.2-Exp inference/model.py, class Indexer); 685B on
+    # the model page with the multi-token-prediction layer, not counted (as DeepSeek-V3's)
+    "DeepSeek-V3.2": ((7168, 61, 128, 128, 128, 2048, 129280, 163840, 256, 8),
+                      "silu", False, False, "rms", True, 671_877_929_216),
 }
 
 
@@ -228,7 +238,7 @@ def test_load_by_path_names_by_stem(tmp_path: Path) -> None:
 
 def test_unknown_name_lists_valid_ones() -> None:
     with pytest.raises(UnknownNameError, match=r"unknown model 'BERT'; valid names: "
-                       r"DeepSeek-V2-Lite, DeepSeek-V3, GPT-3-175B, Gemma-2-9B, .*Qwen2.5-7B, Qwen3-30B-A3B, Qwen3-8B, gpt-oss-20b$"):
+                       r"DeepSeek-V2-Lite, DeepSeek-V3, DeepSeek-V3.2, GPT-3-175B, Gemma-2-9B, .*Qwen2.5-7B, Qwen3-30B-A3B, Qwen3-8B, Qwen3-Next-80B-A3B, gpt-oss-20b$"):
         load_model("BERT")
 
 
@@ -250,7 +260,7 @@ BAD = [
     ("not_an_object", "", "must hold a JSON object", "list"),
     ("missing_key", "intermediate_size", "missing required key", None),
     ("unsupported_type", "model_type",
-     "unsupported; supported: llama, mistral, mixtral, qwen2, phi3, gemma, gemma2, opt, gpt2, gpt_neox, qwen2_moe, deepseek_v2, deepseek_v3, qwen3, qwen3_moe, gemma3, gemma3_text, gpt_oss"
+     "unsupported; supported: llama, mistral, mixtral, qwen2, phi3, gemma, gemma2, opt, gpt2, gpt_neox, qwen2_moe, deepseek_v2, deepseek_v3, deepseek_v32, qwen3, qwen3_moe, gemma3, gemma3_text, gpt_oss, qwen3_next"
      "; describe the model in a shape file (.toml, models/README.md) with hidden_size, num_layers, num_heads, intermediate_size, vocab_size, max_position and a source", "t5"),
     ("not_an_integer", "hidden_size", "must be a positive integer", "4096"),
     ("zero", "num_hidden_layers", "must be a positive integer", 0),
@@ -321,7 +331,7 @@ def _variant(tmp_path: Path, change: dict, drop: tuple[str, ...] = ()) -> Path:
     ({"attention_bias": [True]}, "attention_bias", "must be true or false", [True]),
     ({"mlp_bias": "true"}, "mlp_bias", "must be true or false", "true"),
     ({"model_type": ["llama"]}, "model_type",
-     "must be a string, one of: llama, mistral, mixtral, qwen2, phi3, gemma, gemma2, opt, gpt2, gpt_neox, qwen2_moe, deepseek_v2, deepseek_v3, qwen3, qwen3_moe, gemma3, gemma3_text, gpt_oss",
+     "must be a string, one of: llama, mistral, mixtral, qwen2, phi3, gemma, gemma2, opt, gpt2, gpt_neox, qwen2_moe, deepseek_v2, deepseek_v3, deepseek_v32, qwen3, qwen3_moe, gemma3, gemma3_text, gpt_oss, qwen3_next",
      ["llama"]),
     ({"model_type": {"name": "llama"}}, "model_type", "must be a string, one of:",
      {"name": "llama"}),

@@ -233,8 +233,21 @@ def _attention_rows(m: Any) -> list[tuple[str, str, str]]:
                      f"{m.rope_head_dim}; {query}; KV cache "
                      f"{m.kv_lora_rank + m.rope_head_dim} elements per token per layer",
                      "d_c, H_r" + (", d_cq" if m.q_lora_rank else "")))
+    if m.linear_layers:
+        rows.append(("linear attention", f"Gated DeltaNet on {m.linear_layers} of "
+                     f"{m.num_layers} layers (the others full attention): "
+                     f"{m.linear_key_heads} query/key heads of {m.linear_key_head_dim}, "
+                     f"{m.linear_value_heads} value heads of {m.linear_value_head_dim}, a "
+                     f"convolution of width {m.linear_conv_kernel}; a state of "
+                     f"{m.linear_value_heads * m.linear_key_head_dim * m.linear_value_head_dim:,}"
+                     " elements per layer in place of a KV cache (and the convolution's)",
+                     "L_lin, n_lk, H_lk, n_lv, H_lv, K_conv"))
+    if m.attn_output_gate:
+        rows.append(("output gate", "a sigmoid gate on the attention's output, from the query "
+                     "projection (n_q·H more outputs)", ""))
     if m.window == "none":
-        rows.append(("sliding window", "none: every layer attends to the whole prompt", ""))
+        if not m.linear_layers:
+            rows.append(("sliding window", "none: every layer attends to the whole prompt", ""))
     else:
         where = ("every layer" if m.window == "all"
                  else f"{m.window_layers} of {m.num_layers} layers")

@@ -77,3 +77,12 @@ class Architecture:
     # a learned sink logit per query head in every softmax's denominator (gpt-oss: n_q
     # parameters a layer; element-wise work inside the attention kernel)
     sinks: bool = False
+    # L_lin of the L layers are Gated DeltaNet linear attention, the others full attention
+    # (Qwen3-Next, :mod:`roofline.derive.linear_attention`)
+    linear_attention: bool = False
+    # a sigmoid gate on the attention's output, its n_q·H values from the query projection
+    # (Qwen3-Next's attn_output_gate)
+    attn_gate: bool = False
+    # DeepSeek Sparse Attention on latent attention: a lightning indexer picks each query's
+    # k_top keys (DeepSeek-V3.2, :mod:`roofline.derive.sparse_attention`)
+    sparse_attention: bool = False

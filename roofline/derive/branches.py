@@ -24,7 +24,7 @@ from sympy import (Add, And, Dummy, Eq, Expr, Integer, Max, Min, Piecewise, Poly
                    Symbol, cancel, expand, factor_terms, nan, oo, solve, sstr, together, true,
                    zoo)
 
-from ..symbols import B, M_l2, M_l3, M_sram, N_sm, P_peak, W, b_a, beta_hbm
+from ..symbols import B, M_l2, M_l3, M_sram, N_sm, P_peak, W, b_a, beta_hbm, k_top
 
 __all__ = ["Branch", "Choice", "Crossover", "cross", "main_choice", "quadratic_root"]
 
@@ -264,11 +264,15 @@ def main_choice(atom: Expr, memory_bound: bool = False) -> Expr:
     """The argument of a Max/Min that the main (catalogue) branch takes: the regime of long
     prompts on a real device. max(1, x) block counts → x (at least one block); min(n_e, rows·n_a)
     → n_e (every expert receives a token); min(T, W) → W (the prompt outgrows the sliding
-    window); min(H, B_c) → B_c (the SRAM limits the row block);
+    window); min(T, k_top) → k_top and sparse attention's min(MQA, masked MHA) → MQA (the
+    prompt outgrows the top k); min(H, B_c) → B_c (the SRAM limits the row block);
     a roofline time max(F/P, Q/β) → F/P (compute-bound), or Q/β where ``memory_bound``."""
     args = atom.args
     if isinstance(atom, Min) and W in args:
         return W  # min(T, W) → W: prompts longer than the sliding window
+    if isinstance(atom, Min) and any(a.has(k_top) for a in args):
+        # min(T, k_top) → k_top, min(MQA mode, masked MHA mode) → MQA mode over the top k
+        return next(a for a in args if a.has(k_top))
     if any(a.has(M_l2, M_l3) for a in args) and 0 in args:
         return Integer(0)  # max(0, 1 − M/S) → 0: the working set fits in the cache
     if any(a.has(N_sm) for a in args) and not all(a.has(N_sm) for a in args):

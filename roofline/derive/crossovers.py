@@ -26,7 +26,7 @@ from .parallel_crossovers import parallel_crossovers
 from .transformer import (Architecture, Operation, prefill_operations, total_flops,
                           weight_bytes)
 
-__all__ = ["crossovers", "entries"]
+__all__ = ["crossovers", "catalogued", "entries", "FAMILIES"]
 
 FA1 = "FlashAttention (arXiv 2205.14135)"
 BOOK = "scaling-book 'All About Rooflines' and 'All the Transformer Math You Need to Know'"
@@ -171,6 +171,7 @@ def crossovers(arch: Architecture = Architecture(),
         total_flops(dec), P_peak * aggregate_memory_time(dec), "intensity",
         ("one decode step; projections of one layer as one operation",), True))
     out += _new_family_crossovers(arch)
+    out += _this_year_crossovers(arch, caches)
     out += parallel_crossovers(arch, caches)
     return {c.name: c for c in out}
 
@@ -196,11 +197,69 @@ def _new_family_crossovers(arch: Architecture) -> list[Crossover]:
          "main branch: both forms memory-bound"), memory_bound=(naive, absorbed))]
 
 
+# --- issue 31: windows, linear-attention hybrids, sparse attention (appended) ---------------
+def _this_year_crossovers(arch: Architecture, caches: tuple[str, ...]) -> list[Crossover]:
+    """Crossovers of this year's families: where a windowed layer's attention stops growing
+    quadratically (T = W); where a hybrid's full-attention layers take as long as its
+    linear-attention layers' recurrence (T² against T); where sparse attention's indexer,
+    quadratic, takes as long as the top-k attention, linear beyond k_top."""
+    from . import linear_attention, sparse_attention
+    from ..symbols import W
+
+    out: list[Crossover] = []
+    if arch.window != "none":
+        out.append(cross(
+            "window_stops_growing_tokens", "prompt length beyond which a windowed layer's "
+            "attention grows as W·T instead of T² (each query sees W keys)", "tokens",
+            window.SOURCE, T, T, W, "balance", ("windowed layers",)))
+    device = ("one device's share",) if arch.parallel else ()
+    for mode in attention.MODES if arch.linear_attention else ():
+        attn = _of(_prefill(arch, mode, caches), "attention")
+        linear = [op for op in attn if op.name.startswith("linear_attn")]
+        full, lin = total_time([op for op in attn if op not in linear]), total_time(linear)
+        slow = (lin, full) if mode in ("naive", "tiled") else (lin,)
+        out.append(cross(
+            f"full_attention_overtakes_linear_tokens.{mode}",
+            f"prompt length at which the full-attention layers' {mode} attention takes as long "
+            "as the linear-attention layers' recurrence", "tokens",
+            f"{linear_attention.PAPER}; {BOOK} (roofline time max(F/P, Q/β))", T, full, lin,
+            "balance", ("L − L_lin full layers against L_lin linear layers; each operation at "
+                        "its own roof, as prefill times it", *device), memory_bound=slow))
+    for mode in sparse_attention.SPARSE_MODES if arch.sparse_attention else ():
+        attn = _of(_prefill(arch, mode, caches), "attention")
+        indexer = total_time([op for op in attn if op.name.startswith("dsa.indexer")])
+        main = total_time([op for op in attn if op.name.startswith("dsa.attention")])
+        out.append(cross(
+            f"sparse_indexer_overtakes_attention_tokens.{mode}",
+            f"prompt length at which sparse attention's indexer (its scores and top-k) takes as "
+            f"long as the top-k attention ({mode})", "tokens",
+            f"{sparse_attention.SOURCE}; {BOOK} (roofline time max(F/P, Q/β))", T, indexer,
+            main, "balance", ("every layer; the indexer scores all causal pairs, the attention "
+                              "min(i + 1, k_top) keys a query", *device), memory_bound=(main,)))
+    return out
+
+
+# The architectures whose own crossovers the catalogue shows beside the default's: every layer
+# windowed, a linear-attention hybrid, sparse attention on latent attention
+FAMILIES = (Architecture(window="all"), Architecture(linear_attention=True),
+            Architecture(mla=True, q_lora=True, sparse_attention=True))
+
+
+def catalogued() -> dict[str, Crossover]:
+    """Every crossover the catalogue holds, by name: the default architecture's on a GPU with
+    an L2, and those only latent attention and :data:`FAMILIES` have."""
+    found = {c.name: c for arch in (Architecture(mla=True), *FAMILIES)
+             for c in crossovers(arch, ("l2",)).values()}
+    return {**found, **crossovers(Architecture(), ("l2",))}
+
+
 def entries() -> list[Entry]:
-    """The crossovers of the default (Llama-style) architecture on a GPU with an L2 cache."""
+    """The crossovers of the default (Llama-style) architecture on a GPU with an L2 cache, and
+    those only latent attention, a window, a hybrid or sparse attention have."""
     out = []
     for c in [*crossovers(Architecture(), ("l2",)).values(),
-              *_new_family_crossovers(Architecture(mla=True))]:
+              *_new_family_crossovers(Architecture(mla=True)),
+              *(c for arch in FAMILIES for c in _this_year_crossovers(arch, ("l2",)))]:
         branch = c.main_branch
         root = branch.root
         steps: list[tuple[str, Expr]] = [

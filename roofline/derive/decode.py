@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from sympy import Expr
 
-from ..symbols import B, H, L, T, b_kv, n_kv
-from . import mla, window
+from ..symbols import B, H, L, L_lin, T, b_kv, n_kv
+from . import linear_attention, mla, sparse_attention, window
 from .entry import Entry
 from .layers import attention_step
 from .transformer import (Architecture, Operation, edge_operations, layer_operations,
@@ -39,9 +39,16 @@ def model_kv_cache_bytes(arch: Architecture = Architecture()) -> Expr:
     """The KV cache of ``arch`` after T tokens: every global layer keeps T positions, every
     windowed layer :func:`roofline.derive.window.cached_tokens` (min(T, W) in a rolling
     buffer, Mistral 7B arXiv 2310.06825 §2). Multi-head latent attention keeps its latent,
-    d_c + H_r elements per token and layer (:func:`roofline.derive.mla.kv_cache_bytes`)."""
+    d_c + H_r elements per token and layer (:func:`roofline.derive.mla.kv_cache_bytes`). A
+    hybrid's L_lin linear-attention layers keep a state that does not grow with T
+    (:func:`roofline.derive.linear_attention.state_elements`, at b_kv)."""
+    if arch.sparse_attention:  # the latent and the indexer's keys
+        return mla.kv_cache_bytes() + sparse_attention.cache_bytes()
     if arch.mla:
         return mla.kv_cache_bytes()
+    if arch.linear_attention:  # the full layers' cache, the linear layers' fixed state
+        state = L_lin * B * linear_attention.state_elements() * b_kv
+        return kv_cache_bytes(T, L - L_lin) + state
     glob, local = window.layer_split(arch)
     out = kv_cache_bytes(T, glob) if glob != 0 else 0
     return out + (kv_cache_bytes(window.cached_tokens(arch), local) if local != 0 else 0)
@@ -54,15 +61,18 @@ def decode_operations(arch: Architecture = Architecture()) -> list[Operation]:
     key/value up-projection of the new token (``mla.kv_up``): the naive form expands the new
     latent with the cached ones, the absorbed form never expands it."""
     if arch.mla:
-        ops = layer_operations(arch, B, mla.decode_step(arch.mla_decode, layers=L))
+        step = sparse_attention.decode_attention() if arch.sparse_attention else \
+            mla.decode_step(arch.mla_decode, layers=L)
+        ops = layer_operations(arch, B, step)
         return [*(op for op in ops if op.name != "mla.kv_up"), *edge_operations(arch, B, B)]
+    recurrence = linear_attention.decode_step() if arch.linear_attention else None
     step: Operation | list[Operation] = attention_step()
     if arch.window != "none":
         glob, local = window.layer_split(arch)
         step = [attention_step(window.decode_keys(), "attention.decode.window", local)]
         if glob != 0:
             step.insert(0, attention_step(layers=glob))
-    return [*layer_operations(arch, B, step), *edge_operations(arch, B, B)]
+    return [*layer_operations(arch, B, step, recurrence), *edge_operations(arch, B, B)]
 
 
 def entries() -> list[Entry]:

@@ -172,7 +172,8 @@ def attention_parameters(arch: Architecture = Architecture()) -> Expr:
     """Parameters of one layer's attention: W^Q, W^K, W^V (D → (n_q + 2·n_kv)·H) and W^O
     (n_q·H → D), with their biases where the architecture has them; the QK-norm's gains (H
     for the queries, H for the keys: Qwen3's and Gemma-3's ``q_norm``, ``k_norm``); gpt-oss's
-    sinks (one per query head, ``GptOssAttention.sinks``).
+    sinks (one per query head, ``GptOssAttention.sinks``); Qwen3-Next's output gate (the query
+    projection's second n_q·H outputs).
 
     >>> attention_parameters()
     D*H*n_q + D*H*(2*n_kv + n_q)
@@ -181,7 +182,8 @@ def attention_parameters(arch: Architecture = Architecture()) -> Expr:
     """
     qkv, bias = (n_q + 2 * n_kv) * H, arch.linear_bias
     return (D * qkv + n_q * H * D + (qkv if arch.qkv_bias or bias else 0) + (D if bias else 0)
-            + (2 * H if arch.qk_norm else 0) + (n_q if arch.sinks else 0))
+            + (2 * H if arch.qk_norm else 0) + (n_q if arch.sinks else 0)
+            + (D * n_q * H if arch.attn_gate else 0))
 
 
 def model_parameters(arch: Architecture, attention_params: Expr, layer_mlp_params: Expr = 0,

@@ -44,7 +44,8 @@ from .entry import Entry
 from .layers import ACT_FLOPS, NORM_FLOPS, Operation, elementwise_op, projection_op
 
 __all__ = ["SOURCE", "SOLVES", "conv_channels", "chunks", "solve_macs", "chunk_macs",
-           "chunkwise_flops", "recurrent_flops", "projection_operations", "prefill_operations",
+           "chunkwise_flops", "recurrent_flops", "projection_operations", "recurrence",
+           "layer_operations", "prefill_operations",
            "decode_step", "kernel_traffic", "chunkwise_bytes", "ideal_bytes", "state_elements",
            "layer_parameters", "entries"]
 
@@ -138,14 +139,33 @@ def projection_operations(rows: Expr = B * T) -> list[Operation]:
     ]
 
 
+def recurrence(mode: str = "kernel", smooth: bool = False,
+               solve: str = "reference") -> Operation:
+    """One layer's chunked recurrence over B·T rows ("attention" kind): :func:`chunkwise_flops`,
+    with FLA's traffic (:func:`chunkwise_bytes`) in every attention mode but ``ideal``
+    (:func:`ideal_bytes`): the modes name schedules of softmax attention, and a linear layer
+    has one kernel whichever the full-attention layers run. ``smooth`` drops the ceiling
+    ⌈T/C_lin⌉ → T/C_lin (for the crossovers' roots)."""
+    ideal = mode == "ideal"
+    flops, nbytes = chunkwise_flops(solve), ideal_bytes() if ideal else chunkwise_bytes()
+    if smooth:
+        flops, nbytes = (e.replace(ceiling, lambda x: x) for e in (flops, nbytes))
+    return Operation("linear_attn.chunk.ideal" if ideal else "linear_attn.chunk", "attention",
+                     flops, nbytes)
+
+
+def layer_operations(rows: Expr, recurrence_op: Operation) -> list[Operation]:
+    """One linear-attention layer over ``rows`` token rows: :func:`projection_operations` with
+    ``recurrence_op`` (:func:`recurrence` in a prefill, :func:`decode_step` in a decode step)
+    after the gates."""
+    ops = projection_operations(rows)
+    return ops[:4] + [recurrence_op] + ops[4:]
+
+
 def prefill_operations(mode: str = "kernel", solve: str = "reference") -> list[Operation]:
-    """One layer's prefill of B·T rows: :func:`projection_operations` with the chunked
-    recurrence ("attention" kind) after the gates; ``mode`` "kernel" (FLA's traffic) or
-    "ideal"."""
-    nbytes = {"kernel": chunkwise_bytes, "ideal": ideal_bytes}[mode]()
-    rec = Operation(f"linear_attn.chunk.{mode}", "attention", chunkwise_flops(solve), nbytes)
-    ops = projection_operations(B * T)
-    return ops[:4] + [rec] + ops[4:]
+    """One layer's prefill of B·T rows: :func:`layer_operations` with the chunked recurrence;
+    ``mode`` "kernel" (FLA's traffic) or "ideal"."""
+    return layer_operations(B * T, recurrence(mode, solve=solve))
 
 
 def decode_step(layers: Expr = Integer(1)) -> Operation:

@@ -35,9 +35,11 @@ mode for short prompts is :func:`sparse_flops` ``mode="mha"`` (the materialised 
 
 from __future__ import annotations
 
-from sympy import Expr, Integer, Min, Rational, factor, log, sqrt
+from dataclasses import replace
 
-from ..symbols import B, D, H, H_idx, H_r, T, T_ctx, W, b_a, b_kv, d_c, d_cq, k_top, n_idx, n_q
+from sympy import Expr, Integer, Min, Rational, factor, sqrt
+
+from ..symbols import B, D, H, H_idx, H_r, L, T, T_ctx, W, b_a, b_kv, d_c, d_cq, k_top, n_idx, n_q
 from . import mla, projection, window
 from .entry import Entry
 from .layers import NORM_FLOPS, ROPE_FLOPS, Operation, elementwise_op, projection_op
@@ -45,7 +47,9 @@ from .layers import NORM_FLOPS, ROPE_FLOPS, Operation, elementwise_op, projectio
 __all__ = ["SOURCE", "FP32", "INDEX", "indexer_operations", "indexer_pair_flops",
            "causal_pairs", "indexer_flops", "indexer_bytes", "topk_bytes", "topk_pairs",
            "sparse_pair_flops", "sparse_flops", "sparse_bytes", "absorb_operations",
-           "prefill_operations", "decode_operations", "indexer_parameters", "crossover",
+           "bound_flops", "ideal_sparse_bytes", "attention_operations", "prefill_operations",
+           "decode_attention", "decode_operations", "cache_bytes", "indexer_parameters",
+           "crossover",
            "crossover_condition", "mode_crossover", "entries"]
 
 REPORT = "DeepSeek-V3.2-Exp report (github.com/deepseek-ai/DeepSeek-V3.2-Exp DeepSeek_V3_2.pdf)"
@@ -56,6 +60,10 @@ FLASHMLA = ("FlashMLA README 'Sparse MLA Prefill' and csrc/sm90/prefill/sparse/p
 SOURCE = f"{REPORT} §1 eq. (1)-(2), 'Instantiate DSA Under MLA', §3, Appendix A; {CODE}"
 FP32 = Integer(4)  # bytes of an FP32 logit, head weight or key scale (DeepGEMM, kernel.py)
 INDEX = Integer(4)  # bytes of an int32 top-k index (FlashMLA's indices)
+# FLOPs an element of rotate_activation and act_quant: a Hadamard transform's log2(128) = 7
+# stages, its scale and FP8 quantisation (2)
+ROTATE_FLOPS = 10
+SPARSE_MODES = ("kernel", "ideal")  # the modes that run MQA mode's sparse kernel
 _PAIR = "each query sees keys 0 … i; the indexer scores them all, attention reads the top k_top"
 
 
@@ -70,7 +78,9 @@ def indexer_operations(rows: Expr) -> list[Operation]:
     transform of each of the n_idx + 1 vectors of H_idx (log2 H_idx add/subtract stages of
     H_idx, and its scale), and FP8 quantisation (a block maximum and a division per element:
     2), read at b_a, written in FP8 at b_kv (q for the scores, k into the indexer's cache, with
-    one FP32 scale per vector).
+    one FP32 scale per vector). The transform's log2 H_idx stages are taken at V3.2's
+    H_idx = 128 (7), with its scale and the quantisation: :data:`ROTATE_FLOPS` = 10 an element,
+    a convention as the other element-wise counts are.
 
     >>> [op.name for op in indexer_operations(T)][:3]
     ['dsa.indexer.q_up', 'dsa.indexer.k_proj', 'dsa.indexer.k_norm']
@@ -86,8 +96,7 @@ def indexer_operations(rows: Expr) -> list[Operation]:
         elementwise_op("dsa.indexer.weights_scale", 3, rows * n_idx, rows * n_idx,
                        rows * n_idx),
         elementwise_op("dsa.indexer.rope", ROPE_FLOPS, rotated, rotated, rotated),
-        Operation("dsa.indexer.rotate_quant", "elementwise",
-                  vectors * H_idx * (log(H_idx, 2) + 1 + 2),
+        Operation("dsa.indexer.rotate_quant", "elementwise", vectors * H_idx * ROTATE_FLOPS,
                   b_a * vectors * H_idx + b_kv * vectors * H_idx + FP32 * vectors),
     ]
 
@@ -207,36 +216,92 @@ def absorb_operations(rows: Expr) -> list[Operation]:
                       projection.hbm_bytes(heads, d_c, H, matrices=n_q))]
 
 
+def bound_flops() -> Expr:
+    """The main attention's FLOPs in the bound: the fewer of MQA mode over the top-k pairs and
+    the report's masked MHA mode over every causal pair, which it runs for short prompts (§3):
+    min(:func:`sparse_flops` "mqa", "mha"). Below :func:`mode_crossover` (12,813 tokens at
+    V3.2's sizes) the masked MHA mode does fewer, beyond it MQA mode; the per-token products
+    are the same FLOPs either way (:func:`absorb_operations`). The bytes stay MQA mode's: both
+    modes are compute-bound where MHA mode is the cheaper."""
+    return Min(sparse_flops("mqa"), sparse_flops("mha"))
+
+
+def ideal_sparse_bytes() -> Expr:
+    """The lower bound of the sparse attention's traffic (the ``ideal`` mode): Q read and O
+    written once, every latent entry read once per sequence (not once per query that selects
+    it): B·T·(n_q·(2·d_c + H_r)·b_a + (d_c + H_r)·b_kv)."""
+    return B * T * (n_q * (2 * d_c + H_r) * b_a + mla.cache_elements() * b_kv)
+
+
+def attention_operations(arch, mode: str, smooth: bool = False,
+                         caches=()) -> list[Operation]:
+    """The prefill's attention of every layer (each operation counting L): the indexer's scores
+    and the top-k pass, then in the ``kernel`` and ``ideal`` modes MQA mode's absorbing
+    products around the sparse attention (:func:`ideal_sparse_bytes` in ``ideal``; in ``kernel``
+    FlashMLA's gathers, :func:`sparse_bytes`, at HBM on a device without caches, and behind
+    the cache levels ``caches`` each latent entry read from HBM once and every gather served
+    through the caches, as ``kernel`` attention's re-reads are); in the papers' schedules of dense attention (``naive``,
+    ``tiled``, ``tiled_fa2``) the report's masked MHA mode: latent attention's dense operations
+    in that mode (:func:`roofline.derive.mla.attention_operations`), every causal pair computed,
+    the mask removing none of the work."""
+    scores = [Operation("dsa.indexer.scores", "attention", indexer_flops(), indexer_bytes(), L),
+              Operation("dsa.indexer.topk", "attention", Integer(0), topk_bytes(), L)]
+    if mode not in SPARSE_MODES:
+        dense = mla.attention_operations(arch, mode, smooth, caches)
+        return [*scores, *(replace(op, count=L) for op in
+                           (dense if isinstance(dense, list) else [dense]))]
+    q_absorb, out_absorb = absorb_operations(B * T)
+    flops = bound_flops()
+    if mode == "ideal":
+        attend = Operation("dsa.attention.ideal", "attention", flops, ideal_sparse_bytes(), L)
+    elif caches:  # each latent entry from HBM once, every gather through the caches
+        unique = sparse_bytes(gathers=Integer(0)) + B * T * mla.cache_elements() * b_kv
+        attend = Operation("dsa.attention", "attention", flops, unique, L,
+                           tuple((level, sparse_bytes()) for level in caches))
+    else:
+        attend = Operation("dsa.attention", "attention", flops, sparse_bytes(), L)
+    return [*scores, q_absorb, attend, out_absorb]
+
+
 def prefill_operations() -> list[Operation]:
     """One layer's DSA beyond MLA's projections (mla.projections, less ``mla.kv_up`` in MQA
     mode) for B sequences of T tokens: the indexer's projections, its scores, the top-k, the
     absorbing products and the sparse attention."""
-    rows = B * T
-    return [*indexer_operations(rows),
-            Operation("dsa.indexer.scores", "attention", indexer_flops(), indexer_bytes()),
-            Operation("dsa.indexer.topk", "attention", Integer(0), topk_bytes()),
-            absorb_operations(rows)[0],
-            Operation("dsa.attention", "attention", sparse_flops(), sparse_bytes()),
-            absorb_operations(rows)[1]]
+    from .architecture import Architecture
+
+    ops = attention_operations(Architecture(mla=True, q_lora=True), "kernel")
+    return [*indexer_operations(B * T), *(replace(op, count=Integer(1)) for op in ops)]
+
+
+def decode_attention(keys: Expr = T_ctx + 1) -> list[Operation]:
+    """One decode step's attention of every layer (the attention kind counting L), B sequences
+    at context T_ctx: the indexer's scores over ``keys`` = T_ctx + 1 (the cache and itself;
+    DeepGEMM's paged ``fp8_paged_mqa_logits``), the top-k over them, and mla.decode_step's
+    absorbed form over the min(T_ctx + 1, k_top) selected entries (FlashMLA's sparse decoding
+    kernel), named ``dsa.*`` and with the k_top indices read."""
+    selected = Min(keys, k_top)
+    q_absorb, latent, out_absorb = mla.decode_step("absorbed", keys=selected)
+    return [Operation("dsa.indexer.scores.decode", "attention", indexer_flops(keys),
+                      indexer_bytes(queries=Integer(1), keys=keys, pairs=keys), L),
+            Operation("dsa.indexer.topk.decode", "attention", Integer(0),
+                      topk_bytes(Integer(1), keys), L),
+            Operation("dsa.q_absorb", q_absorb.kind, q_absorb.flops, q_absorb.bytes),
+            Operation("dsa.attention.decode", "attention", latent.flops,
+                      latent.bytes + B * INDEX * k_top, L),
+            Operation("dsa.out_absorb", out_absorb.kind, out_absorb.flops, out_absorb.bytes)]
 
 
 def decode_operations(keys: Expr = T_ctx + 1) -> list[Operation]:
-    """One decode step of B sequences at context T_ctx, one layer: the indexer's projections of
-    the new token, its scores over ``keys`` = T_ctx + 1 (the cache and itself; DeepGEMM's
-    paged ``fp8_paged_mqa_logits``), the top-k over them, and mla.decode_step's absorbed
-    form over the min(T_ctx + 1, k_top) selected entries (FlashMLA's sparse decoding kernel),
-    named ``dsa.*`` and with the k_top indices read."""
-    selected = Min(keys, k_top)
-    q_absorb, latent, out_absorb = mla.decode_step("absorbed", keys=selected)
-    return [*indexer_operations(B),
-            Operation("dsa.indexer.scores.decode", "attention", indexer_flops(keys),
-                      indexer_bytes(queries=Integer(1), keys=keys, pairs=keys)),
-            Operation("dsa.indexer.topk.decode", "attention", Integer(0),
-                      topk_bytes(Integer(1), keys)),
-            Operation("dsa.q_absorb", q_absorb.kind, q_absorb.flops, q_absorb.bytes),
-            Operation("dsa.attention.decode", "attention", latent.flops,
-                      latent.bytes + B * INDEX * k_top),
-            Operation("dsa.out_absorb", out_absorb.kind, out_absorb.flops, out_absorb.bytes)]
+    """One layer's decode step beyond MLA's projections: the indexer's projections of the new
+    token and :func:`decode_attention`."""
+    return [*indexer_operations(B), *(replace(op, count=Integer(1))
+                                      for op in decode_attention(keys))]
+
+
+def cache_bytes(tokens: Expr = T, layers: Expr = L) -> Expr:
+    """The indexer's key cache beside the latent one: per token and layer H_idx keys in FP8
+    (at b_kv) and one FP32 scale (``Indexer.k_cache``, ``k_scale_cache``), B sequences."""
+    return B * layers * tokens * (H_idx * b_kv + FP32)
 
 
 def indexer_parameters() -> Expr:

@@ -20,7 +20,9 @@ adds are replicated (every device does them on all B·T·D activations).
 
 One device's share of every operation is the single-device operation with n_q → n_q/N_tp,
 n_kv → max(1, n_kv/N_tp), F → F/N_tp (and the shared experts' and dense layers' widths),
-V → V/N_tp substituted (``xreplace``), so the attention modes and the memory hierarchy of
+V → V/N_tp, and a linear-attention layer's heads n_lk → n_lk/N_tp, n_lv → n_lv/N_tp (vLLM's
+``Qwen3NextGatedDeltaNet``: its projections column-parallel over the heads, ``out_proj``
+row-parallel, each device's state its heads') substituted (``xreplace``), so the attention modes and the memory hierarchy of
 :mod:`roofline.derive.levels` carry over unchanged; N_tp = 1 gives the single-device operations
 exactly. Each all-reduce moves the B·T·D·b_a bytes of the layer's output, timed as a ring
 all-reduce (:mod:`roofline.derive.comm`; NCCL's choice for messages of megabytes): an operation
@@ -42,7 +44,8 @@ from dataclasses import replace
 
 from sympy import Expr, Integer, Max
 
-from ..symbols import B, D, F, F_dense, F_sh, L, N_pp, N_tp, T, V, b_a, beta_link, n_kv, n_q
+from ..symbols import (B, D, F, F_dense, F_sh, L, N_pp, N_tp, T, V, b_a, beta_link, n_kv, n_lk,
+                       n_lv, n_q)
 from . import comm
 from .architecture import Architecture
 from .entry import Entry
@@ -67,7 +70,7 @@ def substitution() -> dict[Expr, Expr]:
     Max(1, n_kv/N_tp)
     """
     return {n_q: n_q / N_tp, n_kv: Max(1, n_kv / N_tp), F: F / N_tp, F_sh: F_sh / N_tp,
-            F_dense: F_dense / N_tp, V: V / N_tp}
+            F_dense: F_dense / N_tp, V: V / N_tp, n_lk: n_lk / N_tp, n_lv: n_lv / N_tp}
 
 
 def shard(op: Operation) -> Operation:

@@ -40,8 +40,8 @@ from functools import cache
 
 from sympy import Expr, Integer
 
-from ..symbols import B, D, H, L, T, V, b_a, b_e, b_w, n_kv, n_q
-from . import attention, layers, mla, moe, projection
+from ..symbols import B, D, H, L, L_lin, T, V, b_a, b_e, b_w, n_kv, n_q
+from . import attention, layers, linear_attention, mla, moe, projection, sparse_attention
 from .architecture import DEFAULT_ATTENTION, Architecture
 from .entry import Entry
 from .layers import (ROPE_FLOPS, Operation, elementwise_op, fused, layer_mlp, mlp_parameters,
@@ -63,42 +63,71 @@ MIXTRAL = "Mixtral (Jiang et al. 2024, arXiv 2401.04088) §2.1 (router, n_a of n
 QUANTIZED = ("GPTQ (Frantar et al. 2023, arXiv 2210.17323) and AWQ (Lin et al. 2024, arXiv "
              "2306.00978): the decoder layers' linear weights quantized, the embeddings and LM "
              "head kept in 16 bits; HF transformers quantization configs (modules_to_not_convert)")
+_SIGMOID_FLOPS = 4  # per element, as SiLU's (the conventions above)
 FUSION = ("Data Movement Is All You Need (Ivanov et al. 2021, arXiv 2007.00072) §4: the "
           "element-wise operators fused into their neighbours move no activations through HBM")
 
 
 def layer_operations(arch: Architecture, rows: Expr,
-                     attention_op: Operation | Sequence[Operation]) -> list[Operation]:
+                     attention_op: Operation | Sequence[Operation],
+                     recurrence: Operation | None = None) -> list[Operation]:
     """One layer's operations over ``rows`` token rows, with the given attention operation (or
     operations, each carrying its own count of layers: global and sliding-window layers).
     An operation that already carries a count of layers other than 1 keeps it (the MLP of
-    a model with dense and MoE layers, :mod:`roofline.derive.moe`); the others count L."""
+    a model with dense and MoE layers, :mod:`roofline.derive.moe`); the others count L. In a
+    hybrid (``arch.linear_attention``) the attention's operations count the L − L_lin
+    full-attention layers, and the L_lin linear-attention layers run their own projections
+    around ``recurrence`` (:func:`roofline.derive.linear_attention.layer_operations`)."""
     split = not isinstance(attention_op, Operation)
     attention_ops = list(attention_op) if split else [attention_op]
-    ops = [norm_op(arch, "attn_norm", rows)]
+    mixer = _attention_block(arch, rows, attention_ops)
+    if arch.linear_attention:
+        assert recurrence is not None, "a hybrid's layers need the linear recurrence"
+        mixer = [replace(op, count=L - L_lin) for op in mixer]
+        mixer += [replace(op, count=L_lin) for op in linear_attention.layer_operations(
+            rows, recurrence)]
+    mlp = moe.mlp_operations(arch, rows) if moe.layered(arch) else layer_mlp(arch, rows)
+    post = arch.post_norms  # Gemma-2: the sublayer's output is normed before the residual add
+    ops = [norm_op(arch, "attn_norm", rows),
+           *mixer,
+           *([norm_op(arch, "post_attn_norm", rows)] if post else []),
+           elementwise_op("residual_add.attn", 1, rows * D, 2 * rows * D, rows * D),
+           norm_op(arch, "mlp_norm", rows),
+           *mlp,
+           *([norm_op(arch, "post_mlp_norm", rows)] if post else []),
+           elementwise_op("residual_add.mlp", 1, rows * D, 2 * rows * D, rows * D)]
+    ops = [op if (split and op.kind == "attention") or op.count != 1 else
+           Operation(op.name, op.kind, op.flops, op.bytes, L, op.levels) for op in ops]
+    return fused(arch, ops)
+
+
+def _attention_block(arch: Architecture, rows: Expr,
+                     attention_ops: list[Operation]) -> list[Operation]:
+    """The attention sublayer from its projections to the output projection: latent
+    attention's projections (:func:`roofline.derive.mla.projections`), or the QKV projection
+    (with Qwen3-Next's output gate: n_q·H more outputs), the QK-norm, the rotary encoding; the
+    attention; the output gate's sigmoid and product (4 + 1 FLOPs an element, the attention's
+    output and the gate read); the output projection."""
+    ops: list[Operation] = []
     if arch.mla:  # latent projections and the rotary part of the heads
         ops += mla.projections(arch, rows)
+        if arch.sparse_attention:  # the indexer's; MQA mode materialises no per-head K, V
+            mqa = any(op.name.startswith("dsa.attention") for op in attention_ops)
+            ops = [op for op in ops if not (mqa and op.name == "mla.kv_up")]
+            ops += sparse_attention.indexer_operations(rows)
     else:
-        qkv = (n_q + 2 * n_kv) * H
+        qkv = (n_q * (2 if arch.attn_gate else 1) + 2 * n_kv) * H
         ops.append(projection_op("qkv_proj", rows, D, qkv, arch.qkv_bias or arch.linear_bias))
         if arch.qk_norm:
             ops.append(qk_norm_op(rows))
         if arch.position == "rope":
             rotated = rows * (n_q + n_kv) * H
             ops.append(elementwise_op("rope", ROPE_FLOPS, rotated, rotated, rotated))
-    mlp = moe.mlp_operations(arch, rows) if moe.layered(arch) else layer_mlp(arch, rows)
-    post = arch.post_norms  # Gemma-2: the sublayer's output is normed before the residual add
-    ops += [*attention_ops,
-            projection_op("o_proj", rows, n_q * H, D, arch.linear_bias),
-            *([norm_op(arch, "post_attn_norm", rows)] if post else []),
-            elementwise_op("residual_add.attn", 1, rows * D, 2 * rows * D, rows * D),
-            norm_op(arch, "mlp_norm", rows),
-            *mlp,
-            *([norm_op(arch, "post_mlp_norm", rows)] if post else []),
-            elementwise_op("residual_add.mlp", 1, rows * D, 2 * rows * D, rows * D)]
-    ops = [op if (split and op.kind == "attention") or op.count != 1 else
-           Operation(op.name, op.kind, op.flops, op.bytes, L, op.levels) for op in ops]
-    return fused(arch, ops)
+    ops += attention_ops
+    if arch.attn_gate:
+        gated = rows * n_q * H
+        ops.append(elementwise_op("attn_gate", _SIGMOID_FLOPS + 1, gated, 2 * gated, gated))
+    return [*ops, projection_op("o_proj", rows, n_q * H, D, arch.linear_bias)]
 
 
 def edge_operations(arch: Architecture, rows: Expr, positions: Expr) -> list[Operation]:
@@ -123,6 +152,8 @@ def attention_operations(arch: Architecture, mode: str, smooth: bool = False,
     (every layer alike) or, with a sliding window, the global and the windowed layers apart
     (:func:`roofline.derive.layers.attention_operations`); multi-head latent attention's
     (:func:`roofline.derive.mla.attention_operations`)."""
+    if arch.sparse_attention:
+        return sparse_attention.attention_operations(arch, mode, smooth, caches)
     if arch.mla:
         return mla.attention_operations(arch, mode, smooth, caches)
     return layers.attention_operations(arch, mode, smooth, caches)
@@ -140,7 +171,8 @@ def prefill_operations(arch: Architecture = Architecture(), mode: str = "tiled",
 def _prefill_operations(arch: Architecture, mode: str, smooth: bool,
                         caches: tuple[str, ...]) -> tuple[Operation, ...]:
     attn = attention_operations(arch, mode, smooth, caches)
-    return (*layer_operations(arch, B * T, attn), *edge_operations(arch, B * T, T))
+    recurrence = linear_attention.recurrence(mode, smooth) if arch.linear_attention else None
+    return (*layer_operations(arch, B * T, attn, recurrence), *edge_operations(arch, B * T, T))
 
 
 def parameter_count(arch: Architecture = Architecture()) -> Expr:
@@ -149,10 +181,15 @@ def parameter_count(arch: Architecture = Architecture()) -> Expr:
     :func:`roofline.derive.mla.attention_parameters`; a mixture of experts' MLPs
     :func:`roofline.derive.moe.mlp_parameters`."""
     attn = mla.attention_parameters(arch) if arch.mla else layers.attention_parameters(arch)
+    if arch.sparse_attention:
+        attn += sparse_attention.indexer_parameters()
+    # a hybrid's L_lin linear-attention layers hold their own in place of the attention's
+    linear = L_lin * (linear_attention.layer_parameters() - attn) if arch.linear_attention \
+        else 0
     if moe.layered(arch):
-        return layers.model_parameters(arch, attn, mlp_params=moe.mlp_parameters(arch))
+        return layers.model_parameters(arch, attn, mlp_params=moe.mlp_parameters(arch)) + linear
     mlp = moe.routed_parameters(arch) if arch.moe else mlp_parameters(arch)
-    return layers.model_parameters(arch, attn, mlp)
+    return layers.model_parameters(arch, attn, mlp) + linear
 
 
 def active_parameter_count(arch: Architecture = Architecture(moe=True)) -> Expr:

@@ -75,15 +75,16 @@ def crossover_section(entry: Entry, c: Crossover, example: Example) -> list[str]
 
 
 def _crossover_value(c: Crossover, example: Example) -> tuple[CrossoverValue, str]:
-    """The crossover at the worked example (a latent-attention crossover at its own example
-    model), and the example's setting in words (with the T a batch crossover is taken at)."""
+    """The crossover at the worked example (a crossover of another family at that family's
+    example model, :meth:`ExampleSpec.family_model`), and the example's setting in words (with the T a batch crossover is taken at)."""
     s = example.setting
     if c.name in example.crossovers:
         v = example.crossovers[c.name]
     else:  # a crossover of another family: its example model
         from ..specs.model import load_model
 
-        s = Setting(s.hardware, load_model(EXAMPLE.mla_model), s.dtype, batch=s.batch)
+        s = Setting(s.hardware, load_model(EXAMPLE.family_model(c.name)), s.dtype,
+                    batch=s.batch)
         v = crossover_value(s, c.name)
     prompt = f"T = {EXAMPLE.prompt}"
     if c.unknown is not T:  # a batch (or degree) crossover: at the model's context length

@@ -43,7 +43,16 @@ class ExampleSpec:
     # latent attention's ranks of the MLA entries: DeepSeek-V2's and V3's (HF config.json)
     latent: tuple[int, int, int] = (512, 1536, 64)  # d_c, d_cq, H_r
     shared: int = 2  # n_sh of the shared-expert entries, of width F_sh = F (DeepSeek-V2)
-    mla_model: str = "DeepSeek-V2-Lite"  # the worked example of latent attention's crossovers
+    # the worked example of the crossovers only some families have, by the name's start: latent
+    # attention's, a window's (every layer windowed), a hybrid's, sparse attention's
+    family_models: tuple[tuple[str, str], ...] = (
+        ("mla_", "DeepSeek-V2-Lite"), ("window_", "Mistral-7B"),
+        ("full_attention_overtakes_linear", "Qwen3-Next-80B-A3B"),
+        ("sparse_indexer", "DeepSeek-V3.2"))
+
+    def family_model(self, crossover: str) -> str:
+        """The example model of a crossover that the example's own model does not have."""
+        return next(m for start, m in self.family_models if crossover.startswith(start))
     # Gated DeltaNet layers of the linear-attention entries: Qwen3-Next-80B-A3B's (HF
     # config.json: linear_num_key_heads, linear_num_value_heads, linear_key_head_dim,
     # linear_value_head_dim, linear_conv_kernel_dim) and FLA's chunk of 64

@@ -13,9 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 
-from ..derive.crossovers import crossovers
+from ..derive.crossovers import catalogued
 from ..derive.entry import Entry
-from ..derive.transformer import Architecture
 from ..specs.hardware import Hardware
 from ..specs.model import ModelShape
 from .crossover_section import crossover_section
@@ -72,6 +71,19 @@ TITLES: dict[str, tuple[str, str]] = {
             "Mixture-of-experts models with shared experts (DeepSeekMoE, Qwen2-MoE) and dense "
             "layers beside the MoE ones: their parameters, the parameters a token uses, and "
             "the MLP's FLOPs."),
+    "linear_attention": ("Linear attention (Gated DeltaNet)",
+                         "One Gated DeltaNet layer as Qwen3-Next's hybrids run it between their "
+                         "full-attention layers: the chunked gated delta rule's FLOPs (linear "
+                         "in T at a fixed chunk), its token-by-token form for decode, the HBM "
+                         "bytes of flash-linear-attention's chunk kernels and the ideal bound, "
+                         "the fixed-size state it hands to decode instead of a KV cache, and "
+                         "its parameters."),
+    "sparse_attention": ("Sparse attention (DeepSeek Sparse Attention)",
+                         "DeepSeek-V3.2's lightning indexer, which scores every earlier token "
+                         "for each query (quadratic but cheap), the top-k selection, and latent "
+                         "attention in MQA mode over the k_top selected keys (linear in T "
+                         "beyond k_top); the indexer's parameters and key cache, and where the "
+                         "indexer overtakes the attention it serves."),
     "bounds": ("The roofline",
                "Ridge intensity, attainable FLOP/s, the time of one operation (with and without "
                "overlap) and a prefill's time as the sum of its operations' roofline times."),
@@ -176,10 +188,7 @@ def page(topic: str, entries: list[Entry], example: Example, hardware: Sequence[
     lines += [f"- [`{e.name}`](#{anchor(e.name)}): {md(e.meaning)}" for e in entries]
     if topic == "crossovers":
         lines.append("- [Every crossover on every shipped device](#crossover-table)")
-        # the catalogue's: the default (Llama-style) architecture's on a GPU with an L2, and
-        # those that only latent attention has (roofline.derive.crossovers.entries)
-        found = {**crossovers(Architecture(mla=True), ("l2",)),
-                 **crossovers(Architecture(), ("l2",))}
+        found = catalogued()  # the catalogue's (roofline.derive.crossovers.entries)
     if topic == "levels":
         lines.append("- [Published measurements against the bound](#validation-table)")
     if topic == "tensor_parallel":

@@ -213,6 +213,45 @@ WORKS: tuple[Work, ...] = (
           _HF_VERSION,
           "src/transformers/models/qwen2_moe/modeling_qwen2_moe.py: Qwen2MoeSparseMoeBlock, "
           "Qwen2MoeDecoderLayer", 2026),
+    # --- issue 31: linear attention and sparse attention ---
+    _paper("Gated Delta Networks", "yang2025gated", "inproceedings",
+           ("S. Yang", "J. Kautz", "A. Hatamizadeh"),
+           "Gated Delta Networks: Improving Mamba2 with Delta Rule", 2025,
+           venue="International Conference on Learning Representations (ICLR)",
+           arxiv="2412.06464", note="§3: the gated delta rule and its chunkwise form"),
+    _repo("modeling_qwen3_next.py", "hf_modeling_qwen3_next", "Hugging Face transformers", _HF,
+          "commit 7515843b617551b008901620ca58f1208bbc330d",
+          "src/transformers/models/qwen3_next/modeling_qwen3_next.py: Qwen3NextGatedDeltaNet, "
+          "torch_chunk_gated_delta_rule, torch_recurrent_gated_delta_rule", 2025),
+    _repo("flash-linear-attention", "fla", "flash-linear-attention: efficient implementations "
+          "of linear attention models", "https://github.com/fla-org/flash-linear-attention",
+          "commit bc3b101dcb713ddc5bd8924b66754eb68b5ccf89",
+          "fla/ops/gated_delta_rule/chunk.py, chunk_fwd.py, wy_fast.py and "
+          "fla/ops/common/chunk_delta_h.py, chunk_o.py: chunk_gated_delta_rule's kernels", 2026),
+    _repo("mamba_utils.py", "vllm_mamba_utils", "vLLM", "https://github.com/vllm-project/vllm",
+          "commit 02d710837549a368073552333f66d714477415d2",
+          "vllm/model_executor/layers/mamba/mamba_utils.py: MambaStateShapeCalculator."
+          "gated_delta_net_state_shape (a conv state of K − 1 columns, the recurrent state)",
+          2026),
+    _repo("DeepSeek-V3.2-Exp report", "deepseekai2025v32exp", "DeepSeek-V3.2-Exp: Boosting "
+          "Long-Context Efficiency with DeepSeek Sparse Attention",
+          "https://github.com/deepseek-ai/DeepSeek-V3.2-Exp",
+          "commit 3b99a5350d260b7c2a357e82362305509e2d0724",
+          "DeepSeek_V3_2.pdf (DeepSeek-AI's technical report): §1 the lightning indexer and "
+          "top-k selection, 'Instantiate DSA Under MLA', §3 inference costs, Appendix A", 2025),
+    _repo("DeepSeek-V3.2-Exp inference/model.py", "deepseekv32_code", "DeepSeek-V3.2-Exp",
+          "https://github.com/deepseek-ai/DeepSeek-V3.2-Exp",
+          "commit 3b99a5350d260b7c2a357e82362305509e2d0724",
+          "inference/model.py: class Indexer, class MLA; inference/kernel.py: fp8_index", 2025),
+    _repo("DeepGEMM", "deepgemm", "DeepGEMM: clean and efficient FP8 GEMM kernels",
+          "https://github.com/deepseek-ai/DeepGEMM",
+          "commit 54e22612409371d6364144b69086735beb54e98b",
+          "README.md: the V3.2 MQA kernels for the indexer (fp8_mqa_logits)", 2026),
+    _repo("FlashMLA", "flashmla", "FlashMLA: efficient multi-head latent attention kernels",
+          "https://github.com/deepseek-ai/FlashMLA",
+          "commit 9241ae3ef9bac614dd25e45e507e089f888280e0",
+          "README.md 'Sparse MLA Prefill' and csrc/sm90/prefill/sparse/phase1.cuh: one thread "
+          "block per query token and 64 heads", 2026),
 )
 
 

@@ -201,6 +201,10 @@ def plot_traffic(settings: Setting | Sequence[Setting], tokens: np.ndarray | Non
         panel += ", one device's share"
     if first.model.window != "none":
         panel += ", no window"
+    elif first.architecture.linear_attention:
+        panel += ", full attention"
+    elif first.architecture.sparse_attention:
+        panel += ", dense"
     log_axes(ax, (xs[0], xs[-1]), "prompt length T (tokens)", "HBM traffic (bytes)", panel)
     _style.short_log_ticks(ax.xaxis)
     panel_title(ax, panel)
@@ -325,11 +329,25 @@ def plot_window(setting: Setting, tokens: np.ndarray | None = None,
     return ax
 
 
+def _third_panel(setting: Setting) -> Any:
+    """The panel where a model's attention stops growing as T²: a window's, a hybrid's linear
+    layers', sparse attention's (:mod:`roofline.plot.attention_families`); None for others."""
+    from .attention_families import plot_linear, plot_sparse
+
+    arch = setting.architecture
+    if arch.sparse_attention:
+        return plot_sparse
+    if arch.linear_attention:
+        return plot_linear
+    return plot_window if setting.model.window != "none" else None
+
+
 def attention_figure(settings: Setting | Sequence[Setting], tokens: np.ndarray | None = None,
                      srams: Sequence[float] | None = None, size: str | float = "page",
                      max_prompt: int | None = None) -> Figure:
     """Traffic and footprint, titled with the devices, model and data type; with a third panel
-    for a model with a sliding window (:func:`plot_window`); ``size`` wide
+    for a model with a sliding window (:func:`plot_window`), linear-attention layers or sparse
+    attention (:mod:`roofline.plot.attention_families`); ``size`` wide
     (:func:`roofline.plot._style.width`: "column", "page" or inches): a narrow figure stacks
     its panels (the footprint and the window 0.8 of the traffic panel's height), a wide one
     puts them side by side; the height is what the panels, their legends and notes need, the
@@ -340,8 +358,8 @@ def attention_figure(settings: Setting | Sequence[Setting], tokens: np.ndarray |
     default 2²⁰)."""
     group = as_list(settings)
     xs = attention_tokens(max_prompt) if tokens is None else np.asarray(tokens, dtype=float)
-    windowed = group[0].model.window != "none"
-    n = 3 if windowed else 2
+    third = _third_panel(group[0])
+    n = 3 if third else 2
     w = _style.width(size)
     stacked = _style.narrow(size)
     with _style.style():
@@ -354,8 +372,8 @@ def attention_figure(settings: Setting | Sequence[Setting], tokens: np.ndarray |
         # the shading past the context, the same on both, said under the traffic panel
         plot_footprint(group, xs, ax=panels[1], shading_note=False,
                        legend_values=not stacked)
-        if windowed:
-            plot_window(group[0], xs, ax=panels[2])
+        if third:
+            third(group[0], xs, ax=panels[2])
         batch = f", batch {group[0].batch}" if group[0].batch != 1 else ", one sequence"
         text = title("Attention", group, attention=False).replace(")", f"{batch})", 1)
         fig.suptitle(_style.wrap_fitted(text, w - _TITLE_MARGIN, 8.5))

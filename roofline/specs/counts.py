@@ -23,6 +23,9 @@ LIMITS: dict[str, int] = {
     "kv_lora_rank": 10**6, "q_lora_rank": 10**6, "rope_head_dim": 10**5,
     "shared_experts": 10**5, "shared_expert_size": 10**7, "moe_layers": 10**4,
     "dense_intermediate_size": 10**7, "mtp_layers": 10**4,
+    "linear_layers": 10**4, "linear_key_heads": 10**5, "linear_value_heads": 10**5,
+    "linear_key_head_dim": 10**5, "linear_value_head_dim": 10**5, "linear_conv_kernel": 10**3,
+    "index_topk": 10**9, "index_heads": 10**5, "index_head_dim": 10**5,
 }
 DEFAULT_LIMIT = 10**9  # any other count
 

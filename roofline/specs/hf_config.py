@@ -64,7 +64,8 @@ Mixtures of experts with shared experts and dense layers, and multi-head latent 
                  qk_nope_head_dim = v_head_dim   n_shared_experts of the      moe_layer_freq, of
                  (H)                             same width                   intermediate_size
 
-as HF's ``Qwen2MoeDecoderLayer`` (layer i has experts unless i is in ``mlp_only_layers`` or
+(``deepseek_v32`` as ``deepseek_v3``, with DeepSeek Sparse Attention's indexer: ``index_topk``,
+``index_n_heads``, ``index_head_dim``), as HF's ``Qwen2MoeDecoderLayer`` (layer i has experts unless i is in ``mlp_only_layers`` or
 (i + 1) is not a multiple of ``decoder_sparse_step``) and ``DeepseekV2DecoderLayer`` (layer i has
 experts when ``n_routed_experts`` is set, i ≥ ``first_k_dense_replace`` and i is a multiple of
 ``moe_layer_freq``) decide. DeepSeek's ``num_key_value_heads`` plays no part in latent attention
@@ -98,7 +99,7 @@ __all__ = ["SUPPORTED_MODEL_TYPES", "config_fields"]
 
 _GATED = ("llama", "mistral", "mixtral", "qwen2", "phi3")
 SUPPORTED_MODEL_TYPES = (*_GATED, "gemma", "gemma2", "opt", "gpt2", "gpt_neox", "qwen2_moe",
-                         "deepseek_v2", "deepseek_v3", *RECENT_FAMILIES)
+                         "deepseek_v2", "deepseek_v3", "deepseek_v32", *RECENT_FAMILIES)
 
 
 def _gated(c: ConfigKeys, model_type: str) -> dict[str, Any]:
@@ -268,11 +269,19 @@ def _deepseek(c: ConfigKeys, model_type: str) -> dict[str, Any]:
     return out
 
 
+def _deepseek_v32(c: ConfigKeys, model_type: str) -> dict[str, Any]:
+    """DeepSeek-V3.2: DeepSeek-V3's layers with DeepSeek Sparse Attention's indexer
+    (``index_topk``, ``index_n_heads``, ``index_head_dim``; DeepSeek-V3.2-Exp's
+    ``inference/model.py``, class ``Indexer``; :mod:`roofline.derive.sparse_attention`)."""
+    return dict(_deepseek(c, model_type), index_topk=c.int("index_topk"),
+                index_heads=c.int("index_n_heads"), index_head_dim=c.int("index_head_dim"))
+
+
 _PLAIN_LEARNED = dict(gated_mlp=False, norm="layer", position="learned", linear_bias=True)
 _FAMILIES: dict[str, Callable[[ConfigKeys, str], dict[str, Any]]] = {
     **{t: _gated for t in _GATED}, "gemma": _gemma, "gemma2": _gemma, "opt": _opt,
     "gpt2": _gpt2, "gpt_neox": _gpt_neox, "qwen2_moe": _qwen2_moe, "deepseek_v2": _deepseek,
-    "deepseek_v3": _deepseek, **RECENT_FAMILIES}
+    "deepseek_v3": _deepseek, "deepseek_v32": _deepseek_v32, **RECENT_FAMILIES}
 
 
 def config_fields(config: Mapping[str, Any], path: Path) -> tuple[str, dict[str, Any]]:

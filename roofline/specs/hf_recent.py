@@ -16,6 +16,10 @@ classes and modelling code are the source of every default and mapping:
                  local window on 5 of every 6 layers
     gemma3       its ``text_config`` (a gemma3_text config; the vision tower and projector are
                  not part of the text decoder's prefill and are not counted)
+    qwen3_next   full layers as qwen3 with a sigmoid       as qwen3_moe, with a shared expert
+                 output gate; Gated DeltaNet layers        of shared_expert_intermediate_size
+                 between them (layer_types, else every     behind a sigmoid gate
+                 full_attention_interval-th layer full)
     gpt_oss      GQA with biases on Q, K, V and O and a      num_local_experts of
                  learned sink per query head; a window on    intermediate_size, the top
                  alternate layers, the first windowed        num_experts_per_tok; biases on
@@ -32,7 +36,12 @@ says; it has no logit soft-capping. gpt-oss (``GptOssAttention``: ``sinks``, one
 ``GptOssExperts``: ``gate_up_proj_bias``, ``down_proj_bias``) attends within
 ``sliding_window`` (default 128) on the layers ``layer_types`` marks (default: even layers,
 ``GptOssConfig``); its clamped SwiGLU is counted as the gated SiLU; its MXFP4 experts come
-from ``quantization_config`` (:mod:`roofline.specs.quantization`).
+from ``quantization_config`` (:mod:`roofline.specs.quantization`). Qwen3-Next's linear layers
+(``Qwen3NextGatedDeltaNet``: ``linear_num_key_heads``, ``linear_num_value_heads``,
+``linear_key_head_dim``, ``linear_value_head_dim``, ``linear_conv_kernel_dim``) are
+:mod:`roofline.derive.linear_attention`'s; its ``partial_rotary_factor`` rotates part of each
+head, and the rotary encoding is counted over whole heads (a memory-bound element-wise
+operation under a thousandth of the prefill's bytes).
 """
 
 from __future__ import annotations
@@ -44,7 +53,8 @@ from typing import Any
 from ..errors import SpecError
 from .counts import LIMITS, check_count
 from .hf_keys import ConfigKeys
-from .hf_layers import dense_layers, head_dim_of, layer_types, sparse_step_layers
+from .hf_layers import (dense_layers, head_dim_of, layer_kinds, layer_types, short,
+                        sparse_step_layers)
 
 __all__ = ["RECENT_FAMILIES"]
 
@@ -103,7 +113,7 @@ def _gemma3(c: ConfigKeys, model_type: str) -> dict[str, Any]:
         text = c.config.get("text_config")
         if not isinstance(text, Mapping):
             raise SpecError(f"{c.where}: text_config", "must be a JSON object (the text "
-                            "decoder's config)", type(text).__name__)
+                            "decoder's config)", short(text))
         c = ConfigKeys(text, Path(f"{c.where}: text_config"))
     D_, layers = c.int("hidden_size", 2304), c.int("num_hidden_layers", 26)
     heads = c.int("num_attention_heads", 8)
@@ -144,5 +154,38 @@ def _gpt_oss(c: ConfigKeys, model_type: str) -> dict[str, Any]:
                            "local and full alternate, the first local"))
 
 
+def _qwen3_next(c: ConfigKeys, model_type: str) -> dict[str, Any]:
+    """Qwen3-Next: Gated DeltaNet layers beside full-attention ones (``layer_types``, else every
+    ``full_attention_interval``-th layer full, ``Qwen3NextConfig``); the full layers' attention
+    as Qwen3's with a sigmoid output gate (``Qwen3NextAttention``: ``q_proj`` of 2·n_q·H); MoE
+    layers as Qwen2-MoE's (routed experts and a gated shared expert)."""
+    out = _qwen3(c, model_type)
+    layers = out["num_layers"]
+    if c.config.get("layer_types") is not None:
+        kinds = layer_kinds(c, layers, ("linear_attention", "full_attention"))
+        linear = kinds.count("linear_attention")
+    else:
+        interval = c.int("full_attention_interval", 4)
+        linear = layers - layers // interval
+    out.update(attn_output_gate=True)
+    if linear:
+        key_heads = c.int("linear_num_key_heads", 16)
+        out.update(linear_layers=linear, linear_key_heads=key_heads,
+                   linear_value_heads=c.int("linear_num_value_heads", 32),
+                   linear_key_head_dim=c.int("linear_key_head_dim", 128),
+                   linear_value_head_dim=c.int("linear_value_head_dim", 128),
+                   linear_conv_kernel=c.int("linear_conv_kernel_dim", 4))
+    moe, words = sparse_step_layers(c, layers)
+    if moe:
+        out.update(num_experts=c.int("num_experts"),
+                   experts_per_token=c.int("num_experts_per_tok"),
+                   intermediate_size=c.int("moe_intermediate_size"), moe_pattern=words,
+                   shared_experts=1,
+                   shared_expert_size=c.int("shared_expert_intermediate_size"),
+                   shared_expert_gate=True,
+                   **dense_layers(out["intermediate_size"], moe, layers))
+    return out
+
+
 RECENT_FAMILIES = {"qwen3": _qwen3, "qwen3_moe": _qwen3_moe, "gemma3": _gemma3,
-                   "gemma3_text": _gemma3, "gpt_oss": _gpt_oss}
+                   "gemma3_text": _gemma3, "gpt_oss": _gpt_oss, "qwen3_next": _qwen3_next}

@@ -14,7 +14,8 @@ from typing import Any
 from ..derive.architecture import Architecture
 from ..errors import SpecError, UnknownNameError
 from ._shipped import shipped_files
-from .counts import LIMITS, REQUIRED_SHAPE, check_count, check_zero_or_count
+from .counts import LIMITS, REQUIRED_SHAPE, check_count
+from .shape_rules import check_experts, check_latent, check_linear, check_sparse, check_window
 from .files import parse_json, read_text
 from .hf_config import SUPPORTED_MODEL_TYPES, config_fields
 from .quantization import Quantization, quantization
@@ -22,6 +23,11 @@ from .shape import shape_fields
 
 __all__ = ["ModelShape", "SUPPORTED_MODEL_TYPES", "REQUIRED_SHAPE", "LIMITS", "load_model",
            "list_models", "read_model"]
+
+# The chunk of the chunked gated delta rule: flash-linear-attention's chunk_gated_delta_rule and
+# HF's torch_chunk_gated_delta_rule (chunk_size=64), a kernel's constant, not the model's
+LINEAR_CHUNK = 64
+
 
 @dataclass(frozen=True)
 class ModelShape:
@@ -77,6 +83,18 @@ class ModelShape:
     # --- issue 31 (appended) ---
     qk_norm: bool = False  # an RMSNorm over each query and key head (Qwen3, Gemma-3)
     attention_sinks: bool = False  # a learned sink logit per query head (gpt-oss)
+    # a hybrid's Gated DeltaNet layers (Qwen3-Next); 0: none
+    linear_layers: int = 0  # L_lin
+    linear_key_heads: int = 0  # n_lk
+    linear_value_heads: int = 0  # n_lv
+    linear_key_head_dim: int = 0  # H_lk
+    linear_value_head_dim: int = 0  # H_lv
+    linear_conv_kernel: int = 0  # K_conv
+    attn_output_gate: bool = False  # a sigmoid gate on the attention's output (Qwen3-Next)
+    # DeepSeek Sparse Attention's lightning indexer (DeepSeek-V3.2); 0: dense attention
+    index_topk: int = 0  # k_top
+    index_heads: int = 0  # n_idx
+    index_head_dim: int = 0  # H_idx
     architecture: Architecture = field(init=False)
 
     def __post_init__(self) -> None:
@@ -116,9 +134,11 @@ class ModelShape:
             raise SpecError(f"{where}: position_table_rows",
                             "must be positive for learned positions and 0 otherwise",
                             self.position_table_rows)
-        self._check_window(where)
-        self._check_latent(where)
-        self._check_experts(where)
+        check_window(self, where)
+        check_latent(self, where)
+        check_experts(self, where)
+        check_linear(self, where)
+        check_sparse(self, where)
         arch = Architecture(gated_mlp=self.gated_mlp, moe=self.num_experts > 1, norm=self.norm,
                             activation=self.activation, position=self.position,
                             qkv_bias=self.qkv_bias, linear_bias=self.linear_bias,
@@ -129,52 +149,11 @@ class ModelShape:
                             shared_experts=self.shared_experts > 0,
                             shared_gate=self.shared_expert_gate,
                             quantized=self.quantized is not None, qk_norm=self.qk_norm,
-                            sinks=self.attention_sinks)
+                            sinks=self.attention_sinks,
+                            linear_attention=self.linear_layers > 0,
+                            attn_gate=self.attn_output_gate,
+                            sparse_attention=self.index_topk > 0)
         object.__setattr__(self, "architecture", arch)
-
-    def _check_latent(self, where: str) -> None:
-        """Latent attention's ranks: d_c and H_r together, d_cq only with them; no window."""
-        for key in ("kv_lora_rank", "q_lora_rank", "rope_head_dim", "mtp_layers"):
-            check_zero_or_count(getattr(self, key), f"{where}: {key}", LIMITS[key])
-        if not self.mla:
-            for key in ("q_lora_rank", "rope_head_dim"):
-                if getattr(self, key):
-                    raise SpecError(f"{where}: {key}", "needs kv_lora_rank (latent attention)",
-                                    getattr(self, key))
-            return
-        if self.rope_head_dim == 0:
-            raise SpecError(f"{where}: rope_head_dim",
-                            "must be a positive integer with latent attention", 0)
-        if self.sliding_window is not None:
-            raise SpecError(f"{where}: sliding_window", "not supported with multi-head latent "
-                            "attention (no published model has both)", self.sliding_window)
-
-    def _check_experts(self, where: str) -> None:
-        """Shared experts, their gate, and dense layers beside the MoE ones."""
-        for key in ("shared_experts", "shared_expert_size", "moe_layers",
-                    "dense_intermediate_size"):
-            check_zero_or_count(getattr(self, key), f"{where}: {key}", LIMITS[key])
-        if not isinstance(self.shared_expert_gate, bool):
-            raise SpecError(f"{where}: shared_expert_gate", "must be true or false",
-                            self.shared_expert_gate)
-        moe = self.num_experts > 1
-        needs = [(key, getattr(self, key)) for key in ("shared_experts", "moe_layers")
-                 if getattr(self, key)]
-        if needs and not moe:
-            raise SpecError(f"{where}: {needs[0][0]}", "needs num_experts > 1 (a mixture of "
-                            "experts)", needs[0][1])
-        if (self.shared_experts > 0) != (self.shared_expert_size > 0):
-            raise SpecError(f"{where}: shared_expert_size", "must be positive with shared "
-                            "experts and 0 without", self.shared_expert_size)
-        if self.shared_expert_gate and not self.shared_experts:
-            raise SpecError(f"{where}: shared_expert_gate", "needs shared experts", True)
-        if self.moe_layers >= self.num_layers:
-            raise SpecError(f"{where}: moe_layers", f"must be below the {self.num_layers} "
-                            "layers (0: every layer has experts)", self.moe_layers)
-        if (self.moe_layers > 0) != (self.dense_intermediate_size > 0):
-            raise SpecError(f"{where}: dense_intermediate_size", "must be positive where some "
-                            "layers are dense (moe_layers > 0) and 0 otherwise",
-                            self.dense_intermediate_size)
 
     @property
     def mla(self) -> bool:
@@ -187,19 +166,6 @@ class ModelShape:
         if self.num_experts == 1:
             return 0
         return self.moe_layers or self.num_layers
-
-    def _check_window(self, where: str) -> None:
-        if self.sliding_window is None:
-            if self.window_layers != 0:
-                raise SpecError(f"{where}: window_layers", "must be 0 without a sliding window",
-                                self.window_layers)
-            return
-        check_count(self.sliding_window, f"{where}: sliding_window", LIMITS["sliding_window"])
-        if isinstance(self.window_layers, bool) or not isinstance(self.window_layers, int) \
-                or not 0 <= self.window_layers <= self.num_layers:
-            raise SpecError(f"{where}: window_layers",
-                            f"must be an integer from 0 to the {self.num_layers} layers",
-                            self.window_layers)
 
     @property
     def window(self) -> str:
@@ -237,6 +203,13 @@ class ModelShape:
             out.update(n_sh=self.shared_experts, F_sh=self.shared_expert_size)
         if self.moe_layers:
             out.update(L_moe=self.moe_layers, F_dense=self.dense_intermediate_size)
+        if self.linear_layers:  # C_lin: the chunk of flash-linear-attention's kernels (64)
+            out.update(L_lin=self.linear_layers, n_lk=self.linear_key_heads,
+                       n_lv=self.linear_value_heads, H_lk=self.linear_key_head_dim,
+                       H_lv=self.linear_value_head_dim, K_conv=self.linear_conv_kernel,
+                       C_lin=LINEAR_CHUNK)
+        if self.index_topk:
+            out.update(k_top=self.index_topk, n_idx=self.index_heads, H_idx=self.index_head_dim)
         return out
 
     @cached_property
@@ -294,7 +267,10 @@ class ModelShape:
                 "shared_experts", "shared_expert_size", "shared_expert_gate", "moe_layers",
                 "dense_intermediate_size", "mtp_layers", "moe_pattern", "expert_groups",
                 "groups_per_token", "weight_dtype", "quantization", "embedding_dtype",
-                "qk_norm", "attention_sinks")
+                "qk_norm", "attention_sinks", "linear_layers", "linear_key_heads",
+                "linear_value_heads", "linear_key_head_dim", "linear_value_head_dim",
+                "linear_conv_kernel", "attn_output_gate", "index_topk", "index_heads",
+                "index_head_dim")
         out: dict[str, Any] = {key: getattr(self, key) for key in keys}
         q = self.quantized
         out["scale_bits_per_weight"] = float(q.scale_bits) if q else 0.0
@@ -354,11 +330,20 @@ def load_model(name_or_path: str | Path, directory: str | Path | None = None) ->
     files = (shipped_files("models", ".json") if directory is None
              else sorted(Path(directory).glob("*.json")))
     by_name = {f.stem: f for f in files}
-    if text not in by_name and Path(text).is_dir():  # a download's folder, holding config.json
+    if text not in by_name and _is_folder(text):  # a download's folder, holding config.json
         return read_model(text)
     if text not in by_name:
         raise UnknownNameError("model", text, by_name)
     return read_model(by_name[text])
+
+
+def _is_folder(text: str) -> bool:
+    """Whether ``text`` names a folder (a name too long or otherwise unusable as a path names
+    none: it is then an unknown model's name)."""
+    try:
+        return Path(text).is_dir()
+    except (OSError, ValueError):
+        return False
 
 
 @cache
