@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 __all__ = ["catalogue", "get", "names", "select", "select_names", "index", "record", "TOPICS"]
 
 # Derivation modules in the order of the data flow; each has ``entries() -> list[Entry]``.
-TOPICS = ("projection", "attention", "window", "levels", "transformer", "decode", "mla", "moe",
+TOPICS = ("projection", "attention", "window", "chunked", "levels", "transformer", "decode", "mla", "moe",
           "linear_attention", "sparse_attention",
           "bounds", "scaling", "crossovers", "service", "comm",
           "tensor_parallel", "pipeline", "expert_parallel", "context_parallel", "parallel")

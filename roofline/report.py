@@ -34,6 +34,7 @@ from .errors import InputError
 from .evaluate import CrossoverValue, Setting
 from .forked import _signals_held, map_halves
 from .output import check_target, make_folders, remove_folders
+from .report_sections import DERIVATIONS, FIGURES, caption, derivations
 from .tables import absent, binary_size, count, grouped, level_name, render, si
 
 __all__ = ["Report", "build", "markdown", "DEFAULT", "DERIVATIONS", "FIGURES", "PROMPTS"]
@@ -41,34 +42,6 @@ __all__ = ["Report", "build", "markdown", "DEFAULT", "DERIVATIONS", "FIGURES", "
 PROMPTS = (128, 512, 2048, 8192, 32768)  # the prefill table's prompt lengths
 FIGURE_PROMPTS = (128, 2048, 8192)  # placed on the roofline and the phases figure
 BATCHES = (1, 64)
-# Catalogue entries the report shows, in reading order.
-DERIVATIONS = ("roofline.ridge", "roofline.time", "projection.flops", "projection.bytes",
-               "projection.intensity", "attention.flops", "attention.naive.bytes",
-               "attention.naive.score_bytes", "attention.tiled.block_c", "attention.tiled.bytes",
-               "attention.tiled_fa2.bytes", "attention.kernel.bytes", "attention.ideal.bytes",
-               "levels.kernel.working_set", "levels.kernel.sharing", "levels.kernel.hbm_bytes",
-               "levels.kernel.l2_bytes", "kv_cache.bytes")
-FIGURES = {
-    "roofline": "The hierarchical roofline: the HBM ceiling, a ceiling for each further memory "
-                "level the device's file gives (L2, L3, SRAM) and one compute ceiling per data "
-                "type, each ridge P/β annotated; the prefill's projections, attention (naive, "
-                "kernel, ideal) and the whole prefill at each prompt length (marker size), and "
-                "decode steps, at their HBM intensity and attained FLOP/s, the cached attention "
-                "once more at each level's intensity; the dotted vertical line is the intensity "
-                "that tiled attention tends to with this SRAM per SM if every re-read came from "
-                "HBM (no cache).",
-    "time": "Prefill time against prompt length, in total and per operation class (solid: "
-            "compute-bound, dashed: memory-bound); each crossover of the report's attention "
-            "mode, and each one that holds for every mode, is a vertical line tagged [n]; the "
-            "table under the figure gives every crossover's value, the drawn ones with their "
-            "tags, the other modes' without a line.",
-    "attention": "Attention's HBM traffic for one layer against T: naive Θ(T²), tiled "
-                 "Θ(T²H²/M) at several SRAM sizes, ideal Θ(T); and the memory that naive "
-                 "attention's score matrix (or the KV cache) needs beside the weights.",
-    "phases": "Prefill against decode: intensity against prompt length and against decode "
-              "batch, with the ridge: a prefill reuses each weight over T rows, a decode step "
-              "over B rows only, and reads the KV cache besides.",
-}
 _LONG = 220  # LaTeX longer than this goes in its own display block, not in a table cell
 
 
@@ -80,21 +53,6 @@ class Report:
     markdown: Path
     figures: dict[str, Path]
     summary: str
-
-
-def _derivations() -> list[str]:
-    from .catalog import record
-
-    out = ["## Derivations used", "",
-           "Exact expressions from the catalogue (`roofline derive NAME` prints any of them); "
-           "the symbols are those of `roofline.symbols`.", ""]
-    for name in DERIVATIONS:
-        e = record(name)
-        assumptions = e["assumptions"]
-        out += [f"**`{name}`**: {e['meaning']} ({e['unit']}).", "", f"$$\n{e['latex']}\n$$", "",
-                f"*Source:* {e['source']}." + (f" *Assumptions:* {'; '.join(assumptions)}."
-                                               if assumptions else ""), ""]
-    return out
 
 
 def _crossovers(table: CrossoverTable) -> list[str]:
@@ -167,9 +125,23 @@ def _device(s: Setting) -> list[str]:
     if mo.window != "none":
         layers = "every layer" if mo.window == "all" else \
             f"{mo.window_layers} of {mo.num_layers} layers"
-        cache = "the last W tokens" if s.kv_cache == "window" else "all T tokens"
-        rows.append(["sliding window", f"W = {mo.sliding_window:,} tokens on {layers}; "
-                     f"their KV cache keeps {cache}"])
+        if mo.attention_chunk_size:
+            cache = "the current chunk" if s.kv_cache == "window" else "all T tokens"
+            rows.append(["chunked attention", f"C_att = {mo.attention_chunk_size:,} tokens on "
+                         f"{layers}; their KV cache keeps {cache}"])
+        else:
+            cache = "the last W tokens" if s.kv_cache == "window" else "all T tokens"
+            rows.append(["sliding window", f"W = {mo.sliding_window:,} tokens on {layers}; "
+                         f"their KV cache keeps {cache}"])
+    if mo.linear_layers:
+        rows.append(["linear attention", f"Gated DeltaNet on {mo.linear_layers} of "
+                     f"{mo.num_layers} layers, {mo.linear_value_heads} value heads of "
+                     f"{mo.linear_value_head_dim} (a state per layer in place of a KV cache); "
+                     "the others full attention"])
+    if mo.index_topk:
+        rows.append(["sparse attention", f"an indexer of {mo.index_heads} heads of "
+                     f"{mo.index_head_dim} scores every earlier token; the attention reads "
+                     f"the top {mo.index_topk:,}"])
     return ["## Setting", "", render(["", ""], rows, markdown=True), "",
             f"Hardware file: `{hw.path.name}`; model: `{mo.path.name}`.", ""]
 
@@ -182,13 +154,13 @@ def markdown(s: Setting, prefill: PrefillTable, crossovers: CrossoverTable,
            *_device(s), "## Figures", ""]
     for kind in figures:
         out += [f"![{kind}: {s.model.name} on {s.hardware.name}, {s.dtype}]({kind}.png)", "",
-                f"*{FIGURES[kind]}*", ""]
+                f"*{caption(kind, s)}*", ""]
         if kind == "time":  # the figure's tags keyed to their values, as plot time writes them
             from .plot.time import crossover_table, default_tokens
 
             xs = default_tokens([s])
             out += [render(*crossover_table(s, xs[0], xs[-1]), markdown=True), ""]
-    out += [*_prefill(prefill, caught), *_crossovers(crossovers), *_derivations()]
+    out += [*_prefill(prefill, caught), *_crossovers(crossovers), *derivations(s)]
     return "\n".join(out).rstrip() + "\n"
 
 

@@ -165,14 +165,22 @@ def attention_bytes(setting: Setting, tokens: np.ndarray | Sequence[int], mode: 
 def window_attention(setting: Setting, tokens: np.ndarray | Sequence[int],
                      mode: str) -> tuple[np.ndarray, np.ndarray]:
     """(FLOPs, HBM bytes) of one sliding-window layer's prefill attention in ``mode``
-    (``window.flops``, ``window.hbm_bytes``) at the model's window W, for the heads one device
+    (``window.flops``, ``window.hbm_bytes``) at the model's window W, or a chunked layer's
+    (``chunked.flops``, ``chunked.level_bytes`` without a cache), for the heads one device
     runs (:func:`_heads`, as :func:`attention_bytes` and :func:`attention_flops`)."""
-    if "W" not in setting.numbers():
-        raise InputError("model", "has no sliding window", setting.model.name)
+    if setting.model.window == "none":
+        raise InputError("model", "has no sliding window or chunked attention",
+                         setting.model.name)
     xs = _array(tokens, "prompt")
     vals = _attention_values(setting, None)
-    return (_numeric(_heads(setting, window.flops(mode)), T, vals)(xs),
-            _numeric(_heads(setting, window.hbm_bytes(mode)), T, vals)(xs))
+    if setting.architecture.window_kind == "chunked":  # each chunk a causal prompt
+        from .derive import chunked
+
+        flops, nbytes = chunked.flops(mode), chunked.level_bytes(mode, ())[0]
+    else:
+        flops, nbytes = window.flops(mode), window.hbm_bytes(mode)
+    return (_numeric(_heads(setting, flops), T, vals)(xs),
+            _numeric(_heads(setting, nbytes), T, vals)(xs))
 
 
 def linear_attention(setting: Setting, tokens: np.ndarray | Sequence[int],
@@ -192,10 +200,8 @@ def linear_attention(setting: Setting, tokens: np.ndarray | Sequence[int],
 
 def sparse_attention(setting: Setting, tokens: np.ndarray | Sequence[int],
                      mode: str) -> dict[str, np.ndarray]:
-    """One sparse-attention layer's parts in ``mode`` (``sparse_attention.attention_operations``)
-    for the heads one device runs: the indexer's (its scores and the top-k pass) and the
-    attention's FLOPs and HBM bytes, keys ``indexer_flops``, ``indexer_bytes``,
-    ``attention_flops``, ``attention_bytes``."""
+    """One sparse-attention layer's indexer (scores, top-k) and attention in ``mode``, FLOPs
+    and HBM bytes (keys ``indexer_flops``, ``attention_bytes``, ...), one device's share."""
     from .derive import sparse_attention as dsa
 
     if not setting.architecture.sparse_attention:

@@ -67,7 +67,8 @@ T_pos = _count("T_pos")  # rows of a learned position-embedding table
 n_e = _count("n_e")  # experts (MoE)
 n_a = _count("n_a")  # experts active per token (MoE)
 W = _count("W")  # sliding (local) attention window: keys a query sees, itself included; tokens
-L_w = _count("L_w")  # layers with sliding-window attention when only some have it (Gemma-2)
+L_w = _count("L_w")  # layers with local attention (a window or chunks) when only some have it
+C_att = _count("C_att")  # chunked local attention's chunk (Llama 4's attention_chunk_size)
 d_in = _count("d_in")  # a projection's input width
 d_out = _count("d_out")  # a projection's output width
 # multi-head latent attention (DeepSeek-V2, arXiv 2405.04434, §2.1): H is both the per-head
@@ -166,7 +167,10 @@ CATALOGUE: dict[str, SymbolInfo] = {
         SymbolInfo(n_a, "experts active per token (MoE)", "1"),
         SymbolInfo(W, "sliding (local) attention window: keys a query sees, itself included",
                    "tokens"),
-        SymbolInfo(L_w, "layers with sliding-window attention (where only some have it)", "1"),
+        SymbolInfo(L_w, "layers with local attention, a sliding window or chunks (where only "
+                   "some have it)", "1"),
+        SymbolInfo(C_att, "chunked local attention's chunk: a query sees its own chunk's keys "
+                   "up to itself", "tokens"),
         SymbolInfo(d_in, "a projection's input width", "1"),
         SymbolInfo(d_out, "a projection's output width", "1"),
         SymbolInfo(d_c, "MLA: latent rank of keys and values (kv_lora_rank)", "1"),
@@ -261,7 +265,8 @@ def local_dict() -> dict[str, Symbol]:
 _LATEX_NAMES = {
     "T_ctx": r"T_{\mathrm{ctx}}", "T_chunk": r"T_{\mathrm{chunk}}", "i_chunk": r"i_{\mathrm{chunk}}",
     "T_pos": r"T_{\mathrm{pos}}",
-    "n_q": "n_{q}", "n_kv": r"n_{\mathrm{kv}}", "L_w": "L_{w}", "n_e": "n_{e}", "n_a": "n_{a}",
+    "n_q": "n_{q}", "n_kv": r"n_{\mathrm{kv}}", "L_w": "L_{w}", "C_att": r"C_{\mathrm{att}}",
+    "n_e": "n_{e}", "n_a": "n_{a}",
     "d_in": r"d_{\mathrm{in}}", "d_out": r"d_{\mathrm{out}}",
     "d_c": "d_{c}", "d_cq": r"d_{c}^{\prime}", "H_r": "H_{r}", "n_sh": r"n_{\mathrm{sh}}",
     "F_sh": r"F_{\mathrm{sh}}", "F_dense": r"F_{\mathrm{dense}}", "L_moe": r"L_{\mathrm{MoE}}",

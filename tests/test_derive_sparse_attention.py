@@ -8,8 +8,9 @@ from __future__ import annotations
 import doctest
 
 import pytest
-from sympy import Integer, Min, Rational, S, Symbol, ceiling, expand, floor, simplify, sqrt
+from sympy import Integer, Rational, S, Symbol, ceiling, expand, floor, simplify, sqrt
 
+from roofline.derive import sparse_decode
 from roofline.derive import attention, mla, projection, window
 from roofline.derive import sparse_attention as dsa
 from roofline.symbols import (B, D, H, H_idx, H_r, T, T_ctx, W, b_a, b_kv, d_c, d_cq, k_top,
@@ -148,7 +149,7 @@ def test_indexer_operations_named_and_sized() -> None:
 
 # --- decode ----------------------------------------------------------------------------------
 def test_decode_step_attends_to_at_most_k_top() -> None:
-    ops = {op.name: op for op in dsa.decode_operations()}
+    ops = {op.name: op for op in sparse_decode.decode_operations()}
     att = ops["dsa.attention.decode"]
     short = {**SMALL, T_ctx: 5, k_top: 100}
     absorbed = {op.name: op for op in mla.decode_step("absorbed")}
@@ -162,10 +163,18 @@ def test_decode_step_attends_to_at_most_k_top() -> None:
 
 def test_prefill_operations_total_the_parts() -> None:
     ops = {op.name: op for op in dsa.prefill_operations()}
-    assert ops["dsa.attention"].flops == Min(dsa.sparse_flops(), dsa.sparse_flops("mha"))
+    for t in (100, 2048, 20_000, 100_000):
+        at = {**V32, B: 1, T: t}
+        assert ops["dsa.attention"].flops.subs(at) == dsa.bound_flops().subs(at)
     assert ops["dsa.indexer.scores"].flops == dsa.indexer_flops()
-    absorbing = ops["dsa.q_absorb"].flops + ops["dsa.out_absorb"].flops
-    assert expand(absorbing - projection.flops(B * T, d_c, 2 * n_q * H)) == 0  # = mla.kv_up
+    # MQA mode's absorbing products do mla.kv_up's FLOPs with more activation bytes, so the
+    # bound keeps kv_up
+    absorbing = dsa.absorb_operations(B * T)
+    flops = absorbing[0].flops + absorbing[1].flops
+    assert expand(flops - projection.flops(B * T, d_c, 2 * n_q * H)) == 0  # = mla.kv_up
+    more = (absorbing[0].bytes + absorbing[1].bytes
+            - projection.hbm_bytes(B * T, d_c, 2 * n_q * H)).subs(SMALL).subs(T, 7)
+    assert more > 0
 
 
 # --- crossovers ------------------------------------------------------------------------------

@@ -238,10 +238,41 @@ def test_bad_hybrid_and_sparse_shapes_are_refused(tmp_path: Path) -> None:
     keys = dict(json.loads(Path(load_model("Qwen3-Next-80B-A3B").path).read_text()))
     keys["linear_num_value_heads"] = 24  # not a multiple of the 16 key heads
     with pytest.raises(SpecError, match=re.escape(
-            "linear_value_heads: must be a multiple of the 16 linear key heads (got 24)")):
+            "linear_num_value_heads: must be a multiple of the 16 linear key heads (got 24)")):
         read_model(_config(tmp_path, "n", **keys))
     keys = dict(json.loads(Path(load_model("DeepSeek-V3.2").path).read_text()))
     keys["q_lora_rank"] = None
-    with pytest.raises(SpecError, match=re.escape("index_topk: needs latent attention with a "
-                                                  "query latent")):
+    with pytest.raises(SpecError, match=re.escape("q_lora_rank: must be a positive integer "
+                                                  "with sparse attention")):
         read_model(_config(tmp_path, "d", **keys))
+
+
+# --- Llama 4: chunked attention, NoPE layers, interleaved experts --------------------------------
+
+def test_llama4_scout_as_published() -> None:
+    # Meta's model card: 17B active, 109B total with the vision encoder. The text decoder by
+    # hand: per layer attention 5120·(40 + 16)·128 + 40·128·5120, a router 5120·16, 16 experts
+    # and one shared expert of 3·5120·8192, two norms; embeddings and head 2·202048·5120
+    m = load_model("Llama-4-Scout-17B-16E")
+    D, V = 5120, 202048
+    attention = D * 56 * 128 + 40 * 128 * D
+    expert = 3 * D * 8192
+    total = 48 * (attention + D * 16 + 17 * expert + 2 * D) + D + 2 * V * D
+    active = 48 * (attention + D * 16 + 2 * expert + 2 * D) + D + 2 * V * D
+    assert (m.parameters, m.active_parameters) == (total, active)
+    assert round(active / 1e9) == 17 and 107e9 < total < 109e9
+    assert (m.attention_chunk_size, m.window_layers, m.local_rope, m.qk_l2_norm) == \
+        (8192, 36, True, True)
+
+
+def test_llama4_defaults_and_interleaving(tmp_path: Path) -> None:
+    text = dict(model_type="llama4_text", num_hidden_layers=8, interleave_moe_layer_step=2,
+                intermediate_size=64, intermediate_size_mlp=128, hidden_size=64,
+                num_attention_heads=4, num_key_value_heads=2, head_dim=16, vocab_size=100)
+    m = read_model(_config(tmp_path, "l4", **text))
+    # layers 1, 3, 5, 7 have experts (range(step − 1, L, step)); 3 and 7 are global (every 4th)
+    assert (m.moe_layers, m.dense_intermediate_size, m.window_layers) == (4, 128, 6)
+    bad = dict(text, no_rope_layers=[1, 1, 2, 0, 1, 1, 1, 0])
+    with pytest.raises(SpecError, match=re.escape("no_rope_layers: must be a list of 8 "
+                                                  "entries, each 0 or 1")):
+        read_model(_config(tmp_path, "l4", **bad))

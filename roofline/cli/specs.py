@@ -153,7 +153,8 @@ def _model_list(args: argparse.Namespace) -> int:
         experts = f"{m.experts_per_token} of {m.num_experts}" if m.num_experts > 1 else "-"
         if m.shared_experts:
             experts += f" + {m.shared_experts} shared"
-        window = "-" if m.window == "none" else str(m.sliding_window) + (
+        window = "-" if m.window == "none" else str(m.local_span) + (
+            " chunks" if m.attention_chunk_size else "") + (
             "" if m.window == "all" else f" on {m.window_layers}")
         rows.append((m.name, m.model_type, f"{m.parameters:,}", str(m.hidden_size),
                      str(m.num_layers), str(m.num_heads), str(m.num_kv_heads), str(m.head_dim),
@@ -195,7 +196,8 @@ def _model_show(args: argparse.Namespace) -> int:
         *_expert_rows(m),
         ("norm", ("RMSNorm" if m.norm == "rms" else "LayerNorm")
          + (", before and after each sublayer" if m.post_norms else ""), ""),
-        ("positions", "rotary" if m.position == "rope"
+        ("positions", ("rotary on the local layers, none on the global ones (NoPE)"
+                       if m.local_rope else "rotary") if m.position == "rope"
          else f"learned table of {m.position_table_rows} rows",
          "T_pos" if m.position_table_rows else ""),
         ("biases", bias, ""),
@@ -245,7 +247,15 @@ def _attention_rows(m: Any) -> list[tuple[str, str, str]]:
     if m.attn_output_gate:
         rows.append(("output gate", "a sigmoid gate on the attention's output, from the query "
                      "projection (n_q·H more outputs)", ""))
-    if m.window == "none":
+    if m.window != "none" and m.attention_chunk_size:
+        where = "every layer" if m.window == "all" else \
+            f"{m.window_layers} of {m.num_layers} layers"
+        rows.append(("chunked attention", f"chunks of {m.attention_chunk_size:,} tokens on "
+                     f"{where} ({m.layer_pattern}): a query sees its own chunk's keys up to "
+                     "itself; KV cache of those layers: the current chunk (--kv-cache full "
+                     "keeps all)" + ("; an L2 norm of q and k on those layers"
+                                     if m.qk_l2_norm else ""), "C_att, L_w"))
+    elif m.window == "none":
         if not m.linear_layers:
             rows.append(("sliding window", "none: every layer attends to the whole prompt", ""))
     else:

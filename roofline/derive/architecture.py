@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 __all__ = ["Architecture", "ATTENTION_MODES", "DEFAULT_ATTENTION", "FUSIONS", "KINDS", "WINDOWS",
+           "WINDOW_KINDS",
            "KV_CACHES", "MLA_DECODES", "MOE_LAYERS", "PIPELINES"]
 
 # Attention modes of :mod:`roofline.derive.attention`; ``kernel`` is the default.
@@ -21,6 +22,9 @@ KINDS = ("projection", "attention", "elementwise", "embedding", "lm_head")
 # Which layers attend within a sliding window of W tokens (:mod:`roofline.derive.window`):
 # none, every layer (Mistral-7B-v0.1), or L_w of the L layers (Gemma-2, Qwen2's top layers).
 WINDOWS = ("none", "all", "some")
+# What a local layer attends to (:mod:`roofline.derive.window`, :mod:`roofline.derive.chunked`):
+# the last W keys, or its own chunk of C_att tokens up to itself (Llama 4)
+WINDOW_KINDS = ("sliding", "chunked")
 # What a windowed layer's KV cache keeps: the last W tokens (a rolling buffer) or all T.
 KV_CACHES = ("window", "full")
 # How a decode step of multi-head latent attention runs (:mod:`roofline.derive.mla`): attention
@@ -86,3 +90,10 @@ class Architecture:
     # DeepSeek Sparse Attention on latent attention: a lightning indexer picks each query's
     # k_top keys (DeepSeek-V3.2, :mod:`roofline.derive.sparse_attention`)
     sparse_attention: bool = False
+    # the local layers' kind, one of WINDOW_KINDS (meaningful only with a window)
+    window_kind: str = "sliding"
+    # Llama 4: the rotary encoding on the local (chunked) layers only, the global layers
+    # without a positional encoding (NoPE), and there a weightless L2 norm of each query and
+    # key head (use_qk_norm)
+    local_rope: bool = False
+    qk_l2_norm: bool = False

@@ -284,7 +284,7 @@ def main_choice(atom: Expr, memory_bound: bool = False) -> Expr:
         return next(a for a in args if not a.is_number)
     if isinstance(atom, Min):
         fixed = [a for a in args if not a.has(B) and not a.has(M_sram)]
-        if len(fixed) < len(args) and any(a.has(B) for a in args):
+        if fixed and len(fixed) < len(args) and any(a.has(B) for a in args):
             return fixed[0]  # min(n_e, rows·n_a)
         return next((a for a in args if a.has(M_sram)), args[0])  # min(H, B_c)
     bound = beta_hbm if memory_bound else P_peak

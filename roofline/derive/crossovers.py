@@ -17,7 +17,7 @@ from functools import cache
 from sympy import Expr, Pow, Rational, cancel, factor
 
 from ..symbols import B, C_mem, N_cp, N_pp, N_tp, P_peak, T
-from . import attention, levels, parallel, tensor_parallel, window
+from . import attention, levels, local, parallel, tensor_parallel, window
 from .bounds import aggregate_memory_time, aggregate_time, total_time
 from .branches import Branch, Crossover, cross
 from .decode import decode_operations, model_kv_cache_bytes
@@ -64,7 +64,7 @@ def _held(arch: Architecture) -> tuple[Expr, Expr, Expr]:
     memory check counts it (:func:`roofline.evaluate.phases.footprint`): the weights and KV
     cache of its tensor, expert and context splits over the N_pp stages, of one layer's scores
     its heads (1/N_tp) and query rows (1/N_cp)."""
-    scores = window.largest_scores(arch)
+    scores = local.largest_scores(arch)
     if not arch.parallel:
         return weight_bytes(arch), model_kv_cache_bytes(arch), scores
     return (parallel.device_weight_bytes(arch) / N_pp,
@@ -207,11 +207,19 @@ def _this_year_crossovers(arch: Architecture, caches: tuple[str, ...]) -> list[C
     from ..symbols import W
 
     out: list[Crossover] = []
-    if arch.window != "none":
+    if arch.window != "none" and arch.window_kind == "sliding":
         out.append(cross(
             "window_stops_growing_tokens", "prompt length beyond which a windowed layer's "
             "attention grows as W·T instead of T² (each query sees W keys)", "tokens",
             window.SOURCE, T, T, W, "balance", ("windowed layers",)))
+    if arch.window != "none" and arch.window_kind == "chunked":
+        from . import chunked
+        from ..symbols import C_att
+
+        out.append(cross(
+            "chunk_stops_growing_tokens", "prompt length beyond which a chunked layer's "
+            "attention grows as C_att·T instead of T² (a query sees at most its chunk)",
+            "tokens", chunked.SOURCE, T, T, C_att, "balance", ("chunked layers",)))
     device = ("one device's share",) if arch.parallel else ()
     for mode in attention.MODES if arch.linear_attention else ():
         attn = _of(_prefill(arch, mode, caches), "attention")
@@ -241,7 +249,8 @@ def _this_year_crossovers(arch: Architecture, caches: tuple[str, ...]) -> list[C
 
 # The architectures whose own crossovers the catalogue shows beside the default's: every layer
 # windowed, a linear-attention hybrid, sparse attention on latent attention
-FAMILIES = (Architecture(window="all"), Architecture(linear_attention=True),
+FAMILIES = (Architecture(window="all"), Architecture(window="all", window_kind="chunked"),
+            Architecture(linear_attention=True),
             Architecture(mla=True, q_lora=True, sparse_attention=True))
 
 

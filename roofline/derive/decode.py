@@ -14,7 +14,9 @@ from __future__ import annotations
 from sympy import Expr
 
 from ..symbols import B, H, L, L_lin, T, b_kv, n_kv
-from . import linear_attention, mla, sparse_attention, window
+from . import linear_attention, mla, sparse_decode, window
+from .local import cached_tokens as local_tokens
+from .local import decode_keys as local_keys
 from .entry import Entry
 from .layers import attention_step
 from .transformer import (Architecture, Operation, edge_operations, layer_operations,
@@ -43,7 +45,7 @@ def model_kv_cache_bytes(arch: Architecture = Architecture()) -> Expr:
     hybrid's L_lin linear-attention layers keep a state that does not grow with T
     (:func:`roofline.derive.linear_attention.state_elements`, at b_kv)."""
     if arch.sparse_attention:  # the latent and the indexer's keys
-        return mla.kv_cache_bytes() + sparse_attention.cache_bytes()
+        return mla.kv_cache_bytes() + sparse_decode.cache_bytes()
     if arch.mla:
         return mla.kv_cache_bytes()
     if arch.linear_attention:  # the full layers' cache, the linear layers' fixed state
@@ -51,7 +53,7 @@ def model_kv_cache_bytes(arch: Architecture = Architecture()) -> Expr:
         return kv_cache_bytes(T, L - L_lin) + state
     glob, local = window.layer_split(arch)
     out = kv_cache_bytes(T, glob) if glob != 0 else 0
-    return out + (kv_cache_bytes(window.cached_tokens(arch), local) if local != 0 else 0)
+    return out + (kv_cache_bytes(local_tokens(arch), local) if local != 0 else 0)
 
 
 def decode_operations(arch: Architecture = Architecture()) -> list[Operation]:
@@ -61,7 +63,7 @@ def decode_operations(arch: Architecture = Architecture()) -> list[Operation]:
     key/value up-projection of the new token (``mla.kv_up``): the naive form expands the new
     latent with the cached ones, the absorbed form never expands it."""
     if arch.mla:
-        step = sparse_attention.decode_attention() if arch.sparse_attention else \
+        step = sparse_decode.decode_attention() if arch.sparse_attention else \
             mla.decode_step(arch.mla_decode, layers=L)
         ops = layer_operations(arch, B, step)
         return [*(op for op in ops if op.name != "mla.kv_up"), *edge_operations(arch, B, B)]
@@ -69,7 +71,8 @@ def decode_operations(arch: Architecture = Architecture()) -> list[Operation]:
     step: Operation | list[Operation] = attention_step()
     if arch.window != "none":
         glob, local = window.layer_split(arch)
-        step = [attention_step(window.decode_keys(), "attention.decode.window", local)]
+        name = "attention.decode." + ("chunked" if arch.window_kind == "chunked" else "window")
+        step = [attention_step(local_keys(arch), name, local)]
         if glob != 0:
             step.insert(0, attention_step(layers=glob))
     return [*layer_operations(arch, B, step, recurrence), *edge_operations(arch, B, B)]

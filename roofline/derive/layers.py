@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from sympy import Expr, Integer, Max, Min
 
 from ..symbols import B, D, F, H, L, T_ctx, T_pos, V, b_a, b_kv, b_w, n_a, n_e, n_kv, n_q
-from . import attention, levels, projection, window
+from . import attention, chunked, levels, projection, window
 from .architecture import KINDS, Architecture
 
 __all__ = ["Operation", "NORM_FLOPS", "ACT_FLOPS", "ROPE_FLOPS", "projection_op",
-           "elementwise_op", "norm_op", "qk_norm_op", "layer_mlp", "fused", "attention_op",
+           "elementwise_op", "norm_op", "qk_norm_op", "qk_l2_op", "layer_mlp", "fused", "attention_op",
            "attention_operations", "attention_step", "total_flops", "total_bytes",
            "mlp_parameters", "attention_parameters", "model_parameters", "embedding_parameters",
            "put_in"]
@@ -74,6 +74,14 @@ def qk_norm_op(rows: Expr) -> Operation:
     return elementwise_op("qk_norm", NORM_FLOPS["rms"], elements, elements, elements, 2 * H)
 
 
+def qk_l2_op(rows: Expr) -> Operation:
+    """Llama 4's L2 norm of each query and key head (HF ``Llama4TextL2Norm``: x·rsqrt(mean x²),
+    no gains): the rows·(n_q + n_kv)·H elements read and written, 3 FLOPs each (square,
+    accumulate, scale)."""
+    elements = rows * (n_q + n_kv) * H
+    return elementwise_op("qk_l2_norm", 3, elements, elements, elements)
+
+
 def layer_mlp(arch: Architecture, rows: Expr) -> list[Operation]:
     """One layer's MLP over ``rows`` token rows: gated or plain, or a router and the routed
     experts (Mixtral: n_a of n_e per token, the weights of those that receive a token read)."""
@@ -121,16 +129,21 @@ def attention_operations(arch: Architecture, mode: str, smooth: bool = False,
                          caches: Sequence[str] = ()) -> Operation | list[Operation]:
     """The prefill's attention in ``mode`` behind the cache levels ``caches``
     (:mod:`roofline.derive.levels`): one operation (every layer alike), or, with a sliding
-    window, the global and the windowed layers apart, each with its count of layers
-    (:mod:`roofline.derive.window`). Multi-head latent attention substitutes its head
+    window or chunks, the global and the local layers apart, each with its count of layers
+    (:mod:`roofline.derive.window`, :mod:`roofline.derive.chunked`). Multi-head latent attention substitutes its head
     dimension and head counts in these (:func:`roofline.derive.mla.attention_operations`)."""
     full = attention_op(f"attention.{mode}", attention.mode_flops(mode), mode, caches, False,
                          smooth)
     if arch.window == "none":
         return full
     glob, local = window.layer_split(arch)
-    local_op = attention_op(f"attention.{mode}.window", window.flops(mode), mode, caches, True,
-                             smooth, local)
+    if arch.window_kind == "chunked":
+        hbm, served = chunked.level_bytes(mode, caches, smooth)
+        local_op = Operation(f"attention.{mode}.chunked", "attention",
+                             chunked.flops(mode, smooth), hbm, local, tuple(served.items()))
+    else:
+        local_op = attention_op(f"attention.{mode}.window", window.flops(mode), mode, caches,
+                                True, smooth, local)
     if glob == 0:
         return [local_op]
     return [Operation(full.name, full.kind, full.flops, full.bytes, glob, full.levels), local_op]

@@ -141,17 +141,18 @@ def projection_operations(rows: Expr = B * T) -> list[Operation]:
 
 def recurrence(mode: str = "kernel", smooth: bool = False,
                solve: str = "reference") -> Operation:
-    """One layer's chunked recurrence over B·T rows ("attention" kind): :func:`chunkwise_flops`,
-    with FLA's traffic (:func:`chunkwise_bytes`) in every attention mode but ``ideal``
-    (:func:`ideal_bytes`): the modes name schedules of softmax attention, and a linear layer
-    has one kernel whichever the full-attention layers run. ``smooth`` drops the ceiling
-    ⌈T/C_lin⌉ → T/C_lin (for the crossovers' roots)."""
+    """One layer's chunked recurrence over B·T rows ("attention" kind), as the bound counts it:
+    :func:`chunkwise_flops` and, in every attention mode but ``ideal``, FLA's traffic
+    (:func:`chunkwise_bytes`; the modes name schedules of softmax attention, and a linear
+    layer has one kernel whichever the full-attention layers run), ``ideal``'s otherwise
+    (:func:`ideal_bytes`), each with T/C_lin chunks in place of ⌈T/C_lin⌉: the work of the
+    chunks spread over their tokens, which leaves out the padded last chunk's extra work and
+    state (a lower count, exact at multiples of C_lin) and gives ``prefill`` and the
+    crossovers one form. ``smooth`` changes nothing (the form has no ceiling)."""
     ideal = mode == "ideal"
     flops, nbytes = chunkwise_flops(solve), ideal_bytes() if ideal else chunkwise_bytes()
-    if smooth:
-        flops, nbytes = (e.replace(ceiling, lambda x: x) for e in (flops, nbytes))
-    return Operation("linear_attn.chunk.ideal" if ideal else "linear_attn.chunk", "attention",
-                     flops, nbytes)
+    flops, nbytes = (e.replace(ceiling, lambda x: x) for e in (flops, nbytes))
+    return Operation(f"linear_attn.chunk.{mode}", "attention", flops, nbytes)
 
 
 def layer_operations(rows: Expr, recurrence_op: Operation) -> list[Operation]:
@@ -246,10 +247,12 @@ def entries() -> list[Entry]:
         Entry("linear_attention.flops.chunkwise", flops,
               "matmul FLOPs of one linear-attention layer's chunked gated delta rule", "FLOP",
               SOURCE, (layer, mm, pad, solve),
-              steps=(("per chunk and value head", chunk_macs()),
-                     ("the solve as forward substitution (≈ C³/6 multiply-adds)",
-                      solve_macs("substitution")),
-                     ("FLOPs, substitution solve", chunkwise_flops("substitution")))),
+              steps=(("multiply-adds per chunk and value head (the reference's solve)",
+                      chunk_macs()),
+                     ("as the bound counts them: T/C_lin chunks (the padded last chunk's extra "
+                      "work left out)", chunkwise_flops().replace(ceiling, lambda x: x)),
+                     ("another count of the solve, forward substitution (≈ C³/6 multiply-adds; "
+                      "not used)", solve_macs("substitution")))),
         Entry("linear_attention.flops.recurrent", recurrent_flops(),
               "matmul FLOPs of the token-by-token gated delta rule over T tokens", "FLOP",
               SOURCE, (layer, mm, "3 state–vector products per token and value head")),

@@ -39,7 +39,7 @@ from dataclasses import replace
 
 from sympy import Expr, Integer, Min, Rational, factor, sqrt
 
-from ..symbols import B, D, H, H_idx, H_r, L, T, T_ctx, W, b_a, b_kv, d_c, d_cq, k_top, n_idx, n_q
+from ..symbols import B, D, H, H_idx, H_r, L, T, W, b_a, b_kv, d_c, d_cq, k_top, n_idx, n_q
 from . import mla, projection, window
 from .entry import Entry
 from .layers import NORM_FLOPS, ROPE_FLOPS, Operation, elementwise_op, projection_op
@@ -48,7 +48,7 @@ __all__ = ["SOURCE", "FP32", "INDEX", "indexer_operations", "indexer_pair_flops"
            "causal_pairs", "indexer_flops", "indexer_bytes", "topk_bytes", "topk_pairs",
            "sparse_pair_flops", "sparse_flops", "sparse_bytes", "absorb_operations",
            "bound_flops", "ideal_sparse_bytes", "attention_operations", "prefill_operations",
-           "decode_attention", "decode_operations", "cache_bytes", "indexer_parameters",
+           "indexer_parameters",
            "crossover",
            "crossover_condition", "mode_crossover", "entries"]
 
@@ -60,6 +60,7 @@ FLASHMLA = ("FlashMLA README 'Sparse MLA Prefill' and csrc/sm90/prefill/sparse/p
 SOURCE = f"{REPORT} §1 eq. (1)-(2), 'Instantiate DSA Under MLA', §3, Appendix A; {CODE}"
 FP32 = Integer(4)  # bytes of an FP32 logit, head weight or key scale (DeepGEMM, kernel.py)
 INDEX = Integer(4)  # bytes of an int32 top-k index (FlashMLA's indices)
+FP8 = Integer(1)  # bytes of the indexer's E4M3 queries and keys, whatever the KV cache's type
 # FLOPs an element of rotate_activation and act_quant: a Hadamard transform's log2(128) = 7
 # stages, its scale and FP8 quantisation (2)
 ROTATE_FLOPS = 10
@@ -77,7 +78,7 @@ def indexer_operations(rows: Expr) -> list[Operation]:
     query heads and of the key, and ``rotate_activation`` with ``act_quant``: a fast Hadamard
     transform of each of the n_idx + 1 vectors of H_idx (log2 H_idx add/subtract stages of
     H_idx, and its scale), and FP8 quantisation (a block maximum and a division per element:
-    2), read at b_a, written in FP8 at b_kv (q for the scores, k into the indexer's cache, with
+    2), read at b_a, written in FP8, a byte each (q for the scores, k into the indexer's cache, with
     one FP32 scale per vector). The transform's log2 H_idx stages are taken at V3.2's
     H_idx = 128 (7), with its scale and the quantisation: :data:`ROTATE_FLOPS` = 10 an element,
     a convention as the other element-wise counts are.
@@ -97,7 +98,7 @@ def indexer_operations(rows: Expr) -> list[Operation]:
                        rows * n_idx),
         elementwise_op("dsa.indexer.rope", ROPE_FLOPS, rotated, rotated, rotated),
         Operation("dsa.indexer.rotate_quant", "elementwise", vectors * H_idx * ROTATE_FLOPS,
-                  b_a * vectors * H_idx + b_kv * vectors * H_idx + FP32 * vectors),
+                  b_a * vectors * H_idx + FP8 * vectors * H_idx + FP32 * vectors),
     ]
 
 
@@ -129,8 +130,8 @@ def indexer_flops(pairs: Expr | None = None) -> Expr:
 def indexer_bytes(written: str = "scores", queries: Expr = T, keys: Expr = T,
                   pairs: Expr | None = None) -> Expr:
     """HBM bytes of the indexer's scoring kernel for B sequences: its E4M3 q (n_idx·H_idx at
-    b_kv per query) and FP32 head weights (n_idx), the indexer's key cache read once (H_idx at
-    b_kv and one FP32 scale per key: 132 bytes at b_kv = 1, ``k_cache``/``k_scale_cache``),
+    FP8 per query) and FP32 head weights (n_idx), the indexer's key cache read once (H_idx in
+    FP8 and one FP32 scale per key: 132 bytes, ``k_cache``/``k_scale_cache``),
     and what it writes: ``"scores"``, the FP32 logit of every causal pair, as DeepGEMM's
     ``fp8_mqa_logits`` (and the reference ``fp8_index``, which writes the whole rectangle)
     does, or ``"indices"``, only the k_top int32 indices per query, as a kernel that fused the
@@ -139,7 +140,7 @@ def indexer_bytes(written: str = "scores", queries: Expr = T, keys: Expr = T,
     of 128K tokens are 16.5 MB).
     """
     pairs = causal_pairs() if pairs is None else pairs
-    read = queries * n_idx * (H_idx * b_kv + FP32) + keys * (H_idx * b_kv + FP32)
+    read = queries * n_idx * (H_idx * FP8 + FP32) + keys * (H_idx * FP8 + FP32)
     if written == "scores":
         out = FP32 * pairs
     elif written == "indices":
@@ -217,12 +218,8 @@ def absorb_operations(rows: Expr) -> list[Operation]:
 
 
 def bound_flops() -> Expr:
-    """The main attention's FLOPs in the bound: the fewer of MQA mode over the top-k pairs and
-    the report's masked MHA mode over every causal pair, which it runs for short prompts (§3):
-    min(:func:`sparse_flops` "mqa", "mha"). Below :func:`mode_crossover` (12,813 tokens at
-    V3.2's sizes) the masked MHA mode does fewer, beyond it MQA mode; the per-token products
-    are the same FLOPs either way (:func:`absorb_operations`). The bytes stay MQA mode's: both
-    modes are compute-bound where MHA mode is the cheaper."""
+    """The main attention's FLOPs in the bound (:func:`fewer`): min(:func:`sparse_flops`
+    "mqa", "mha")."""
     return Min(sparse_flops("mqa"), sparse_flops("mha"))
 
 
@@ -240,7 +237,8 @@ def attention_operations(arch, mode: str, smooth: bool = False,
     products around the sparse attention (:func:`ideal_sparse_bytes` in ``ideal``; in ``kernel``
     FlashMLA's gathers, :func:`sparse_bytes`, at HBM on a device without caches, and behind
     the cache levels ``caches`` each latent entry read from HBM once and every gather served
-    through the caches, as ``kernel`` attention's re-reads are); in the papers' schedules of dense attention (``naive``,
+    through the caches, as ``kernel`` attention's re-reads are), held against the masked MHA
+    mode (:func:`fewer`); in the papers' schedules of dense attention (``naive``,
     ``tiled``, ``tiled_fa2``) the report's masked MHA mode: latent attention's dense operations
     in that mode (:func:`roofline.derive.mla.attention_operations`), every causal pair computed,
     the mask removing none of the work."""
@@ -250,58 +248,43 @@ def attention_operations(arch, mode: str, smooth: bool = False,
         dense = mla.attention_operations(arch, mode, smooth, caches)
         return [*scores, *(replace(op, count=L) for op in
                            (dense if isinstance(dense, list) else [dense]))]
-    q_absorb, out_absorb = absorb_operations(B * T)
-    flops = bound_flops()
+    dense = mla.attention_operations(arch, mode, smooth, caches)
     if mode == "ideal":
-        attend = Operation("dsa.attention.ideal", "attention", flops, ideal_sparse_bytes(), L)
+        sparse = Operation("dsa.attention.ideal", "attention", sparse_flops(),
+                           ideal_sparse_bytes(), L)
     elif caches:  # each latent entry from HBM once, every gather through the caches
         unique = sparse_bytes(gathers=Integer(0)) + B * T * mla.cache_elements() * b_kv
-        attend = Operation("dsa.attention", "attention", flops, unique, L,
+        sparse = Operation("dsa.attention", "attention", sparse_flops(), unique, L,
                            tuple((level, sparse_bytes()) for level in caches))
     else:
-        attend = Operation("dsa.attention", "attention", flops, sparse_bytes(), L)
-    return [*scores, q_absorb, attend, out_absorb]
+        sparse = Operation("dsa.attention", "attention", sparse_flops(), sparse_bytes(), L)
+    return [*scores, fewer(sparse, dense)]
+
+
+def fewer(sparse: Operation, dense: Operation) -> Operation:
+    """The bound's main attention: the fewer FLOPs, and the fewer bytes at HBM and at each
+    level, of MQA mode over the top k (``sparse``) and the report's masked MHA mode over every
+    causal pair (``dense``: latent attention's dense operation in the same mode), which it
+    runs for short prompts (§3). Each of the two is at least this operation's roofline time.
+    The per-token products stay ``mla.kv_up``'s: the absorbing ones of MQA mode do the same
+    FLOPs with more activation traffic (2·n_q·(H + d_c) elements a token against
+    d_c + 2·n_q·H), so materialising is the fewer for any shape. Below :func:`mode_crossover`
+    (12,813 tokens at V3.2's sizes) the dense FLOPs are the fewer."""
+    levels = sorted({lv for lv, _ in (*sparse.levels, *dense.levels)})
+    return Operation(sparse.name, "attention", Min(sparse.flops, dense.flops),
+                     Min(sparse.bytes, dense.bytes), L,
+                     tuple((lv, Min(sparse.level_bytes(lv), dense.level_bytes(lv)))
+                           for lv in levels))
 
 
 def prefill_operations() -> list[Operation]:
-    """One layer's DSA beyond MLA's projections (mla.projections, less ``mla.kv_up`` in MQA
-    mode) for B sequences of T tokens: the indexer's projections, its scores, the top-k, the
-    absorbing products and the sparse attention."""
+    """One layer's DSA beyond MLA's projections (``mla.kv_up`` among them) for B sequences of T
+    tokens: the indexer's projections, its scores, the top-k and the main attention (the bound's,
+    :func:`fewer`), in the kernel mode without a cache."""
     from .architecture import Architecture
 
     ops = attention_operations(Architecture(mla=True, q_lora=True), "kernel")
     return [*indexer_operations(B * T), *(replace(op, count=Integer(1)) for op in ops)]
-
-
-def decode_attention(keys: Expr = T_ctx + 1) -> list[Operation]:
-    """One decode step's attention of every layer (the attention kind counting L), B sequences
-    at context T_ctx: the indexer's scores over ``keys`` = T_ctx + 1 (the cache and itself;
-    DeepGEMM's paged ``fp8_paged_mqa_logits``), the top-k over them, and mla.decode_step's
-    absorbed form over the min(T_ctx + 1, k_top) selected entries (FlashMLA's sparse decoding
-    kernel), named ``dsa.*`` and with the k_top indices read."""
-    selected = Min(keys, k_top)
-    q_absorb, latent, out_absorb = mla.decode_step("absorbed", keys=selected)
-    return [Operation("dsa.indexer.scores.decode", "attention", indexer_flops(keys),
-                      indexer_bytes(queries=Integer(1), keys=keys, pairs=keys), L),
-            Operation("dsa.indexer.topk.decode", "attention", Integer(0),
-                      topk_bytes(Integer(1), keys), L),
-            Operation("dsa.q_absorb", q_absorb.kind, q_absorb.flops, q_absorb.bytes),
-            Operation("dsa.attention.decode", "attention", latent.flops,
-                      latent.bytes + B * INDEX * k_top, L),
-            Operation("dsa.out_absorb", out_absorb.kind, out_absorb.flops, out_absorb.bytes)]
-
-
-def decode_operations(keys: Expr = T_ctx + 1) -> list[Operation]:
-    """One layer's decode step beyond MLA's projections: the indexer's projections of the new
-    token and :func:`decode_attention`."""
-    return [*indexer_operations(B), *(replace(op, count=Integer(1))
-                                      for op in decode_attention(keys))]
-
-
-def cache_bytes(tokens: Expr = T, layers: Expr = L) -> Expr:
-    """The indexer's key cache beside the latent one: per token and layer H_idx keys in FP8
-    (at b_kv) and one FP32 scale (``Indexer.k_cache``, ``k_scale_cache``), B sequences."""
-    return B * layers * tokens * (H_idx * b_kv + FP32)
 
 
 def indexer_parameters() -> Expr:

@@ -41,11 +41,12 @@ from functools import cache
 from sympy import Expr, Integer
 
 from ..symbols import B, D, H, L, L_lin, T, V, b_a, b_e, b_w, n_kv, n_q
-from . import attention, layers, linear_attention, mla, moe, projection, sparse_attention
+from . import (attention, layers, linear_attention, mla, moe, projection, sparse_attention,
+               window)
 from .architecture import DEFAULT_ATTENTION, Architecture
 from .entry import Entry
 from .layers import (ROPE_FLOPS, Operation, elementwise_op, fused, layer_mlp, mlp_parameters,
-                     norm_op, projection_op, qk_norm_op, total_bytes, total_flops)
+                     norm_op, projection_op, qk_l2_op, qk_norm_op, total_bytes, total_flops)
 
 __all__ = ["Architecture", "Operation", "layer_operations", "edge_operations",
            "attention_operations", "prefill_operations", "mlp_parameters", "parameter_count",
@@ -111,18 +112,21 @@ def _attention_block(arch: Architecture, rows: Expr,
     ops: list[Operation] = []
     if arch.mla:  # latent projections and the rotary part of the heads
         ops += mla.projections(arch, rows)
-        if arch.sparse_attention:  # the indexer's; MQA mode materialises no per-head K, V
-            mqa = any(op.name.startswith("dsa.attention") for op in attention_ops)
-            ops = [op for op in ops if not (mqa and op.name == "mla.kv_up")]
+        if arch.sparse_attention:  # the indexer's
             ops += sparse_attention.indexer_operations(rows)
     else:
         qkv = (n_q * (2 if arch.attn_gate else 1) + 2 * n_kv) * H
         ops.append(projection_op("qkv_proj", rows, D, qkv, arch.qkv_bias or arch.linear_bias))
         if arch.qk_norm:
             ops.append(qk_norm_op(rows))
+        # Llama 4: the rotary encoding and the L2 norm on its local layers only
+        rotary = window.layer_split(arch)[1] if arch.local_rope else Integer(1)
+        if arch.qk_l2_norm:
+            ops.append(replace(qk_l2_op(rows), count=rotary))
         if arch.position == "rope":
             rotated = rows * (n_q + n_kv) * H
-            ops.append(elementwise_op("rope", ROPE_FLOPS, rotated, rotated, rotated))
+            ops.append(replace(elementwise_op("rope", ROPE_FLOPS, rotated, rotated, rotated),
+                               count=rotary))
     ops += attention_ops
     if arch.attn_gate:
         gated = rows * n_q * H

@@ -20,7 +20,7 @@ from ..symbols import (CATALOGUE, D, F, F_dense, F_op, F_sh, H_r, I_op, K_intra,
                        i_chunk, n_rep, n_sh, t_mean, t_pre, t_slo, t_sq)
 from ..symbols import (B, G_node, M_node, N_cp, N_dev, N_ep, S_msg, alpha_net, b_a, beta_net,
                        c_chunk)
-from ..symbols import C_lin, H_idx, H_lk, H_lv, K_conv, L_lin, k_top, n_idx, n_lk, n_lv
+from ..symbols import C_att, C_lin, H_idx, H_lk, H_lv, K_conv, L_lin, k_top, n_idx, n_lk, n_lv
 
 __all__ = ["EXAMPLE", "ExampleSpec", "Example", "build"]
 
@@ -47,6 +47,7 @@ class ExampleSpec:
     # attention's, a window's (every layer windowed), a hybrid's, sparse attention's
     family_models: tuple[tuple[str, str], ...] = (
         ("mla_", "DeepSeek-V2-Lite"), ("window_", "Mistral-7B"),
+        ("chunk_", "Llama-4-Scout-17B-16E"),
         ("full_attention_overtakes_linear", "Qwen3-Next-80B-A3B"),
         ("sparse_indexer", "DeepSeek-V3.2"))
 
@@ -98,7 +99,7 @@ def build() -> Example:
         t_mean: Float(mean), t_sq: Float((short.time_s**2 + long_.time_s**2) / 2),
         K_intra: EXAMPLE.speedup, n_rep: Integer(EXAMPLE.replicas),
         T_chunk: Integer(EXAMPLE.chunk), i_chunk: Integer(t // EXAMPLE.chunk - 1),
-        W: Integer(EXAMPLE.window), L_w: vals[L] / 2,
+        W: Integer(EXAMPLE.window), L_w: vals[L] / 2, C_att: Integer(EXAMPLE.window),
         d_c: Integer(EXAMPLE.latent[0]), d_cq: Integer(EXAMPLE.latent[1]),
         H_r: Integer(EXAMPLE.latent[2]), n_sh: Integer(EXAMPLE.shared), F_sh: vals[F],
         F_dense: vals[F], L_moe: vals[L] - 1,
@@ -121,6 +122,7 @@ def build() -> Example:
         i_chunk: f"the last chunk of a {t}-token prompt",
         W: f"an assumed window of {EXAMPLE.window:,} tokens (the model has none), below T",
         L_w: "L/2: every other layer windowed, as Gemma-2",
+        C_att: f"an assumed chunk of {EXAMPLE.window:,} tokens (the model has none), below T",
         M_l3: f"{EXAMPLE.hardware} has no L3: {EXAMPLE.l3_device}'s Infinity Cache",
         beta_l3: f"{EXAMPLE.hardware} has no L3: {EXAMPLE.l3_device}'s Infinity Cache",
         d_c: "DeepSeek-V2's and V3's kv_lora_rank (the model has no latent attention)",

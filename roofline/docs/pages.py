@@ -46,6 +46,11 @@ TITLES: dict[str, tuple[str, str]] = {
                "layers): the query–key pairs in closed form for T ≤ W and T > W, FLOPs and HBM "
                "bytes in each attention mode (a windowed kernel skips blocks outside the band), "
                "and the KV cache of a rolling buffer of W tokens."),
+    "chunked": ("Chunked local attention",
+                "One layer whose queries see only the keys of their own chunk of C_att tokens "
+                "(Llama 4's rotary layers): each chunk a causal attention of its own, the "
+                "query–key pairs, FLOPs and bytes summed over the whole chunks and the last, "
+                "the scores' footprint and the keys a decode step reads."),
     "levels": ("Attention over the memory hierarchy",
                "Fused attention's bytes at each memory level: what the SRAM of the SMs stages, "
                "what the L2 (and on AMD the Infinity Cache beyond it) serves, and what reaches "

@@ -53,7 +53,7 @@ PARTS = ("decode", "footprints", *(f"prefill-{mode}" for mode in ATTENTION_MODES
 
 def sympy_part(arch: Architecture, caches: tuple[str, ...], part: str) -> dict[str, Any]:
     """One part of the forms of ``arch`` behind ``caches`` (:data:`PARTS`), derived by SymPy."""
-    from ..derive import parallel, tensor_parallel, window
+    from ..derive import local, parallel, tensor_parallel
     from ..derive.decode import decode_operations, model_kv_cache_bytes
     from ..derive.transformer import prefill_operations, weight_bytes
 
@@ -62,7 +62,7 @@ def sympy_part(arch: Architecture, caches: tuple[str, ...], part: str) -> dict[s
                 "decode_tp": _ops(parallel.device_decode_operations(arch))}
     if part == "footprints":
         return {"weights": weight_bytes(arch), "kv_cache": model_kv_cache_bytes(arch),
-                "scores": window.largest_scores(arch),
+                "scores": local.largest_scores(arch),
                 "weights_parallel": parallel.device_weight_bytes(arch),
                 "kv_cache_tp": tensor_parallel.device_kv_cache_bytes(arch),
                 "kv_cache_parallel": parallel.device_kv_cache_bytes(arch)}

@@ -200,7 +200,7 @@ def plot_traffic(settings: Setting | Sequence[Setting], tokens: np.ndarray | Non
     if first.parallel:  # its heads (tp), its share of the rows (cp)
         panel += ", one device's share"
     if first.model.window != "none":
-        panel += ", no window"
+        panel += ", global" if first.architecture.window_kind == "chunked" else ", no window"
     elif first.architecture.linear_attention:
         panel += ", full attention"
     elif first.architecture.sparse_attention:
@@ -292,14 +292,17 @@ def plot_footprint(settings: Setting | Sequence[Setting], tokens: np.ndarray | N
 
 def plot_window(setting: Setting, tokens: np.ndarray | None = None,
                 ax: Axes | None = None) -> Axes:
-    """One layer's attention with and without the model's sliding window W against T: FLOPs
-    (fused modes) and HBM bytes (the setting's mode), bending from T² to W·T beyond T = W
-    (``window.flops``, ``window.hbm_bytes``; Mistral 7B, arXiv 2310.06825, §2), with T = W
-    marked. The legend names the quantities (the windowed layer's solid lines) and the note
-    under it the two layers (global dashed)."""
+    """One layer's attention with and without the model's sliding window W (or its chunks of
+    C_att) against T: FLOPs (fused modes) and HBM bytes (the setting's mode), bending from T²
+    to W·T beyond T = W (``window.flops``, ``window.hbm_bytes``; Mistral 7B, arXiv 2310.06825,
+    §2; ``chunked.flops``, ``chunked.level_bytes``), with T = W marked. The legend names the
+    quantities (the local layer's solid lines) and the note under it the two layers (global
+    dashed)."""
     ax = _style.axes(ax)
     xs = DEFAULT_TOKENS if tokens is None else np.asarray(tokens, dtype=float)
-    w = setting.model.sliding_window
+    chunks = setting.architecture.window_kind == "chunked"
+    w, letter = (setting.model.local_span, "C") if chunks else (setting.model.sliding_window, "W")
+    kind, name = ("chunked", "Chunked attention") if chunks else ("windowed", "Sliding window")
     mode = setting.attention
     _, nbytes = sweeps.window_attention(setting, xs, mode)
     # the fused modes' FLOPs are one count; ideal's is taken, which needs no SRAM size (a
@@ -309,23 +312,24 @@ def plot_window(setting: Setting, tokens: np.ndarray | None = None,
             label="FLOPs, global layer: Θ(T²)")
     (flops,) = ax.plot(xs, sweeps.window_attention(setting, xs, "ideal")[0], lw=2,
                        color="#000000", gid="window:flops",
-                       label="FLOPs, windowed layer: Θ(W·T) beyond T = W")
+                       label=f"FLOPs, {kind} layer: Θ({letter}·T) beyond T = {letter}")
     ax.plot(xs, sweeps.attention_bytes(setting, xs, mode), color=_style.MODE[mode], lw=1.2,
             ls="--", gid="window:bytes:global", label=f"HBM bytes ({mode}), global layer")
-    (windowed,) = ax.plot(xs, nbytes, color=_style.MODE[mode], lw=2, gid="window:bytes",
-                          label=f"HBM bytes ({mode}), windowed layer")
-    marker = ax.axvline(w, color="#777777", lw=0.9, gid="window:W", label=f"W = {w:,} tokens")
+    (local,) = ax.plot(xs, nbytes, color=_style.MODE[mode], lw=2, gid="window:bytes",
+                       label=f"HBM bytes ({mode}), {kind} layer")
+    marker = ax.axvline(w, color="#777777", lw=0.9, gid="window:W",
+                        label=f"{letter} = {w:,} tokens")
     log_axes(ax, (xs[0], xs[-1]), "prompt length T (tokens)", "FLOP or bytes",
-             "Sliding window, one layer")
+             f"{name}, one layer")
     _style.short_log_ticks(ax.xaxis)
-    panel_title(ax, "Sliding window, one layer")
+    panel_title(ax, f"{name}, one layer")
     _style.plain_ticks(ax.yaxis)  # 10 G, 1 T
     # the lines keep their full labels (the series of --data); the legend short, in a row
     # where it fits
-    labels = ["FLOPs", f"HBM bytes ({mode})", f"W = {w:,}"]
-    legend_note(ax, [flops, windowed, marker], labels,
-                "Solid: the windowed layer, Θ(W·T) beyond T = W; dashed: a global layer, "
-                "Θ(T²).", labelspacing=SPACING, ncol=_columns(labels, room(ax)))
+    labels = ["FLOPs", f"HBM bytes ({mode})", f"{letter} = {w:,}"]
+    legend_note(ax, [flops, local, marker], labels,
+                f"Solid: the {kind} layer, Θ({letter}·T) beyond T = {letter}; dashed: a global "
+                "layer, Θ(T²).", labelspacing=SPACING, ncol=_columns(labels, room(ax)))
     return ax
 
 

@@ -26,6 +26,7 @@ LIMITS: dict[str, int] = {
     "linear_layers": 10**4, "linear_key_heads": 10**5, "linear_value_heads": 10**5,
     "linear_key_head_dim": 10**5, "linear_value_head_dim": 10**5, "linear_conv_kernel": 10**3,
     "index_topk": 10**9, "index_heads": 10**5, "index_head_dim": 10**5,
+    "attention_chunk_size": 10**9,
 }
 DEFAULT_LIMIT = 10**9  # any other count
 

@@ -20,6 +20,12 @@ classes and modelling code are the source of every default and mapping:
                  output gate; Gated DeltaNet layers        of shared_expert_intermediate_size
                  between them (layer_types, else every     behind a sigmoid gate
                  full_attention_interval-th layer full)
+    llama4_text  GQA, chunked attention on the rotary      num_local_experts of
+                 layers (every 4th layer global, no        intermediate_size, top
+                 positions), an L2 norm of q and k there   num_experts_per_tok, one shared
+                                                           expert; dense layers of
+                                                           intermediate_size_mlp
+    llama4       its ``text_config`` (a llama4_text config; the vision tower is not counted)
     gpt_oss      GQA with biases on Q, K, V and O and a      num_local_experts of
                  learned sink per query head; a window on    intermediate_size, the top
                  alternate layers, the first windowed        num_experts_per_tok; biases on
@@ -53,7 +59,7 @@ from typing import Any
 from ..errors import SpecError
 from .counts import LIMITS, check_count
 from .hf_keys import ConfigKeys
-from .hf_layers import (dense_layers, head_dim_of, layer_kinds, layer_types, short,
+from .hf_layers import (dense_layers, head_dim_of, layer_kinds, layer_list, layer_types, short,
                         sparse_step_layers)
 
 __all__ = ["RECENT_FAMILIES"]
@@ -109,12 +115,7 @@ def _qwen3_moe(c: ConfigKeys, model_type: str) -> dict[str, Any]:
 def _gemma3(c: ConfigKeys, model_type: str) -> dict[str, Any]:
     """Gemma-3's text decoder (``Gemma3TextConfig``'s defaults where a key is absent): Gemma-2's
     layer with QK-norm, five local layers to one global."""
-    if model_type == "gemma3":
-        text = c.config.get("text_config")
-        if not isinstance(text, Mapping):
-            raise SpecError(f"{c.where}: text_config", "must be a JSON object (the text "
-                            "decoder's config)", short(text))
-        c = ConfigKeys(text, Path(f"{c.where}: text_config"))
+    c = _text_config(c, model_type, "gemma3")
     D_, layers = c.int("hidden_size", 2304), c.int("num_hidden_layers", 26)
     heads = c.int("num_attention_heads", 8)
     c.reject("attention_bias", True, "biases on the q, k, v and o projections")
@@ -187,5 +188,77 @@ def _qwen3_next(c: ConfigKeys, model_type: str) -> dict[str, Any]:
     return out
 
 
+def _text_config(c: ConfigKeys, model_type: str, multimodal: str) -> ConfigKeys:
+    """A multimodal config's text decoder (its ``text_config``) where ``model_type`` is the
+    multimodal family, else the config itself."""
+    if model_type != multimodal:
+        return c
+    text = c.config.get("text_config")
+    if not isinstance(text, Mapping):
+        raise SpecError(f"{c.where}: text_config", "must be a JSON object (the text "
+                        "decoder's config)", short(text))
+    return ConfigKeys(text, Path(f"{c.where}: text_config"))
+
+
+def _llama4(c: ConfigKeys, model_type: str) -> dict[str, Any]:
+    """Llama 4's text decoder (``Llama4TextConfig``'s defaults where a key is absent): MoE
+    layers every ``interleave_moe_layer_step``-th (or as ``moe_layers`` lists them), each of
+    ``num_local_experts`` routed experts of ``intermediate_size`` and one shared expert of the
+    same width (``Llama4TextMoe``), the others dense of ``intermediate_size_mlp``; the layers
+    ``no_rope_layers`` marks 1 (every layer but each ``no_rope_layer_interval``-th) rotary,
+    with chunked attention of ``attention_chunk_size`` and, with ``use_qk_norm``, an L2 norm of
+    q and k; the others global, without positions (NoPE)."""
+    c = _text_config(c, model_type, "llama4")
+    D_, layers = c.int("hidden_size", 5120), c.int("num_hidden_layers", 48)
+    heads = c.int("num_attention_heads", 40)
+    c.reject("attention_bias", True, "biases on the q, k, v and o projections")
+    out: dict[str, Any] = dict(
+        hidden_size=D_, num_layers=layers, num_heads=heads,
+        num_kv_heads=c.int("num_key_value_heads", 8), head_dim=c.int("head_dim", 128),
+        intermediate_size=c.int("intermediate_size", 8192),
+        vocab_size=c.int("vocab_size", 202048),
+        max_position=c.int("max_position_embeddings", 131072),
+        activation=c.activation("hidden_act", "silu"),
+        tied_embeddings=c.bool("tie_word_embeddings", False), local_rope=True)
+    if c.config.get("moe_layers") is not None:
+        moe = sorted(layer_list(c, "moe_layers", layers))
+        words = f"{len(moe)} of {layers} layers (moe_layers)"
+    else:
+        step = c.int("interleave_moe_layer_step", 1)
+        moe = list(range(step - 1, layers, step))
+        words = f"{len(moe)} of {layers} layers (interleave_moe_layer_step {step})"
+    if moe:
+        width = out["intermediate_size"]
+        out.update(num_experts=c.int("num_local_experts", 16),
+                   experts_per_token=c.int("num_experts_per_tok", 1), shared_experts=1,
+                   shared_expert_size=width, moe_pattern=words,
+                   **dense_layers(c.int("intermediate_size_mlp", 16384), moe, layers))
+    rotary, pattern = _rope_layers(c, layers)
+    chunk = c.config.get("attention_chunk_size", 8192)
+    if chunk is not None and rotary:
+        out.update(attention_chunk_size=check_count(chunk, f"{c.where}: attention_chunk_size",
+                                                    LIMITS["attention_chunk_size"]),
+                   window_layers=rotary, layer_pattern=pattern,
+                   qk_l2_norm=c.bool("use_qk_norm", True))
+    return out
+
+
+def _rope_layers(c: ConfigKeys, layers: int) -> tuple[int, str]:
+    """Layers with the rotary encoding, and which in words: ``no_rope_layers`` (1: rotary, 0:
+    none), else all but every ``no_rope_layer_interval``-th (``Llama4TextConfig``'s default,
+    4)."""
+    flags = c.config.get("no_rope_layers")
+    if flags is None:
+        interval = c.int("no_rope_layer_interval", 4)
+        return (sum(1 for i in range(layers) if (i + 1) % interval),
+                f"every {interval}th layer global, no_rope_layer_interval {interval}")
+    if not isinstance(flags, list) or len(flags) != layers or any(
+            f not in (0, 1) or isinstance(f, bool) for f in flags):
+        raise SpecError(f"{c.where}: no_rope_layers", f"must be a list of {layers} entries, "
+                        "each 0 or 1", short(flags))
+    return sum(flags), "the rotary layers of no_rope_layers"
+
+
 RECENT_FAMILIES = {"qwen3": _qwen3, "qwen3_moe": _qwen3_moe, "gemma3": _gemma3,
-                   "gemma3_text": _gemma3, "gpt_oss": _gpt_oss, "qwen3_next": _qwen3_next}
+                   "gemma3_text": _gemma3, "gpt_oss": _gpt_oss, "qwen3_next": _qwen3_next,
+                   "llama4": _llama4, "llama4_text": _llama4}

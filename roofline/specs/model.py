@@ -95,6 +95,11 @@ class ModelShape:
     index_topk: int = 0  # k_top
     index_heads: int = 0  # n_idx
     index_head_dim: int = 0  # H_idx
+    # chunked local attention (Llama 4): chunks of C_att tokens on window_layers of the layers;
+    # 0: none
+    attention_chunk_size: int = 0  # C_att
+    local_rope: bool = False  # the rotary encoding on the local layers only (Llama 4's NoPE)
+    qk_l2_norm: bool = False  # a weightless L2 norm of q and k on those layers (Llama 4)
     architecture: Architecture = field(init=False)
 
     def __post_init__(self) -> None:
@@ -152,7 +157,9 @@ class ModelShape:
                             sinks=self.attention_sinks,
                             linear_attention=self.linear_layers > 0,
                             attn_gate=self.attn_output_gate,
-                            sparse_attention=self.index_topk > 0)
+                            sparse_attention=self.index_topk > 0,
+                            window_kind="chunked" if self.attention_chunk_size else "sliding",
+                            local_rope=self.local_rope, qk_l2_norm=self.qk_l2_norm)
         object.__setattr__(self, "architecture", arch)
 
     @property
@@ -169,10 +176,17 @@ class ModelShape:
 
     @property
     def window(self) -> str:
-        """Which layers have the sliding window: "none", "all" or "some" (``WINDOWS``)."""
-        if self.sliding_window is None or self.window_layers == 0:
+        """Which layers have local attention (a sliding window or chunks): "none", "all" or
+        "some" (``WINDOWS``)."""
+        if (self.sliding_window is None and not self.attention_chunk_size) \
+                or self.window_layers == 0:
             return "none"
         return "all" if self.window_layers == self.num_layers else "some"
+
+    @property
+    def local_span(self) -> int | None:
+        """Tokens a local layer's query may see: the sliding window W or the chunk C_att."""
+        return self.attention_chunk_size or self.sliding_window
 
     @property
     def attention_kind(self) -> str:
@@ -191,7 +205,9 @@ class ModelShape:
                "n_kv": self.num_kv_heads, "H": self.head_dim, "L": self.num_layers,
                "V": self.vocab_size, "n_e": self.num_experts, "n_a": self.experts_per_token,
                "T_pos": self.position_table_rows}
-        if self.window != "none":
+        if self.window != "none" and self.attention_chunk_size:
+            out["C_att"] = self.attention_chunk_size
+        elif self.window != "none":
             out["W"] = self.sliding_window  # type: ignore[assignment]
         if self.window == "some":
             out["L_w"] = self.window_layers
@@ -270,7 +286,7 @@ class ModelShape:
                 "qk_norm", "attention_sinks", "linear_layers", "linear_key_heads",
                 "linear_value_heads", "linear_key_head_dim", "linear_value_head_dim",
                 "linear_conv_kernel", "attn_output_gate", "index_topk", "index_heads",
-                "index_head_dim")
+                "index_head_dim", "attention_chunk_size", "local_rope", "qk_l2_norm")
         out: dict[str, Any] = {key: getattr(self, key) for key in keys}
         q = self.quantized
         out["scale_bits_per_weight"] = float(q.scale_bits) if q else 0.0

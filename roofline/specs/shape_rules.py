@@ -13,13 +13,20 @@ __all__ = ["check_window", "check_latent", "check_experts", "check_linear", "che
 
 
 def check_window(m: Any, where: str) -> None:
-    """A window of W tokens on 0 to L layers; no windowed layers without a window."""
-    if m.sliding_window is None:
+    """A window of W tokens, or chunks of C_att (not both), on 0 to L layers; no local layers
+    without either."""
+    check_zero_or_count(m.attention_chunk_size, f"{where}: attention_chunk_size",
+                        LIMITS["sliding_window"])
+    if m.sliding_window is not None and m.attention_chunk_size:
+        raise SpecError(f"{where}: attention_chunk_size", "not supported beside a sliding "
+                        "window (no published model has both)", m.attention_chunk_size)
+    if m.sliding_window is None and not m.attention_chunk_size:
         if m.window_layers != 0:
-            raise SpecError(f"{where}: window_layers", "must be 0 without a sliding window",
-                            m.window_layers)
+            raise SpecError(f"{where}: window_layers", "must be 0 without a sliding window "
+                            "or chunked attention", m.window_layers)
         return
-    check_count(m.sliding_window, f"{where}: sliding_window", LIMITS["sliding_window"])
+    if m.sliding_window is not None:
+        check_count(m.sliding_window, f"{where}: sliding_window", LIMITS["sliding_window"])
     if isinstance(m.window_layers, bool) or not isinstance(m.window_layers, int) \
             or not 0 <= m.window_layers <= m.num_layers:
         raise SpecError(f"{where}: window_layers",
@@ -86,7 +93,10 @@ def check_linear(m: Any, where: str) -> None:
             raise SpecError(f"{where}: {key}", "must be positive with linear-attention "
                             "layers (linear_layers > 0) and 0 without", getattr(m, key))
     if m.linear_layers and m.linear_value_heads % m.linear_key_heads:
-        raise SpecError(f"{where}: linear_value_heads", f"must be a multiple of the "
+        # a config.json's key (Qwen3NextConfig's name), a shape file's field
+        key = "linear_num_value_heads" if str(m.path).endswith(".json") else \
+            "linear_value_heads"
+        raise SpecError(f"{where}: {key}", f"must be a multiple of the "
                         f"{m.linear_key_heads} linear key heads", m.linear_value_heads)
     if m.linear_layers and (m.mla or m.sliding_window is not None):
         raise SpecError(f"{where}: linear_layers", "not supported beside a sliding window "
@@ -103,7 +113,9 @@ def check_sparse(m: Any, where: str) -> None:
         if (getattr(m, key) > 0) != (m.index_topk > 0):
             raise SpecError(f"{where}: {key}", "must be positive with sparse attention "
                             "(index_topk > 0) and 0 without", getattr(m, key))
-    if m.index_topk and not (m.mla and m.q_lora_rank):
-        raise SpecError(f"{where}: index_topk", "needs latent attention with a query latent "
-                        "(kv_lora_rank and q_lora_rank: the indexer reads the query latent)",
+    if m.index_topk and not m.mla:
+        raise SpecError(f"{where}: index_topk", "needs latent attention (kv_lora_rank)",
                         m.index_topk)
+    if m.index_topk and not m.q_lora_rank:
+        raise SpecError(f"{where}: q_lora_rank", "must be a positive integer with sparse "
+                        "attention (its indexer reads the query latent)", "none")
