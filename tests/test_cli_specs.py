@@ -158,7 +158,7 @@ def test_model_list_json(capsys: pytest.CaptureFixture[str]) -> None:
      "must be positive (> 0) (got '0 TB/s')"),
     (("model", "show", str(FIXTURES / "models" / "unsupported_type.json")),
      f"roofline: error: {FIXTURES / 'models' / 'unsupported_type.json'}: model_type: "
-     "unsupported; supported: llama, mistral, mixtral, qwen2, phi3, gemma, gemma2, opt, gpt2, gpt_neox, qwen2_moe, deepseek_v2, deepseek_v3, deepseek_v32, qwen3, qwen3_moe, gemma3, gemma3_text, gpt_oss, qwen3_next"
+     "unsupported; supported: llama, mistral, mixtral, qwen2, phi3, gemma, gemma2, opt, gpt2, gpt_neox, qwen2_moe, deepseek_v2, deepseek_v3, deepseek_v32, qwen3, qwen3_moe, gemma3, gemma3_text, gpt_oss, qwen3_next, llama4, llama4_text"
      "; describe the model in a shape file (.toml, models/README.md) with hidden_size, num_layers, num_heads, intermediate_size, vocab_size, max_position and a source (got 't5')"),
 ])
 def test_errors_are_one_line_and_status_2(capsys: pytest.CaptureFixture[str], argv: tuple,
@@ -209,7 +209,7 @@ def test_cli_one_line_errors_of_files(tmp_path: Path, capsys: pytest.CaptureFixt
     ({"attention_bias": [True]}, "attention_bias: must be true or false (got [True])"),
     ({"model_type": ["llama"]}, "model_type: must be a string, one of: llama, mistral, mixtral, "
      "qwen2, phi3, gemma, gemma2, opt, gpt2, gpt_neox, qwen2_moe, deepseek_v2, deepseek_v3, "
-     "deepseek_v32, qwen3, qwen3_moe, gemma3, gemma3_text, gpt_oss, qwen3_next (got ['llama'])"),
+     "deepseek_v32, qwen3, qwen3_moe, gemma3, gemma3_text, gpt_oss, qwen3_next, llama4, llama4_text (got ['llama'])"),
     ({"hidden_size": True}, "hidden_size: must be a positive integer (got True)"),
 ])
 def test_cli_model_types(tmp_path: Path, capsys: pytest.CaptureFixture[str], change: dict,

@@ -28,7 +28,13 @@ shallow crossing, where compute time over the slowest memory level's time moves 
 across the ±5 % around the root (Qwen3-8B on TPU-v6e, kernel: 0.97 to 1.00, the 128-row tiles'
 steps crossing it three times between 1,650 and 1,725 tokens; DeepSeek-V3.2 on MI300X in tf32,
 tiled_fa2, its L2 binding: 1.03 to 1.01, the staircase memory-bound from 107,199 tokens against
-98,675 in closed form); there the balance at the root is held within 2 % of 1."""
+98,675 in closed form); there the balance at the root is held within 2 % of 1. A fifth: chunked
+attention (Llama 4), whose closed forms spread each chunk's quadratic work evenly over T/C_att
+chunks, off the exact sum by at most C_att/(4T) of the whole (exact at multiples of C_att):
+there the exact balance at the root is held within that distance of 1 (Llama-4-Scout's roots
+between 13,000 and 21,000 tokens, 10 to 16 %: on RTX-4090 in fp32, naive, memory-bound again
+from 18,488 tokens in closed form, from about 21,500 in prefill, the exact intensity 2.8 %
+above the ridge at the root)."""
 
 import math
 
@@ -81,17 +87,22 @@ def test_the_tie_that_reported_a_second_root_at_the_first():
     assert prefill(s, [80_000])[0].bound == "compute"
 
 
-def _attention_ahead(s: Setting, tokens: int) -> bool:
-    """Whether the prefill's attention takes longer than its projections at ``tokens`` (each
-    operation at its own roof, as ``prefill`` times them)."""
+def _attention_share(s: Setting, tokens: int) -> float:
+    """The prefill's attention time over its projections' at ``tokens`` (each operation at its
+    own roof, as ``prefill`` times them)."""
     (point,) = prefill(s, [tokens])
     attention = sum(o.time_s for o in point.operations if o.kind == "attention")
     projections = sum(o.time_s for o in point.operations if o.kind == "projection")
-    return attention > projections
+    return attention / projections
+
+
+def _attention_ahead(s: Setting, tokens: int) -> bool:
+    """Whether the prefill's attention takes longer than its projections at ``tokens``."""
+    return _attention_share(s, tokens) > 1
 
 
 @pytest.mark.parametrize("mode", ["naive", "kernel", "ideal"])
-def test_attention_overtakes_the_projections_where_its_crossover_says(mode):
+def test_attention_overtakes_the_projections_where_its_crossover_says(mode, chunk_spread):
     """``attention_dominates_time_tokens`` against ``prefill``'s own per-operation times, for
     every shipped device × model in bf16: the projections take longer below the value, the
     attention above it (within the staircase tolerance of the kernel's 128-row tiles), but for
@@ -109,7 +120,9 @@ def test_attention_overtakes_the_projections_where_its_crossover_says(mode):
             below = max(1, math.floor(c.value * (1 - TOLERANCE)) - 1)
             above = math.ceil(c.value * (1 + TOLERANCE)) + 1
             if _attention_ahead(s, below) or not _attention_ahead(s, above):
-                disagree.add((mode, hw.name, model.name))
+                spread = chunk_spread(s, c.value)  # chunked attention: the balance at the root
+                if not spread or abs(_attention_share(s, round(c.value)) - 1) > spread:
+                    disagree.add((mode, hw.name, model.name))
             checked += 1
     assert checked > 200
     assert disagree == set()

@@ -21,7 +21,7 @@ PRESETS = ("Llama-2-7B", "Llama-2-70B", "Llama-3-8B", "Llama-3-70B", "Mistral-7B
            "Mixtral-8x7B", "Qwen2.5-7B", "OPT-13B", "GPT-3-175B", "Llama-3.1-8B",
            "Llama-3.1-70B", "Llama-3.1-405B", "Gemma-2-9B", "Phi-3-mini-4k", "DeepSeek-V2-Lite",
            "DeepSeek-V3", "Qwen1.5-MoE-A2.7B", "Qwen3-8B", "Qwen3-30B-A3B", "gpt-oss-20b",
-           "Gemma-3-1B", "Qwen3-Next-80B-A3B", "DeepSeek-V3.2")
+           "Gemma-3-1B", "Qwen3-Next-80B-A3B", "DeepSeek-V3.2", "Llama-4-Scout-17B-16E")
 
 # The presets' shapes and exact parameter totals, copied here with their public sources (one per
 # row) so that nothing outside the repository is read. Shape: the config.json on the row (GPT-3:
@@ -121,6 +121,11 @@ REFERENCE = {
     # the model page with the multi-token-prediction layer, not counted (as DeepSeek-V3's)
     "DeepSeek-V3.2": ((7168, 61, 128, 128, 128, 2048, 129280, 163840, 256, 8),
                       "silu", False, False, "rms", True, 671_877_929_216),
+    # huggingface.co/meta-llama/Llama-4-Scout-17B-16E config.json (its text_config, as
+    # transformers prints Llama4Config; hand-expanded in tests/test_recent_families.py);
+    # Meta's card: 17B active, 109B with the vision encoder (not counted here)
+    "Llama-4-Scout-17B-16E": ((5120, 48, 40, 8, 128, 8192, 202048, 10485760, 16, 1),
+                              "silu", False, False, "rms", True, 107_769_861_120),
 }
 
 
@@ -260,7 +265,7 @@ BAD = [
     ("not_an_object", "", "must hold a JSON object", "list"),
     ("missing_key", "intermediate_size", "missing required key", None),
     ("unsupported_type", "model_type",
-     "unsupported; supported: llama, mistral, mixtral, qwen2, phi3, gemma, gemma2, opt, gpt2, gpt_neox, qwen2_moe, deepseek_v2, deepseek_v3, deepseek_v32, qwen3, qwen3_moe, gemma3, gemma3_text, gpt_oss, qwen3_next"
+     "unsupported; supported: llama, mistral, mixtral, qwen2, phi3, gemma, gemma2, opt, gpt2, gpt_neox, qwen2_moe, deepseek_v2, deepseek_v3, deepseek_v32, qwen3, qwen3_moe, gemma3, gemma3_text, gpt_oss, qwen3_next, llama4, llama4_text"
      "; describe the model in a shape file (.toml, models/README.md) with hidden_size, num_layers, num_heads, intermediate_size, vocab_size, max_position and a source", "t5"),
     ("not_an_integer", "hidden_size", "must be a positive integer", "4096"),
     ("zero", "num_hidden_layers", "must be a positive integer", 0),
@@ -331,7 +336,7 @@ def _variant(tmp_path: Path, change: dict, drop: tuple[str, ...] = ()) -> Path:
     ({"attention_bias": [True]}, "attention_bias", "must be true or false", [True]),
     ({"mlp_bias": "true"}, "mlp_bias", "must be true or false", "true"),
     ({"model_type": ["llama"]}, "model_type",
-     "must be a string, one of: llama, mistral, mixtral, qwen2, phi3, gemma, gemma2, opt, gpt2, gpt_neox, qwen2_moe, deepseek_v2, deepseek_v3, deepseek_v32, qwen3, qwen3_moe, gemma3, gemma3_text, gpt_oss, qwen3_next",
+     "must be a string, one of: llama, mistral, mixtral, qwen2, phi3, gemma, gemma2, opt, gpt2, gpt_neox, qwen2_moe, deepseek_v2, deepseek_v3, deepseek_v32, qwen3, qwen3_moe, gemma3, gemma3_text, gpt_oss, qwen3_next, llama4, llama4_text",
      ["llama"]),
     ({"model_type": {"name": "llama"}}, "model_type", "must be a string, one of:",
      {"name": "llama"}),

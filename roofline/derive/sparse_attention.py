@@ -41,6 +41,7 @@ from sympy import Expr, Integer, Min, Rational, factor, sqrt
 
 from ..symbols import B, D, H, H_idx, H_r, L, T, W, b_a, b_kv, d_c, d_cq, k_top, n_idx, n_q
 from . import mla, projection, window
+from .levels import LEVELS
 from .entry import Entry
 from .layers import NORM_FLOPS, ROPE_FLOPS, Operation, elementwise_op, projection_op
 
@@ -237,7 +238,8 @@ def attention_operations(arch, mode: str, smooth: bool = False,
     products around the sparse attention (:func:`ideal_sparse_bytes` in ``ideal``; in ``kernel``
     FlashMLA's gathers, :func:`sparse_bytes`, at HBM on a device without caches, and behind
     the cache levels ``caches`` each latent entry read from HBM once and every gather served
-    through the caches, as ``kernel`` attention's re-reads are), held against the masked MHA
+    through the caches and staged in SRAM, as ``kernel`` attention's re-reads are), held
+    against the masked MHA
     mode (:func:`fewer`); in the papers' schedules of dense attention (``naive``,
     ``tiled``, ``tiled_fa2``) the report's masked MHA mode: latent attention's dense operations
     in that mode (:func:`roofline.derive.mla.attention_operations`), every causal pair computed,
@@ -255,7 +257,7 @@ def attention_operations(arch, mode: str, smooth: bool = False,
     elif caches:  # each latent entry from HBM once, every gather through the caches
         unique = sparse_bytes(gathers=Integer(0)) + B * T * mla.cache_elements() * b_kv
         sparse = Operation("dsa.attention", "attention", sparse_flops(), unique, L,
-                           tuple((level, sparse_bytes()) for level in caches))
+                           tuple((level, sparse_bytes()) for level in ("sram", *caches)))
     else:
         sparse = Operation("dsa.attention", "attention", sparse_flops(), sparse_bytes(), L)
     return [*scores, fewer(sparse, dense)]
@@ -270,7 +272,8 @@ def fewer(sparse: Operation, dense: Operation) -> Operation:
     FLOPs with more activation traffic (2·n_q·(H + d_c) elements a token against
     d_c + 2·n_q·H), so materialising is the fewer for any shape. Below :func:`mode_crossover`
     (12,813 tokens at V3.2's sizes) the dense FLOPs are the fewer."""
-    levels = sorted({lv for lv, _ in (*sparse.levels, *dense.levels)})
+    present = {lv for lv, _ in (*sparse.levels, *dense.levels)}
+    levels = [lv for lv in LEVELS if lv in present]  # nearest the SMs first
     return Operation(sparse.name, "attention", Min(sparse.flops, dense.flops),
                      Min(sparse.bytes, dense.bytes), L,
                      tuple((lv, Min(sparse.level_bytes(lv), dense.level_bytes(lv)))

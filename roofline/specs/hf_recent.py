@@ -254,8 +254,10 @@ def _rope_layers(c: ConfigKeys, layers: int) -> tuple[int, str]:
                 f"every {interval}th layer global, no_rope_layer_interval {interval}")
     if not isinstance(flags, list) or len(flags) != layers or any(
             f not in (0, 1) or isinstance(f, bool) for f in flags):
+        got = f"a list of {len(flags)}" if isinstance(flags, list) and len(flags) != layers \
+            else short(flags)
         raise SpecError(f"{c.where}: no_rope_layers", f"must be a list of {layers} entries, "
-                        "each 0 or 1", short(flags))
+                        "each 0 or 1", got)
     return sum(flags), "the rotary layers of no_rope_layers"
 
 
