@@ -93,7 +93,7 @@ from ..errors import SpecError
 from .counts import LIMITS, REQUIRED_SHAPE, check_count
 from .hf_keys import ConfigKeys
 from .hf_recent import RECENT_FAMILIES
-from .hf_layers import dense_layers, head_dim_of, layer_types, short, sparse_step_layers
+from .hf_layers import dense_layers, head_dim_of, layer_types, qwen_experts, short
 
 __all__ = ["SUPPORTED_MODEL_TYPES", "config_fields"]
 
@@ -216,15 +216,7 @@ def _qwen2_moe(c: ConfigKeys, model_type: str) -> dict[str, Any]:
     ``shared_expert_intermediate_size`` behind a sigmoid gate (HF ``Qwen2MoeSparseMoeBlock``);
     the other layers dense, of ``intermediate_size`` (``Qwen2MoeDecoderLayer``)."""
     out = _gated(c, model_type)
-    moe, words = sparse_step_layers(c, out["num_layers"])
-    if not moe:
-        return out
-    out.update(num_experts=c.int("num_experts"), experts_per_token=c.int("num_experts_per_tok"),
-               intermediate_size=c.int("moe_intermediate_size"), shared_experts=1,
-               shared_expert_size=c.int("shared_expert_intermediate_size"),
-               shared_expert_gate=True, moe_pattern=words,
-               **dense_layers(out["intermediate_size"], moe, out["num_layers"]))
-    return out
+    return {**out, **qwen_experts(c, out["intermediate_size"], out["num_layers"], shared=True)}
 
 
 def _deepseek(c: ConfigKeys, model_type: str) -> dict[str, Any]:

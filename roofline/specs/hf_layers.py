@@ -8,7 +8,7 @@ from ..errors import SpecError
 from .hf_keys import ConfigKeys
 
 __all__ = ["head_dim_of", "layer_kinds", "layer_types", "layer_list", "dense_layers",
-           "sparse_step_layers", "short"]
+           "sparse_step_layers", "qwen_experts", "short"]
 
 WINDOW_KINDS = ("sliding_attention", "full_attention")
 
@@ -73,6 +73,26 @@ def sparse_step_layers(c: ConfigKeys, layers: int) -> tuple[list[int], str]:
         f"{len(moe)} of {layers} layers (decoder_sparse_step {step}"
         + (f", mlp_only_layers {sorted(dense)}" if dense else "") + ")")
     return moe, words
+
+
+def qwen_experts(c: ConfigKeys, dense_width: int, layers: int,
+                 shared: bool) -> dict[str, object]:
+    """The experts of a Qwen MoE model (Qwen2-MoE, Qwen3-MoE, Qwen3-Next): ``num_experts`` of
+    ``moe_intermediate_size``, the top ``num_experts_per_tok``, on the layers
+    :func:`sparse_step_layers` picks (the others dense, of ``dense_width``), and where
+    ``shared`` one shared expert of ``shared_expert_intermediate_size`` behind a sigmoid gate;
+    none where no layer has experts."""
+    moe, words = sparse_step_layers(c, layers)
+    if not moe:
+        return {}
+    out: dict[str, object] = dict(
+        num_experts=c.int("num_experts"), experts_per_token=c.int("num_experts_per_tok"),
+        intermediate_size=c.int("moe_intermediate_size"), moe_pattern=words,
+        **dense_layers(dense_width, moe, layers))
+    if shared:
+        out.update(shared_experts=1, shared_expert_gate=True,
+                   shared_expert_size=c.int("shared_expert_intermediate_size"))
+    return out
 
 
 def short(value: object) -> object:

@@ -59,8 +59,8 @@ from typing import Any
 from ..errors import SpecError
 from .counts import LIMITS, check_count
 from .hf_keys import ConfigKeys
-from .hf_layers import (dense_layers, head_dim_of, layer_kinds, layer_list, layer_types, short,
-                        sparse_step_layers)
+from .hf_layers import (dense_layers, head_dim_of, layer_kinds, layer_list, layer_types,
+                        qwen_experts, short)
 
 __all__ = ["RECENT_FAMILIES"]
 
@@ -103,13 +103,7 @@ def _qwen3_moe(c: ConfigKeys, model_type: str) -> dict[str, Any]:
     """Qwen3-MoE: Qwen3's attention; routed experts without a shared one
     (``Qwen3MoeSparseMoeBlock``), dense layers as Qwen2-MoE's."""
     out = _qwen3(c, model_type)
-    moe, words = sparse_step_layers(c, out["num_layers"])
-    if moe:
-        out.update(num_experts=c.int("num_experts"),
-                   experts_per_token=c.int("num_experts_per_tok"),
-                   intermediate_size=c.int("moe_intermediate_size"), moe_pattern=words,
-                   **dense_layers(out["intermediate_size"], moe, out["num_layers"]))
-    return out
+    return {**out, **qwen_experts(c, out["intermediate_size"], out["num_layers"], shared=False)}
 
 
 def _gemma3(c: ConfigKeys, model_type: str) -> dict[str, Any]:
@@ -176,15 +170,7 @@ def _qwen3_next(c: ConfigKeys, model_type: str) -> dict[str, Any]:
                    linear_key_head_dim=c.int("linear_key_head_dim", 128),
                    linear_value_head_dim=c.int("linear_value_head_dim", 128),
                    linear_conv_kernel=c.int("linear_conv_kernel_dim", 4))
-    moe, words = sparse_step_layers(c, layers)
-    if moe:
-        out.update(num_experts=c.int("num_experts"),
-                   experts_per_token=c.int("num_experts_per_tok"),
-                   intermediate_size=c.int("moe_intermediate_size"), moe_pattern=words,
-                   shared_experts=1,
-                   shared_expert_size=c.int("shared_expert_intermediate_size"),
-                   shared_expert_gate=True,
-                   **dense_layers(out["intermediate_size"], moe, layers))
+    out.update(qwen_experts(c, out["intermediate_size"], layers, shared=True))
     return out
 
 
