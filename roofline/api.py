@@ -276,10 +276,12 @@ def ttft(hardware: str | Hardware, model: str | ModelShape, *, prompt: int | Non
     batch = None if batch_prompts is None else queueing.batching(
         s, prompt, batch_prompts, rate / replicas)  # each replica's batches fill at R/N
     chunks = None if chunk is None else queueing.chunking(s, prompt, chunk)
-
+    first_token, estimate = queueing.parts.ttft_parts(s, dist, prompt is not None, queue, rate,
+                                                      mean)
     return TTFTResult(s, dist, prompt, label, parallel, speedup, replicas, slo, mean, second,
                       queue, point, batch, chunks, speedup_derived=derive_k,
-                      stage_s=None if stages is None else stages[3])
+                      stage_s=None if stages is None else stages[3],
+                      first_token_s=first_token, estimate=estimate)
 
 
 def _intra_speedup(s: Setting, dist: Any, mean: float) -> float:

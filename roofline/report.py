@@ -88,7 +88,7 @@ def _crossovers(table: CrossoverTable) -> list[str]:
 def _prefill(table: PrefillTable, caught: Sequence[str]) -> list[str]:
     d = table.decode
     out = ["## Prefill at a few prompt lengths", "", render(*table.rows(), markdown=True), "",
-           f"{table.decode_line()}.", ""]
+           f"{table.estimate_line()}.", "", f"{table.decode_line()}.", ""]
     s = table.setting
     if s.architecture.mla:  # latent attention: the step in its other form too
         from dataclasses import replace
@@ -236,6 +236,10 @@ def _summary_text(s: Setting, prefill: PrefillTable,
     v = values.get(f"attention_dominates_time_tokens.{s.attention}")
     if v is not None and v.exists:
         parts.append(f"Attention takes longer than the projections beyond T = {v.value:,.0f}.")
+    v = values.get(f"overhead_dominates_below_tokens.{s.attention}")
+    if v is not None and v.exists:
+        parts.append(f"Launch and host overhead (the estimate's) outweigh the roofline time "
+                     f"below T = {v.value:,.0f}.")
     d = prefill.decode
     v = values.get("decode_critical_batch")
     crit = f"; its projections reach the ridge at batch {v.value:,.0f}" if v and v.exists else ""

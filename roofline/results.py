@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from . import evaluate
@@ -18,6 +19,8 @@ if TYPE_CHECKING:
     from .evaluate import CrossoverValue, DecodeResult, PrefillPoint
 
 __all__ = ["PrefillTable", "CrossoverTable"]
+
+_ESTIMATE_SYMBOLS = ("t_launch", "t_host", "B_m", "B_n", "B_r", "n_cta", "eta_c", "eta_m", "N_sm")
 
 
 @dataclass(frozen=True)
@@ -49,7 +52,46 @@ class PrefillTable:
                         for p in self.points],
             "decode": self.decode.__dict__,
             "memory": self.memory,
+            "estimate": self.estimate_dict(),
         }
+
+    @cached_property
+    def estimate(self) -> dict[str, Any] | None:
+        """The estimate beside the bound at each prompt length (:mod:`.evaluate.estimate`):
+        numpy columns ``time_s``, ``operations_s``, ``launch_s``, ``host_s`` and ``kernels``;
+        None where the device file gives no ``[estimate]``."""
+        from .evaluate.estimate import estimate_columns
+
+        return estimate_columns(self.setting, [p.prompt_tokens for p in self.points])
+
+    def estimate_dict(self) -> dict[str, Any]:
+        """The estimate's JSON form: what it adds, and its parts at each prompt length (or why
+        there is none)."""
+        from .evaluate.estimate import WHAT, missing
+
+        e = self.estimate
+        if e is None:
+            return {"what": WHAT, "results": None, "reason": missing(self.setting)}
+        keys = ("time_s", "operations_s", "launch_s", "host_s")
+        return {"what": WHAT, "kernels": float(e["kernels"]), "numbers": {
+            k: v for k, v in self.setting.numbers().items() if k in _ESTIMATE_SYMBOLS},
+            "results": [{"prompt_tokens": p.prompt_tokens, **{k: float(e[k][i]) for k in keys}}
+                        for i, p in enumerate(self.points)]}
+
+    def estimate_line(self) -> str:
+        """The estimate at the longest prompt, its parts named, in one line (or why none)."""
+        from .evaluate.estimate import missing
+
+        e = self.estimate
+        if e is None:
+            return f"Estimate: {missing(self.setting)}; the times above are the bound"
+        i = max(range(len(self.points)), key=lambda j: self.points[j].prompt_tokens)
+        n = self.setting.numbers()
+        return (f"Estimate at T = {self.points[i].prompt_tokens:,}: {si(e['time_s'][i], 's')} = "
+                f"operations at {n['eta_c']:.0%} of peak FLOP/s (less tile and wave "
+                f"quantization) and {n['eta_m']:.0%} of the bandwidth {si(e['operations_s'][i], 's')}"
+                f" + {e['kernels']:,.4g} kernel launches × {si(n['t_launch'], 's')} + one host "
+                f"step {si(n['t_host'], 's')}; the bound assumes none of these")
 
     @property
     def memory(self) -> dict[str, Any]:
@@ -59,31 +101,40 @@ class PrefillTable:
         kernels' workspaces are not counted."""
         s = self.setting
         tokens = max(p.prompt_tokens for p in self.points)
-        keys = ("weights", "kv_cache", "scores") if s.attention == "naive" else \
-            ("weights", "kv_cache")
+        live = evaluate.activation_bytes(s, tokens)
+        keys = ("weights", "kv_cache", "scores") if s.attention == "naive" and live is None \
+            else ("weights", "kv_cache")
         held = {key: evaluate.held_bytes(s, key, tokens) for key in keys}
+        if live is not None:
+            held["activations"] = live
         capacity = s.hardware.memory_capacity
         return {"prompt_tokens": tokens, **held, "capacity": capacity,
                 "free": capacity - sum(held.values())}
 
     def _memory_line(self) -> str:
         m, s = self.memory, self.setting
-        names = {"weights": "weights", "kv_cache": "KV cache", "scores": "one layer's scores"}
+        names = {"weights": "weights", "kv_cache": "KV cache", "scores": "one layer's scores",
+                 "activations": f"live activations at their peak ({s.attention} attention's "
+                 "workspace)"}
         parts = " + ".join(f"{names[k]} {si(m[k], 'B')}" for k in names if k in m)
         left = (f"{si(m['free'], 'B')} free" if m["free"] >= 0
                 else f"{si(-m['free'], 'B')} too much: it does not fit")
         device = "One device's memory" if s.parallel else "Memory"
+        counted = "" if "activations" in m else (" (activations and kernel workspaces not "
+                                                 "derived here, not counted)")
         return (f"{device} at T = {m['prompt_tokens']:,}: {parts} of "
-                f"{si(m['capacity'], 'B')}, {left} (activations and kernel workspaces not "
-                "counted)")
+                f"{si(m['capacity'], 'B')}, {left}{counted}")
 
     def rows(self) -> tuple[list[str], list[list[str]]]:
-        head = ["prompt", "time", "FLOPs", "HBM bytes", "FLOP/byte", "bound", "attention share"]
+        head = ["prompt", "time (bound)", "estimate", "FLOPs", "HBM bytes", "FLOP/byte", "bound",
+                "attention share"]
         rows = []
-        for p in self.points:
+        e = self.estimate
+        for i, p in enumerate(self.points):
             attn = sum(o.time_s for o in p.operations if o.kind == "attention")
-            rows.append([str(p.prompt_tokens), si(p.time_s, "s"), si(p.flops), si(p.bytes, "B"),
-                         f"{p.intensity:.4g}", p.bound, f"{attn / p.time_s:.1%}"])
+            rows.append([str(p.prompt_tokens), si(p.time_s, "s"),
+                         "-" if e is None else si(e["time_s"][i], "s"), si(p.flops),
+                         si(p.bytes, "B"), f"{p.intensity:.4g}", p.bound, f"{attn / p.time_s:.1%}"])
         return head, rows
 
     def _title(self) -> str:
@@ -107,12 +158,13 @@ class PrefillTable:
                 f"KV cache {si(d.kv_cache_bytes, 'B')}{note}")
 
     def __str__(self) -> str:
-        return "\n".join([self._title(), "", render(*self.rows()), "", self.decode_line(),
-                          self._memory_line()])
+        return "\n".join([self._title(), "", render(*self.rows()), "", self.estimate_line(),
+                          self.decode_line(), self._memory_line()])
 
     def _repr_markdown_(self) -> str:
         return "\n".join([f"**{self._title()}**", "", render(*self.rows(), markdown=True), "",
-                          self.decode_line(), "", self._memory_line()])
+                          self.estimate_line(), "", self.decode_line(), "",
+                          self._memory_line()])
 
 
 @dataclass(frozen=True)

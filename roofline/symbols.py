@@ -146,6 +146,17 @@ t_sq = _real("t_sq")  # second moment of the service time E[t^2]; s^2
 K_intra = _real("K_intra")  # speedup of two-way intra-op parallelism (1 < K_intra < 2)
 n_rep = _count("n_rep")  # equal prefill replicas sharing the arrivals
 
+# --- what the roofline leaves out: the estimate beside the bound (issue 29) ---------------------
+t_launch = _real("t_launch")  # launch latency of one kernel on the device's timeline; s
+t_host = _real("t_host")  # host overhead of one engine step (scheduling, sampling); s
+n_kern = _count("n_kern")  # kernels one prefill launches
+B_m = _count("B_m")  # a GEMM kernel's output tile: rows (tokens)
+B_n = _count("B_n")  # a GEMM kernel's output tile: columns (output features)
+B_r = _count("B_r")  # an attention kernel's query tile: rows (FlashAttention's B_r)
+n_cta = _count("n_cta")  # tiles (thread blocks) one SM runs at once: a wave is N_sm·n_cta tiles
+eta_c = _real("eta_c")  # achievable fraction of peak FLOP/s at a kernel's best shape
+eta_m = _real("eta_m")  # achievable fraction of peak memory bandwidth
+
 
 CATALOGUE: dict[str, SymbolInfo] = {
     s.name: s
@@ -236,6 +247,15 @@ CATALOGUE: dict[str, SymbolInfo] = {
         SymbolInfo(t_sq, "second moment E[t^2] of the prefill execution time", "s^2"),
         SymbolInfo(K_intra, "speedup of two-way intra-op parallelism", "1"),
         SymbolInfo(n_rep, "equal prefill replicas sharing the arrivals", "1"),
+        SymbolInfo(t_launch, "launch latency of one kernel on the device's timeline", "s"),
+        SymbolInfo(t_host, "host overhead of one engine step (scheduling, sampling)", "s"),
+        SymbolInfo(n_kern, "kernels one prefill launches", "1"),
+        SymbolInfo(B_m, "a GEMM kernel's output tile: rows (tokens)", "1"),
+        SymbolInfo(B_n, "a GEMM kernel's output tile: columns (output features)", "1"),
+        SymbolInfo(B_r, "an attention kernel's query tile: rows (FlashAttention's B_r)", "1"),
+        SymbolInfo(n_cta, "tiles one SM runs at once (a wave is N_sm·n_cta tiles)", "1"),
+        SymbolInfo(eta_c, "achievable fraction of peak FLOP/s at a kernel's best shape", "1"),
+        SymbolInfo(eta_m, "achievable fraction of peak memory bandwidth", "1"),
     )
 }
 
@@ -288,6 +308,9 @@ _LATEX_NAMES = {
     "M_node": r"M_{\mathrm{node}}", "beta_net": r"\beta_{\mathrm{net}}",
     "alpha_net": r"\alpha_{\mathrm{net}}",
     "t_sq": r"\overline{t^{2}}", "K_intra": r"K_{\mathrm{intra}}", "n_rep": r"n_{\mathrm{rep}}",
+    "t_launch": r"t_{\mathrm{launch}}", "t_host": r"t_{\mathrm{host}}",
+    "n_kern": r"n_{\mathrm{kern}}", "B_m": "B_{m}", "B_n": "B_{n}", "B_r": "B_{r}",
+    "n_cta": r"n_{\mathrm{CTA}}", "eta_c": r"\eta_{c}", "eta_m": r"\eta_{m}",
 }
 
 

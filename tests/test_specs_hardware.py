@@ -177,7 +177,7 @@ BAD = [
     ("missing_key", "vendor", "missing required key", None),
     ("missing_capacity", "memory.capacity", "missing required key", None),
     ("missing_source", "on_chip.l2: source", "missing required key", None),
-    ("unknown_key", "colour", "unknown top-level key; allowed: efficiency, interconnect",
+    ("unknown_key", "colour", "unknown top-level key; allowed: efficiency, estimate, interconnect",
      "colour"),
     ("unknown_quantity_key", "memory.capacity.unit",
      "unknown key of a quantity; allowed: max, min, note, source, value", "unit"),

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 __all__ = ["register", "run"]
 
-KINDS = ("roofline", "time", "attention", "phases", "ttft", "scaling")
+KINDS = ("roofline", "time", "attention", "phases", "ttft", "scaling", "shapes")
 _HELP = {
     "roofline": "the roofline: ceilings per data type, a prefill's operations and decode steps",
     "time": "prefill time against prompt length, per operation class, each crossover a "
@@ -30,6 +30,9 @@ _HELP = {
               "and of decode against batch B, with the ridge",
     "scaling": "prefill time (communication shaded) and parallel efficiency against the "
                "tensor-parallel degree 1, 2, 4, 8, one line per prompt length",
+    "shapes": "the fraction of peak work a model's GEMMs and attention can use against prompt "
+              "length T: tile and wave quantization (the estimate's, never the bound's), from "
+              "the device file's [estimate] tiles; --max-prompt sets the axis (default 2,048)",
     "ttft": "time to first token against arrival rate (execution and queueing); the options of "
             "roofline ttft, --rate optional",
 }
@@ -39,6 +42,7 @@ _MAX_PROMPT = {
     "time": "twice the model's context limit, the part past the context shaded; crossovers "
             "past the axis are listed in FILE.crossovers.csv without a line",
     "attention": "1,048,576; the part past the model's context shaded",
+    "shapes": "2,048, every token drawn; at most 65,536",
     "phases": "131,072, or further where a cache level's traffic ends the prefill's "
               "compute-bound regime; the prefill panel's axis, prompts past it not marked",
 }
@@ -204,6 +208,8 @@ def run(args: argparse.Namespace) -> int:
         if max_prompt is not None and max_prompt <= 16:
             raise InputError("--max-prompt", "must be more than 16 tokens", max_prompt)
         settings = _settings(args, 1 if decode else batches[0])
+        if args.kind == "shapes":
+            return _shapes(args, settings, out, max_prompt, size, dpi, table)
         if args.kind == "scaling" and settings[0].tp > 1:
             raise InputError("--tp", "the scaling figure runs its own tensor-parallel degrees "
                              "(1 to 8): give the other splits only", settings[0].tp)
@@ -230,6 +236,35 @@ def run(args: argparse.Namespace) -> int:
         for path, text in zip(tables, (crossover_table_csv, crossover_table_latex)):
             files[path] = (text(headers, rows).encode(),
                            "every crossover's value; [n]: its tag on the figure")
+    if table is not None:
+        files[table] = (data.data_text(table, fig, origin).encode(),
+                        "every series drawn, and where it came from")
+    _write(files)
+    for path, (_, about) in files.items():
+        print(f"wrote {path} ({about})")
+    return 0
+
+
+def _shapes(args: argparse.Namespace, settings: list, out: Path, max_prompt: int | None,
+            size: str | float, dpi: int | None, table: Path | None) -> int:
+    """``plot shapes``: one device and model, the setting's splits refused (the figure is of one
+    device's whole GEMMs)."""
+    from ..errors import InputError
+    from ..plot import _style, data, shapes
+
+    if len(settings) > 1:
+        raise InputError("--hardware", "the shapes figure takes one device", args.hardware)
+    s = settings[0]
+    if s.parallel:
+        raise InputError("--tp", "the shapes figure draws one device's whole GEMMs: give no "
+                         "--tp, --pp, --ep or --cp", s.parallel_words.removeprefix(", "))
+    if max_prompt is not None and max_prompt > 65536:
+        raise InputError("--max-prompt", "must be at most 65,536 for the shapes figure (every "
+                         "token is drawn)", max_prompt)
+    fig = shapes.figure(s.hardware, s.model, range(1, (max_prompt or 2048) + 1), size=size)
+    origin = data.provenance(getattr(args, "argv", []), settings)
+    what = f"shapes: {s.model.name} on {s.hardware.name}"
+    files = {out: (_style.render(fig, out, dpi, data.metadata(origin)), what)}
     if table is not None:
         files[table] = (data.data_text(table, fig, origin).encode(),
                         "every series drawn, and where it came from")

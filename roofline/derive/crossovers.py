@@ -172,6 +172,8 @@ def crossovers(arch: Architecture = Architecture(),
         ("one decode step; projections of one layer as one operation",), True))
     out += _new_family_crossovers(arch)
     out += _this_year_crossovers(arch, caches)
+    out += _overhead_crossovers(arch, caches)
+    out += _workspace_crossovers(arch)
     out += parallel_crossovers(arch, caches)
     return {c.name: c for c in out}
 
@@ -245,6 +247,53 @@ def _this_year_crossovers(arch: Architecture, caches: tuple[str, ...]) -> list[C
             main, "balance", ("every layer; the indexer scores all causal pairs, the attention "
                               "min(i + 1, k_top) keys a query", *device), memory_bound=(main,)))
     return out
+
+
+# --- issue 29: the estimate's overhead (appended) --------------------------------------------
+def _overhead_crossovers(arch: Architecture, caches: tuple[str, ...]) -> list[Crossover]:
+    """The prompt length below which the launch and host overhead of a prefill
+    (:mod:`.overhead`: its kernels by the architecture's fusion choice, each t_launch, and one
+    step's t_host) take longer than its roofline time, per attention mode. The roofline time of
+    one device's share (its collectives' kernels counted, their time not: as the other
+    crossovers); its main branch has every operation memory-bound, as a short prompt runs."""
+    from . import overhead
+
+    out: list[Crossover] = []
+    device = ("one device's share; its collectives' kernels counted",) if arch.parallel else ()
+    for mode in attention.MODES:
+        ops = _prefill(arch, mode, caches)
+        launched = (parallel.device_prefill_operations(arch, mode, True, caches)
+                    if arch.parallel else ops)
+        time = total_time(ops)
+        out.append(cross(
+            f"overhead_dominates_below_tokens.{mode}",
+            f"prompt length below which launch and host overhead take longer than the "
+            f"prefill's roofline time ({mode} attention, fusion {arch.fusion})", "tokens",
+            f"{overhead.SOURCE}; {BOOK} (roofline time max(F/P, Q/β))", T, time,
+            overhead.overhead(launched, arch.fusion), "overhead",
+            ("n_kern kernels back to back, each t_launch; one engine step's t_host",
+             "each operation at its own roof, as prefill times it", *device),
+            memory_bound=(time,)))
+    return out
+
+
+def _workspace_crossovers(arch: Architecture) -> list[Crossover]:
+    """The prompt length at which a prefill's peak memory, its live activations and workspace
+    counted (:mod:`.workspace`), outgrows the device's, per attention mode: the longest prompt
+    that fits is its floor (:func:`.workspace.longest_prompt`'s closed form, solved here as
+    every crossover is). One device, where the workspace is derived."""
+    from . import workspace
+
+    if not workspace.supported(arch):
+        return []
+    return [cross(
+        f"prefill_exceeds_memory_tokens.{mode}",
+        f"prompt length at which the prefill's peak memory (weights, KV cache and its live "
+        f"activations, {mode} attention) exceeds the device's", "tokens", workspace.SOURCE, T,
+        workspace.peak_bytes(arch, mode), C_mem, "memory",
+        ("one layer's activations live at a time; weights and KV cache resident",
+         "the logits of the last position"))
+        for mode in attention.MODES]
 
 
 # The architectures whose own crossovers the catalogue shows beside the default's: every layer

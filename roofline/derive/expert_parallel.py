@@ -134,8 +134,7 @@ def shard(op: Operation) -> Operation:
     if op.name not in ROUTED:
         return op
     sub = {n_e: n_e / N_ep}
-    return replace(op, flops=op.flops.xreplace(sub), bytes=op.bytes.xreplace(sub),
-                   levels=tuple((level, q.xreplace(sub)) for level, q in op.levels))
+    return op.xreplace(sub)
 
 
 def communication_operations(arch: Architecture,

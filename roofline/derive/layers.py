@@ -10,12 +10,12 @@ parameters of a decoder given its attention's and its MLPs'. Sources and convent
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sympy import Expr, Integer, Max, Min
 
-from ..symbols import B, D, F, H, L, T_ctx, T_pos, V, b_a, b_kv, b_w, n_a, n_e, n_kv, n_q
-from . import attention, chunked, levels, projection, window
+from ..symbols import B, D, F, H, L, T, T_ctx, T_pos, V, b_a, b_kv, b_w, n_a, n_e, n_kv, n_q
+from . import attention, chunked, levels, projection, shapes, window
 from .architecture import KINDS, Architecture
 
 __all__ = ["Operation", "NORM_FLOPS", "ACT_FLOPS", "ROPE_FLOPS", "projection_op",
@@ -41,6 +41,16 @@ class Operation:
     bytes: Expr
     count: Expr = Integer(1)
     levels: tuple[tuple[str, Expr], ...] = ()  # (level, bytes served), nearest the SMs first
+    # the fraction of the peak its kernel's whole tiles and waves let it use (tile and wave
+    # quantization, roofline.derive.shapes): the estimate's, never the bound's; 1 where not
+    # derived
+    shape: Expr = Integer(1)
+
+    def xreplace(self, sub: Mapping[Expr, Expr]) -> Operation:
+        """The operation with ``sub`` substituted in its FLOPs, bytes, levels and shape."""
+        return replace(self, flops=self.flops.xreplace(sub), bytes=self.bytes.xreplace(sub),
+                       levels=tuple((level, q.xreplace(sub)) for level, q in self.levels),
+                       shape=self.shape.xreplace(sub))
 
     def level_bytes(self, level: str) -> Expr:
         """Bytes at ``level`` ("hbm", or one of ``levels.LEVELS``): an operation whose traffic
@@ -51,7 +61,8 @@ class Operation:
 
 def projection_op(name: str, rows: Expr, n_in: Expr, n_out: Expr, bias: bool) -> Operation:
     return Operation(name, "projection", projection.flops(rows, n_in, n_out, bias),
-                     projection.hbm_bytes(rows, n_in, n_out, bias))
+                     projection.hbm_bytes(rows, n_in, n_out, bias),
+                     shape=shapes.library_efficiency(rows, n_out))
 
 
 def elementwise_op(name: str, flops_per: int, elements: Expr, read: Expr, written: Expr,
@@ -115,14 +126,15 @@ def fused(arch: Architecture, ops: list[Operation]) -> list[Operation]:
     in its bytes), its FLOPs remain, and its weights (a norm's gains) are still read once."""
     if arch.fusion == "none":
         return ops
-    return [Operation(op.name, op.kind, op.flops, op.bytes.subs(b_a, 0), op.count, op.levels)
-            if op.kind == "elementwise" else op for op in ops]
+    return [replace(op, bytes=op.bytes.subs(b_a, 0)) if op.kind == "elementwise" else op
+            for op in ops]
 
 
 def attention_op(name: str, flops: Expr, mode: str, caches: Sequence[str], windowed: bool,
                   smooth: bool, count: Expr = Integer(1)) -> Operation:
     hbm, served = levels.level_bytes(mode, caches, windowed, smooth)
-    return Operation(name, "attention", flops, hbm, count, tuple(served.items()))
+    return Operation(name, "attention", flops, hbm, count, tuple(served.items()),
+                     shapes.attention_efficiency(T, n_q, B))
 
 
 def attention_operations(arch: Architecture, mode: str, smooth: bool = False,
@@ -146,7 +158,7 @@ def attention_operations(arch: Architecture, mode: str, smooth: bool = False,
                                 True, smooth, local)
     if glob == 0:
         return [local_op]
-    return [Operation(full.name, full.kind, full.flops, full.bytes, glob, full.levels), local_op]
+    return [replace(full, count=glob), local_op]
 
 
 def attention_step(keys: Expr = T_ctx + 1, name: str = "attention.decode",

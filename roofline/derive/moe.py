@@ -69,8 +69,8 @@ def _widened(ops: list, width: Expr, prefix: str | None, layers: Expr) -> list:
     """The dense MLP's operations with F → ``width``, renamed ``prefix``.* (if given), each
     counting ``layers`` layers."""
     sub = {F: width}
-    return [Operation(op.name if prefix is None else op.name.replace("mlp.", prefix, 1),
-                      op.kind, op.flops.xreplace(sub), op.bytes.xreplace(sub), layers)
+    return [replace(op.xreplace(sub), count=layers,
+                    name=op.name if prefix is None else op.name.replace("mlp.", prefix, 1))
             for op in ops]
 
 
@@ -82,8 +82,7 @@ def mlp_operations(arch: Architecture, rows: Expr) -> list:
     addition per element, and with the gate its sigmoid and a product); in the dense layers
     an MLP of width F_dense (``mlp.*``)."""
     dense_layers, moe_layers = layer_split(arch)
-    routed = [Operation(op.name, op.kind, op.flops, op.bytes, moe_layers)
-              for op in layer_mlp(arch, rows)]
+    routed = [replace(op, count=moe_layers) for op in layer_mlp(arch, rows)]
     ops = list(routed)
     if arch.shared_experts:
         plain = layer_mlp(_dense(arch), rows)

@@ -77,8 +77,7 @@ def shard(op: Operation) -> Operation:
     """One device's share of ``op``: :func:`substitution` put into its FLOPs, bytes and the
     bytes of each memory level."""
     sub = substitution()
-    return replace(op, flops=op.flops.xreplace(sub), bytes=op.bytes.xreplace(sub),
-                   levels=tuple((level, q.xreplace(sub)) for level, q in op.levels))
+    return op.xreplace(sub)
 
 
 def allreduce_bytes(tokens: Expr = T) -> Expr:

@@ -41,8 +41,8 @@ from functools import cache
 from sympy import Expr, Integer
 
 from ..symbols import B, D, H, L, L_lin, T, V, b_a, b_e, b_w, n_kv, n_q
-from . import (attention, layers, linear_attention, mla, moe, projection, sparse_attention,
-               window)
+from . import (attention, layers, linear_attention, mla, moe, projection, shapes,
+               sparse_attention, window)
 from .architecture import DEFAULT_ATTENTION, Architecture
 from .entry import Entry
 from .layers import (ROPE_FLOPS, Operation, elementwise_op, fused, layer_mlp, mlp_parameters,
@@ -97,8 +97,8 @@ def layer_operations(arch: Architecture, rows: Expr,
            *mlp,
            *([norm_op(arch, "post_mlp_norm", rows)] if post else []),
            elementwise_op("residual_add.mlp", 1, rows * D, 2 * rows * D, rows * D)]
-    ops = [op if (split and op.kind == "attention") or op.count != 1 else
-           Operation(op.name, op.kind, op.flops, op.bytes, L, op.levels) for op in ops]
+    ops = [op if (split and op.kind == "attention") or op.count != 1 else replace(op, count=L)
+           for op in ops]
     return fused(arch, ops)
 
 
@@ -147,7 +147,8 @@ def edge_operations(arch: Architecture, rows: Expr, positions: Expr) -> list[Ope
     scale = [elementwise_op("embed_scale", 1, rows * D, rows * D, rows * D)] \
         if arch.embed_scale else []
     return fused(arch, [embed, *scale, norm_op(arch, "final_norm", B),
-                         Operation("lm_head", "lm_head", *head)])
+                         Operation("lm_head", "lm_head", *head,
+                                   shape=shapes.library_efficiency(B, V))])
 
 
 def attention_operations(arch: Architecture, mode: str, smooth: bool = False,

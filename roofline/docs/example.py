@@ -21,6 +21,9 @@ from ..symbols import (CATALOGUE, D, F, F_dense, F_op, F_sh, H_r, I_op, K_intra,
 from ..symbols import (B, G_node, M_node, N_cp, N_dev, N_ep, S_msg, alpha_net, b_a, beta_net,
                        c_chunk)
 from ..symbols import C_att, C_lin, H_idx, H_lk, H_lv, K_conv, L_lin, k_top, n_idx, n_lk, n_lv
+from ..symbols import n_kern
+from ..derive.overhead import kernel_count
+from ..derive.transformer import prefill_operations
 
 __all__ = ["EXAMPLE", "ExampleSpec", "Example", "build"]
 
@@ -108,6 +111,8 @@ def build() -> Example:
         S_msg: vals[B] * Integer(t) * vals[D] * vals[b_a], c_chunk: Integer(t // EXAMPLE.chunk),
         **dict(zip((n_lk, n_lv, H_lk, H_lv, K_conv, C_lin), map(Integer, EXAMPLE.linear))),
         L_lin: vals[L] * 3 / 4, **dict(zip((k_top, n_idx, H_idx), map(Integer, EXAMPLE.sparse))),
+        n_kern: kernel_count(prefill_operations(s.architecture, s.attention),
+                             s.fusion).xreplace(vals),
     })
     a, b = EXAMPLE.mix
     notes = {
@@ -138,6 +143,7 @@ def build() -> Example:
         **{sym: "Qwen3-Next-80B-A3B's Gated DeltaNet layers (the model has none)"
            for sym in (n_lk, n_lv, H_lk, H_lv, K_conv)},
         C_lin: "flash-linear-attention's chunk of 64 tokens",
+        n_kern: f"the kernels of the example's prefill (fusion {s.fusion})",
         L_lin: "3L/4: three linear-attention layers to one full, as Qwen3-Next",
         **{sym: "DeepSeek-V3.2's sparse attention (the model has none)"
            for sym in (k_top, n_idx, H_idx)},

@@ -92,6 +92,21 @@ TITLES: dict[str, tuple[str, str]] = {
     "bounds": ("The roofline",
                "Ridge intensity, attainable FLOP/s, the time of one operation (with and without "
                "overlap) and a prefill's time as the sum of its operations' roofline times."),
+    "shapes": ("Tile and wave quantization (the estimate)",
+               "What a GEMM or attention kernel of whole tiles, run in whole waves over the SMs, "
+               "can use of the peak: NVIDIA's tile and wave quantization as exact expressions "
+               "with ceilings, a staircase in T. They enter the estimate beside the bound, "
+               "never the bound."),
+    "overhead": ("Launch and host overhead (the estimate)",
+                 "The kernels a prefill launches by fusion choice, each a launch latency, and one "
+                 "engine step's host overhead; the prompt length below which they outweigh the "
+                 "roofline time is the crossover overhead_dominates_below_tokens. The estimate's "
+                 "terms, never the bound's."),
+    "workspace": ("Workspaces and the longest prompt that fits",
+                  "A prefill's peak memory: the weights, the KV cache and the largest live "
+                  "activations (residual stream, QKV, attention workspace by mode, the gated "
+                  "MLP's intermediates, the logits), and in closed form the longest prompt and "
+                  "the largest chunk that fit in a device's memory."),
     "scaling": ("How a prefill grows with the prompt",
                 "The T⁰, T¹ and T² coefficients of a prefill's FLOPs and bytes per attention "
                 "mode, and the leading terms of its time as T → 0 and T → ∞."),
@@ -198,6 +213,9 @@ def page(topic: str, entries: list[Entry], example: Example, hardware: Sequence[
         lines.append("- [Published measurements against the bound](#validation-table)")
     if topic == "tensor_parallel":
         lines.append("- [Published times to first token against the bound](#validation-table)")
+    if topic == "overhead":
+        lines.append("- [The bound and the estimate against published measurements]"
+                     "(#estimate-table)")
     for entry in entries:
         lines += ["", f'<a id="{anchor(entry.name)}"></a>', "", f"## `{entry.name}`", ""]
         lines.append(f"{md(entry.meaning[:1].upper() + entry.meaning[1:])}. "
@@ -212,6 +230,10 @@ def page(topic: str, entries: list[Entry], example: Example, hardware: Sequence[
         lines += validation_table()
     if topic == "tensor_parallel":
         lines += parallel_table()
+    if topic == "overhead":
+        from .estimate_table import estimate_table
+
+        lines += estimate_table()
     return tidy(lines)
 
 

@@ -142,8 +142,10 @@ WORKS: tuple[Work, ...] = (
           "FlashAttention (Dao-AILab/flash-attention)", _FA,
           "tag v2.8.3, commit 060c9188beec3a8b62b33a3bfa6d5d2d44975fab",
           "csrc/flash_attn/src/flash_fwd_launch_template.h: FlashAttention-2's forward "
-          "kernels, 128-row tiles for head dimensions up to 128; hopper/tile_size.h: "
-          "FlashAttention-3's, 128 rows for head dimensions 128 and 256, 192 for 64", 2025),
+          "kernels, 128-row tiles for head dimensions up to 128, and their grid of one block "
+          "per query tile, sequence and head; hopper/tile_size.h: FlashAttention-3's, 128 rows "
+          "for head dimensions 128 and 256, 192 for 64; hopper/tile_scheduler.hpp: its tile "
+          "schedulers; csrc/flash_attn/flash_api.cpp: mha_fwd's softmax_lse, fp32", 2025),
     _paper("DistServe", "zhong2024distserve", "inproceedings", ("Y. Zhong", "others"),
            "DistServe: Disaggregating Prefill and Decoding for Goodput-optimized Large "
            "Language Model Serving", 2024, venue="OSDI", arxiv="2401.09670"),
@@ -228,6 +230,11 @@ WORKS: tuple[Work, ...] = (
           "commit bc3b101dcb713ddc5bd8924b66754eb68b5ccf89",
           "fla/ops/gated_delta_rule/chunk.py, chunk_fwd.py, wy_fast.py and "
           "fla/ops/common/chunk_delta_h.py, chunk_o.py: chunk_gated_delta_rule's kernels", 2026),
+    # --- issue 29: workspaces ---
+    _repo("model_executor/models/llama.py", "vllm_llama", "vLLM", "https://github.com/vllm-project/vllm",
+          "commit 02d710837549a368073552333f66d714477415d2",
+          "vllm/model_executor/models/llama.py: LlamaDecoderLayer, LlamaAttention.forward, "
+          "LlamaMLP.forward (the tensors a layer holds at once)", 2026),
     _repo("mamba_utils.py", "vllm_mamba_utils", "vLLM", "https://github.com/vllm-project/vllm",
           "commit 02d710837549a368073552333f66d714477415d2",
           "vllm/model_executor/layers/mamba/mamba_utils.py: MambaStateShapeCalculator."

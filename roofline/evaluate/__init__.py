@@ -23,6 +23,7 @@ _WHERE = {
     "CompiledOp": "compiled",
     **dict.fromkeys(("DecodeResult", "OpResult", "PrefillPoint", "bound", "check_count",
                      "check_memory", "check_prompts", "footprint", "held_bytes", "memory_bytes",
+                     "activation_bytes", "peak_bytes",
                      "decode", "operations", "prefill_time", "prefill_columns", "roofline_time"),
                    "phases"),
     **dict.fromkeys(("prefill", "PrefillPoints", "attention_level"), "points"),

@@ -82,6 +82,12 @@ class CompiledOp:
         return self._bound(self.form["bytes"])
 
     @cached_property
+    def shape(self) -> Callable[..., Any]:
+        """The fraction of the peak its kernel's whole tiles and waves let it use (the
+        estimate's: :mod:`.estimate`)."""
+        return self._bound(self.form.get("shape", 1))
+
+    @cached_property
     def levels(self) -> tuple[tuple[str, float, Callable[..., Any]], ...]:
         return tuple((level, self.bandwidths[level], self._bound(q))
                      for level, q in self._level_forms())

@@ -177,6 +177,9 @@ def _evaluate(name: str, c: dict[str, Any], vals: dict[str, Any], folding: _Boun
 
     # the tiled schedules' SRAM size M_sram, the interconnect's bandwidth beta_link: where the
     # device gives none, a crossover that uses it is not evaluated
+    if "t_launch" not in vals and c["kind"] == "overhead":
+        return absent(f"not evaluated: {setting.hardware.name} gives no [estimate] (the launch "
+                      "and host overhead)", evaluated=False)
     lacking = {"M_sram", "beta_link"} - vals.keys()
     used = _names(c) if lacking else set()  # the equality's names, read once, where needed
     if "M_sram" in lacking & used:
@@ -328,6 +331,9 @@ def _never(c: dict[str, Any], vals: dict[str, Any], folding: _Bound,
                     "length, so overlapped it is never hidden")
         return ("always: the compute takes longer than the communication at every prompt "
                 "length, so overlapped it is always hidden")
+    if c["kind"] == "overhead":
+        return (f"never: the roofline time ({grows(1) * 1e3:.4g} ms at one token) already "
+                f"exceeds the overhead ({other(1) * 1e3:.4g} ms)")
     if c["kind"] == "cache":
         if window:
             return f"never: {window}, so the working set stays within the cache"

@@ -42,7 +42,7 @@ def module_name(part: str, arch: Architecture, caches: Sequence[str] = ()) -> st
 
 def _ops(ops: list[Any]) -> list[dict[str, Any]]:
     return [{"name": op.name, "kind": op.kind, "count": op.count, "flops": op.flops,
-             "bytes": op.bytes, "levels": dict(op.levels)} for op in ops]
+             "bytes": op.bytes, "levels": dict(op.levels), "shape": op.shape} for op in ops]
 
 
 # The parts of an architecture's forms, each a module of its own made on first use, so that a
@@ -61,7 +61,12 @@ def sympy_part(arch: Architecture, caches: tuple[str, ...], part: str) -> dict[s
         return {"decode": _ops(decode_operations(arch)),
                 "decode_tp": _ops(parallel.device_decode_operations(arch))}
     if part == "footprints":
+        from ..derive import workspace
+
+        live = ({mode: workspace.activation_bytes(arch, mode) for mode in ATTENTION_MODES}
+                if workspace.supported(arch) else {})
         return {"weights": weight_bytes(arch), "kv_cache": model_kv_cache_bytes(arch),
+                "activations": live,
                 "scores": local.largest_scores(arch),
                 "weights_parallel": parallel.device_weight_bytes(arch),
                 "kv_cache_tp": tensor_parallel.device_kv_cache_bytes(arch),
@@ -173,8 +178,8 @@ class _Forms(Mapping[str, Any]):
     part of :class:`_Parts` is made or read on first use)."""
 
     _OWN = {"decode": ("decode", "decode_tp"),
-            "footprints": ("weights", "kv_cache", "scores", "weights_parallel", "kv_cache_tp",
-                           "kv_cache_parallel")}
+            "footprints": ("weights", "kv_cache", "scores", "activations", "weights_parallel",
+                           "kv_cache_tp", "kv_cache_parallel")}
 
     def __init__(self, parts: Mapping[str, Any]):
         self._parts = parts

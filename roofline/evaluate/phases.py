@@ -27,7 +27,8 @@ if TYPE_CHECKING:
 
 __all__ = ["roofline_time", "level_time", "timed", "OpResult", "PrefillPoint", "DecodeResult",
            "operations", "prefill_time", "prefill_columns", "exposed_fraction", "decode",
-           "check_prompts", "check_count", "footprint", "held_bytes", "memory_bytes", "check_memory"]
+           "check_prompts", "check_count", "footprint", "held_bytes", "memory_bytes", "check_memory",
+           "activation_bytes", "peak_bytes"]
 
 
 _INF = float("inf")
@@ -303,17 +304,40 @@ def memory_bytes(setting: Setting, tokens: int, step: str = "prefill") -> float:
     return sum(held_bytes(setting, key, tokens, step) for key in keys)
 
 
+def activation_bytes(setting: Setting, tokens: int) -> float | None:
+    """The live activations and workspace of a prefill of ``tokens`` at its peak, beyond the
+    weights and the KV cache (:mod:`roofline.derive.workspace`, in the setting's attention
+    mode); None where they are not derived (a device's parallel share, linear or sparse
+    attention, chunked local attention)."""
+    live = setting.forms["activations"]
+    if setting.parallel or setting.attention not in live:
+        return None
+    return call(live[setting.attention], {**setting.numbers(), "T": tokens})
+
+
+def peak_bytes(setting: Setting, tokens: int, step: str = "prefill") -> float:
+    """:func:`memory_bytes` with a prefill's live activations where they are derived (in
+    naive attention they hold its score matrices, so those replace the one layer's scores)."""
+    live = activation_bytes(setting, tokens) if step == "prefill" else None
+    if live is None:
+        return memory_bytes(setting, tokens, step)
+    return sum(held_bytes(setting, key, tokens) for key in ("weights", "kv_cache")) + live
+
+
 def check_memory(setting: Setting, tokens: int, what: str,
                  step: str = "prefill") -> str | None:
     """A warning's text where ``what`` (a prefill of, or a decode step at, ``tokens``:
-    ``step``) does not fit in one device's memory; None where it fits, or where the weights
-    alone do not (the setting's own warning says so)."""
-    used, capacity = memory_bytes(setting, tokens, step), setting.hardware.memory_capacity
+    ``step``) does not fit in one device's memory, its live activations counted where they
+    are derived (:func:`peak_bytes`); None where it fits, or where the weights alone do not
+    (the setting's own warning says so)."""
+    used, capacity = peak_bytes(setting, tokens, step), setting.hardware.memory_capacity
     weights = held_bytes(setting, "weights", step=step)
     if used <= capacity or weights > capacity:  # fits, or the weights alone do not (said apart)
         return None
     scores = " and one layer's scores" if setting.attention == "naive" and step == "prefill" \
         else ""
+    if step == "prefill" and activation_bytes(setting, tokens) is not None:
+        scores = " and its live activations"
     device = "one device's " if setting.parallel else ""
     from ..tables import si
 

@@ -35,18 +35,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from functools import cache
+from typing import Any
 
 from ..codegen import call, function
 from ..specs.dtypes import bytes_per_element
 from ..specs.hardware import Hardware
 from ..specs.model import ModelShape
 from ..specs.published import Measurement, ParallelMeasurement
+from .estimate import estimate_columns
 from .phases import PrefillPoint, level_time
 from .points import prefill
 from .setting import Setting, device_caches, device_numbers, level_bandwidths
 
 __all__ = ["Check", "check", "attention_forms", "ParallelCheck", "check_parallel",
-           "one_route"]
+           "one_route", "GemmCheck", "check_gemm"]
 
 
 @dataclass(frozen=True)
@@ -121,6 +123,7 @@ class ParallelCheck:
     overlapped_s: float  # the same with the all-reduces hidden under the compute
     spread_s: float  # the default bound with the model's own expert count (= bound_s if dense,
     # or if the prompt's tokens are varied)
+    estimate_s: float | None = None  # the estimate beside the bound (.estimate); None without
 
     @property
     def bound_s(self) -> float:
@@ -178,4 +181,48 @@ def check_parallel(m: ParallelMeasurement, hw: Hardware, model: ModelShape) -> P
     (hidden,) = prefill(replace(s, overlap=True), [m.prompt_tokens])
     spread_s = point.time_s if routed is model else \
         prefill(replace(s, model=model), [m.prompt_tokens])[0].time_s
-    return ParallelCheck(m, s, point, hidden.time_s, spread_s)
+    est = estimate_columns(s, [m.prompt_tokens])
+    return ParallelCheck(m, s, point, hidden.time_s, spread_s,
+                         None if est is None else float(est["time_s"][0]))
+
+
+@dataclass(frozen=True)
+class GemmCheck:
+    """One published GEMM timing against the roofline of that one GEMM and the estimate."""
+
+    measurement: Any  # roofline.specs.published_gemm.GemmMeasurement
+    bound_s: float  # max(2mnk/P, bytes/β): inputs read once, the output written once
+    estimate_s: float | None  # with tile and wave quantization, achievable fractions, a launch
+    shape: float  # the shape efficiency of its tiles and waves on the device (1 without one)
+
+    @property
+    def measured_s(self) -> float:
+        m = self.measurement
+        return 2 * m.m * m.n * m.k / (m.tflops * 1e12)
+
+
+def check_gemm(m: Any, hw: Hardware) -> GemmCheck:
+    """The GEMM of ``m`` (m × k by k × n in ``m.dtype``; an FP8 GEMM writes bf16, as DeepGEMM
+    and cuBLASLt's FP8 kernels do) on ``hw``: its roofline time, and where the device gives an
+    ``[estimate]`` the estimate's (:mod:`.estimate`: the compute time over the shape efficiency
+    of :func:`roofline.derive.shapes.library_efficiency` and the achievable fraction, the memory
+    time over its fraction, one kernel launch)."""
+    from sympy import Integer
+
+    from ..derive.shapes import library_efficiency
+    from ..specs.estimate import estimate_numbers
+    from ..symbols import by_name
+
+    flops = 2 * m.m * m.n * m.k
+    b_in = bytes_per_element(m.dtype)
+    b_out = 2 if b_in < 2 else b_in
+    nbytes = (m.m * m.k + m.k * m.n) * b_in + m.m * m.n * b_out
+    peak, bw = hw.peak(m.dtype), hw.bandwidth()
+    bound = max(flops / peak, nbytes / bw)
+    n = estimate_numbers(hw)
+    if not n:
+        return GemmCheck(m, bound, None, 1.0)
+    shape = float(library_efficiency(Integer(m.m), Integer(m.n)).xreplace(by_name(
+        {k: n[k] for k in ("B_m", "B_n", "N_sm", "n_cta")})))
+    est = max(flops / (shape * n["eta_c"] * peak), nbytes / (n["eta_m"] * bw)) + n["t_launch"]
+    return GemmCheck(m, bound, est, shape)

@@ -15,6 +15,7 @@ from ..derive.architecture import (ATTENTION_MODES, DEFAULT_ATTENTION, FUSIONS, 
                                    MLA_DECODES, PIPELINES, Architecture)
 from ..errors import InputError
 from ..specs.dtypes import STORAGE_DTYPES, bytes_per_element
+from ..specs.estimate import estimate_numbers
 from ..specs.hardware import Hardware
 from ..specs.model import ModelShape
 from .forms import crossover_forms, forms
@@ -57,12 +58,11 @@ def level_bandwidths(hw: Hardware) -> dict[str, float]:
 
 
 def device_numbers(hw: Hardware, dtype: str) -> dict[str, int | float]:
-    """The device's symbols by name for the compute data type ``dtype``: achievable peak and
-    bandwidth, memory capacity, SRAM per SM, and where :func:`device_caches` gives levels, the
-    SM count and their capacities. Every level's bandwidth is given: one the file does not give
-    constrains nothing (infinite: its time is 0)."""
+    """The device's symbols by name for ``dtype``: achievable peak and bandwidth, memory, SRAM
+    per SM, where :func:`device_caches` gives levels the SM count and their capacities, every
+    level's bandwidth (one the file lacks infinite: it constrains nothing), the estimate's."""
     out: dict[str, int | float] = {"P_peak": hw.peak(dtype), "beta_hbm": hw.bandwidth(),
-                                   "C_mem": hw.memory_capacity}
+                                   "C_mem": hw.memory_capacity, **estimate_numbers(hw)}
     if hw.sram_per_sm is not None:
         out["M_sram"] = hw.sram_per_sm
     caches = device_caches(hw)

@@ -3,6 +3,8 @@ TTFT at a rate, and batched or chunked prefill; printable as text, and as a dict
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 from itertools import accumulate
 from typing import TYPE_CHECKING, Any
@@ -62,6 +64,9 @@ class TTFTResult:
     chunking: Chunking | None = None
     speedup_derived: bool = False  # K from the model (two tensor-parallel devices), not given
     stage_s: tuple[float, ...] | None = None  # inter-op: each stage's mean time, from the model
+    # first-token delivery within the execution (final norm, LM head on the last position)
+    first_token_s: float = 0.0
+    estimate: dict[str, Any] | None = None  # the estimate's parts (.parts.ttft_parts)
 
     @property
     def rate(self) -> float | None:
@@ -83,11 +88,14 @@ class TTFTResult:
                {"prompt_dist": self.prompt_dist}),
             "rate_per_s": None if p is None else p.rate_per_s,
             "execution_s": self.queue.execution,
+            "prompt_s": self.queue.execution - self.first_token_s,
+            "first_token_s": self.first_token_s,
             "queueing_s": None if p is None else p.queueing_s,
             "total_s": None if p is None else p.total_s,
             "utilization": None if p is None else p.utilization,
             "max_rate_per_s": None if p is None else p.max_rate_per_s,
             "stable_rate_per_s": self.queue.stable_rate,
+            "estimate": self.estimate,
         }
         if self.batching is not None:
             b = self.batching
@@ -103,7 +111,7 @@ class TTFTResult:
                 "chunk": c.chunk, "prompt": c.prompt, "attention": c.attention,
                 "chunks": len(c.sizes), "sizes": list(c.sizes), "times_s": list(c.times_s),
                 "total_s": c.total_s, "one_shot_s": c.one_shot_s, "extra_bytes": c.extra_bytes,
-                "min_compute_bound_chunk": c.min_chunk}
+                "min_compute_bound_chunk": c.min_chunk, "largest_chunk_that_fits": c.fits_chunk}
         return out
 
     def describe(self) -> str:
@@ -170,11 +178,28 @@ class TTFTResult:
             else:
                 lines.append(f"  highest rate meeting the target {self.slo:g} s: "
                              f"{per_s(p.max_rate_per_s, '.4g')}")
+        lines += [f"  parts        execution = prompt {si(q.execution - self.first_token_s, 's')}"
+                  f" + first token {si(self.first_token_s, 's')} (final norm, LM head on the "
+                  "last position; sampling and the host's step: none in the bound)",
+                  self._estimate_line()]
         if self.batching is not None:
             lines += _batching_lines(self.batching, self.replicas)
         if self.chunking is not None:
             lines += _chunking_lines(self.chunking)
         return lines
+
+    def _estimate_line(self) -> str:
+        """The estimate's three parts in one line, or why there is none."""
+        e = self.estimate or {}
+        if "execution_s" not in e:
+            return f"  estimate     {e.get('reason', 'none')}; the times above are the bound"
+        parts = (f"prompt {si(e['prompt_s'], 's')} + first token {si(e['first_token_s'], 's')}"
+                 f" (with one host step {si(e['host_s'], 's')}: scheduling, sampling)")
+        if "total_s" in e:
+            return (f"  estimate     {si(e['total_s'], 's')} = queueing "
+                    f"{si(e['queueing_s'], 's')} + {parts}")
+        why = f"; {e['reason']}" if "reason" in e else ""
+        return f"  estimate     execution {si(e['execution_s'], 's')} = {parts}{why}"
 
     def __str__(self) -> str:
         return "\n".join(self._lines())
@@ -227,4 +252,9 @@ def _chunking_lines(c: Chunking) -> list[str]:
     else:
         lines.append(f"  smallest chunk     {c.min_chunk:,.1f} tokens keeps the projections "
                      "compute-bound (the projection crossover)")
+    if c.fits_chunk is not None:
+        most = math.floor(c.fits_chunk)
+        whole = " (the whole prompt fits in one step)" if most >= c.prompt else ""
+        lines.append(f"  largest chunk      {most:,} tokens fit in memory beside the weights and "
+                     f"the prompt's KV cache, live activations counted{whole}")
     return lines

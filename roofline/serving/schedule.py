@@ -111,6 +111,9 @@ class Chunking:
     one_shot_bytes: float
     extra_bytes: float  # Σ bytes − one-shot bytes
     min_chunk: float | None  # smallest compute-bound chunk, tokens (None: never compute-bound)
+    # the largest chunk whose step fits in memory beside the weights and the prompt's KV cache
+    # (roofline.derive.workspace.largest_chunk, its floor); None where not derived
+    fits_chunk: float | None = None
 
 
 @cache
@@ -185,4 +188,22 @@ def chunking(setting: Setting, prompt: int, chunk: int) -> Chunking:
                     tuple(times[:-1].tolist()), tuple(flops[:-1].tolist()),
                     tuple(nbytes[:-1].tolist()), float(times[:-1].sum()), float(times[-1]),
                     float(flops[-1]), float(nbytes[-1]), extra,
-                    _projection_crossover_rows(setting))
+                    _projection_crossover_rows(setting), _fits_chunk(setting, prompt))
+
+
+def _fits_chunk(setting: Setting, prompt: int) -> float | None:
+    """The largest chunk of a ``prompt``-token prefill whose step fits in the device's memory,
+    the KV cache of the whole prompt resident (:func:`roofline.derive.workspace.largest_chunk`,
+    its closed form evaluated; the chunk in tokens is its floor); None where the workspace is
+    not derived or nothing fits (the weights and the cache alone exceed the memory)."""
+    from ..derive import workspace
+    from ..evaluate import scalar
+
+    if not workspace.supported(setting.architecture):
+        return None
+    try:
+        value = scalar(workspace.largest_chunk(setting.architecture, setting.attention),
+                       setting, T=prompt)
+    except (TypeError, ValueError):  # complex or not comparable: nothing fits
+        return None
+    return value if value > 0 else None

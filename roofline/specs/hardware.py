@@ -7,14 +7,13 @@ dimension, values outside a plausible range (:data:`PLAUSIBLE`), unknown data ty
 with one name. Names match exactly, never approximately.
 
 The memory levels of ``[on_chip]`` (per-SM SRAM, L2, L3) are held to rules of their own
-(:func:`_check_levels`): a level's bandwidth needs the level, an L3 needs an L2, and no cache is
+(:func:`roofline.specs.hardware_levels.check_levels`): a level's bandwidth needs the level, an L3 needs an L2, and no cache is
 larger than the memory behind it (errors); a level slower than a level further from the compute
 units is a :class:`UserWarning`, since a measured or unusual part may really be so.
 """
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,17 +21,17 @@ from types import MappingProxyType
 from typing import Any
 
 from ..errors import InputError, SpecError, UnknownNameError
-from ..tables import si
 from ._shipped import shipped_files
 from .dtypes import COMPUTE_DTYPES
 from .files import check_printable, parse_toml, read_text, unique_names
+from .hardware_levels import check_levels
 from .units import check_number, check_range, parse_quantity
 
-__all__ = ["Hardware", "KINDS", "PLAUSIBLE", "load_hardware", "list_hardware", "read_hardware"]
+__all__ = ["Hardware", "KINDS", "PLAUSIBLE", "ESTIMATE_KEYS", "load_hardware", "list_hardware", "read_hardware"]
 
 KINDS = ("gpu", "tpu", "accelerator", "cpu")
 _TOP = {"name", "vendor", "kind", "notes", "peak_flops", "memory", "on_chip", "interconnect",
-        "efficiency", "provenance"}
+        "efficiency", "estimate", "provenance"}
 _QUANTITY_KEYS = {"value", "source", "note", "min", "max"}
 # section → key → the unit of its value ("count": a positive integer; "fraction": in (0, 1]).
 _SECTIONS: dict[str, dict[str, str]] = {
@@ -43,7 +42,13 @@ _SECTIONS: dict[str, dict[str, str]] = {
     "interconnect": {"bandwidth": "bytes/s", "latency": "s", "directions": "count",
                      "devices_per_node": "count"},
     "efficiency": {"flops": "fraction", "bandwidth": "fraction"},
+    # the estimate beside the bound (never the bound itself): roofline.evaluate.estimate
+    "estimate": {"launch": "s", "host_step": "s", "gemm_tile_m": "count",
+                 "gemm_tile_n": "count", "attention_tile": "count", "ctas_per_sm": "count",
+                 "flops": "fraction", "bandwidth": "fraction"},
 }
+# every key of [estimate] is needed for an estimate: a device gives all of them or none
+ESTIMATE_KEYS = tuple(_SECTIONS["estimate"])
 _REQUIRED = {"memory": ("bandwidth", "capacity")}
 # section.key (or section for all its keys) → (lowest, highest) plausible value in SI base units.
 # Not figures of any device: bounds wide enough for any chip from a microcontroller-class CPU to
@@ -65,6 +70,12 @@ PLAUSIBLE: dict[str, tuple[float, float]] = {
     "interconnect.latency": (1e-9, 1e-2),  # s per message: 1 ns to 10 ms
     "interconnect.directions": (1, 2),  # the bandwidth counts one direction, or both
     "interconnect.devices_per_node": (1, 10**6),  # devices the interconnect joins (a node, a pod)
+    "estimate.launch": (1e-8, 1e-2),  # s per kernel: 10 ns to 10 ms
+    "estimate.host_step": (1e-7, 1.0),  # s per engine step: 100 ns to 1 s
+    "estimate.gemm_tile_m": (1, 4096),  # a tile's rows, columns: 1 to 4,096
+    "estimate.gemm_tile_n": (1, 4096),
+    "estimate.attention_tile": (1, 4096),
+    "estimate.ctas_per_sm": (1, 64),  # thread blocks resident on one SM
 }
 
 
@@ -97,6 +108,8 @@ class Hardware:
     devices_per_node: int | None = None  # devices the interconnect joins; beyond: the network
     flops_efficiency: float = 1.0  # achievable fraction of peak FLOP/s
     bandwidth_efficiency: float = 1.0  # achievable fraction of peak bandwidth
+    # [estimate]: key → value in SI units (ESTIMATE_KEYS), all of them or empty (no estimate)
+    estimate: Mapping[str, float] = field(default_factory=_frozen, hash=False)
     # "memory.bandwidth" → the source text, for every quantity given
     sources: Mapping[str, str] = field(default_factory=_frozen, hash=False)
     notes: str = ""
@@ -151,6 +164,7 @@ class Hardware:
             "devices_per_node": self.devices_per_node,
             "flops_efficiency": self.flops_efficiency,
             "bandwidth_efficiency": self.bandwidth_efficiency,
+            "estimate": dict(self.estimate),
             "sources": dict(self.sources), "quantity_notes": dict(self.quantity_notes),
             "ranges": {k: list(v) for k, v in self.ranges.items()},
             "provenance": dict(self.provenance),
@@ -302,12 +316,21 @@ def _validate(data: Mapping[str, Any], path: Path) -> Hardware:
             if bounds is not None:
                 ranges[dotted] = bounds
 
-    _check_levels(values, data.get("on_chip") or {}, file)
+    check_levels(values, data.get("on_chip") or {}, file)
     for key in ("latency", "directions", "devices_per_node"):
         if f"interconnect.{key}" in values and "interconnect.bandwidth" not in values:
             raise SpecError(f"{file}: interconnect.{key}",
                             "needs interconnect.bandwidth, the link it describes",
                             (data["interconnect"][key] or {}).get("value"))
+
+    given = [k for k in ESTIMATE_KEYS if f"estimate.{k}" in values]
+    if given and len(given) < len(ESTIMATE_KEYS):
+        missing = ", ".join(k for k in ESTIMATE_KEYS if k not in given)
+        raise SpecError(f"{file}: estimate", "gives all its keys or none (an estimate needs "
+                        f"each); missing: {missing}", ", ".join(given))
+    if given and "on_chip.sm_count" not in values:
+        raise SpecError(f"{file}: estimate", "needs on_chip.sm_count (its waves run over the "
+                        "SMs)", ", ".join(given))
 
     provenance = _table(data, "provenance", file) or {}
     for key, value in provenance.items():
@@ -334,62 +357,10 @@ def _validate(data: Mapping[str, Any], path: Path) -> Hardware:
         devices_per_node=values.get("interconnect.devices_per_node"),
         flops_efficiency=values.get("efficiency.flops", 1.0),
         bandwidth_efficiency=values.get("efficiency.bandwidth", 1.0),
+        estimate=_frozen({k: values[f"estimate.{k}"] for k in given}),
         sources=_frozen(sources), notes=notes, provenance=_frozen(provenance),
         quantity_notes=_frozen(quantity_notes), ranges=_frozen(ranges),
     )
 
 
 _LEAST_FRACTION = 0.01  # below 1 % of a peak no published kernel runs: a typo or a unit slip
-
-
-# --- memory levels ---------------------------------------------------------------------------
-# Each level's bandwidth and the key of the level it belongs to.
-_LEVEL_OF = {"sram_bandwidth": "sram_per_sm", "l2_bandwidth": "l2", "l3_bandwidth": "l3"}
-# Bandwidths from the compute units outwards: each is expected to be at least every one after it.
-_OUTWARDS = ("on_chip.sram_bandwidth", "on_chip.l2_bandwidth", "on_chip.l3_bandwidth",
-             "memory.bandwidth")
-
-
-def _check_levels(values: Mapping[str, float], on_chip: Mapping[str, Any], file: str) -> None:
-    """The rules between the memory levels (hardware/README.md, "Memory levels").
-
-    Errors: a bandwidth without its level; an L3 without an L2; a cache larger than the memory
-    capacity. Warnings: a level slower than one further from the compute units."""
-    def raw(key: str) -> object:
-        entry = on_chip.get(key)
-        return entry.get("value") if isinstance(entry, dict) else entry
-
-    for bandwidth, level in _LEVEL_OF.items():
-        if f"on_chip.{bandwidth}" in values and f"on_chip.{level}" not in values:
-            raise SpecError(f"{file}: on_chip.{bandwidth}",
-                            f"needs on_chip.{level}, the level it is the bandwidth of",
-                            raw(bandwidth))
-    if "on_chip.l3" in values and "on_chip.l2" not in values:
-        raise SpecError(f"{file}: on_chip.l3",
-                        "needs on_chip.l2: levels are numbered from the compute units "
-                        "outwards, so a device with one cache level gives it as l2", raw("l3"))
-    sram, l2, l3 = (values.get(f"on_chip.{k}") for k in ("sram_per_sm", "l2", "l3"))
-    if sram is not None and l2 is not None and sram > l2:
-        raise SpecError(f"{file}: on_chip.sram_per_sm",
-                        f"is larger than on_chip.l2 ({si(l2, 'B')}), the cache all the SMs "
-                        "share; check the figure and its unit", raw("sram_per_sm"))
-    if l2 is not None and l3 is not None and l3 < l2:
-        raise SpecError(f"{file}: on_chip.l3",
-                        f"is smaller than on_chip.l2 ({si(l2, 'B')}): a cache further from the "
-                        "compute units holds more, not less", raw("l3"))
-    capacity = values["memory.capacity"]
-    for cache in ("l2", "l3"):
-        size = values.get(f"on_chip.{cache}")
-        if size is not None and size > capacity:
-            raise SpecError(f"{file}: on_chip.{cache}",
-                            f"is larger than memory.capacity ({si(capacity, 'B')}); a cache "
-                            "holds a part of the memory behind it, never more", raw(cache))
-    given = [key for key in _OUTWARDS if key in values]
-    for i, inner in enumerate(given):
-        for outer in given[i + 1:]:
-            if values[inner] < values[outer]:
-                warnings.warn(
-                    f"{file}: {inner} ({si(values[inner], 'B/s')}) is below {outer} "
-                    f"({si(values[outer], 'B/s')}): a level nearer the compute units is "
-                    "expected to be at least as fast as the levels behind it; check the figure "
-                    "and its unit", UserWarning, stacklevel=4)

@@ -1,0 +1,55 @@
+"""Time to first token in three parts, as the bound and as the estimate: queueing, prompt
+execution (the layers over the prompt) and first-token delivery (the final norm and the LM head
+on the last position; in the estimate with their launches and one engine step's host overhead,
+which holds the scheduling and the sampling).
+
+The bound's parts sum to its TTFT (the prefill's roofline time is the queue's service time). The
+estimate's queue is the bound's with every time scaled by the estimate's mean execution over the
+bound's (exact for one prompt length; for a distribution the estimate's own moments E[t], E[t²]
+over the lengths), so that its queueing is what the longer service time makes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from ..errors import InputError
+from ..evaluate.estimate import WHAT, delivery, estimate_columns, missing
+from ..evaluate.setting import Setting
+from ..specs.distribution import Distribution
+from .queue import QueueModel, moments, ttft
+
+__all__ = ["ttft_parts"]
+
+
+def ttft_parts(s: Setting, dist: Distribution, one: bool, queue: QueueModel,
+               rate: float | None, bound_mean: float) -> tuple[float, dict[str, Any]]:
+    """(the bound's first-token delivery in s, the estimate's parts: ``execution_s``,
+    ``prompt_s``, ``first_token_s``, ``host_s``, and at a ``rate`` ``queueing_s`` and
+    ``total_s``; or ``reason`` where the device gives no ``[estimate]``) for prompts of
+    ``dist`` (``one``: a single length) queued as ``queue``, whose mean service time is
+    ``bound_mean`` (the bound's E[t])."""
+    first = int(dist.lengths[0])
+    bound_first, est_first = delivery(s, first)
+    if est_first is None:
+        return bound_first, {"what": WHAT, "reason": missing(s)}
+    mean, second = moments(dist, lambda lengths: estimate_columns(s, lengths)["time_s"])
+    if one:
+        second = mean**2
+    k = mean / bound_mean
+    est = replace(queue, execution=queue.execution * k, mean=queue.mean * k,
+                  second=queue.second * k**2 if one else queue.second * second / bound_mean**2)
+    host = float(estimate_columns(s, [first])["host_s"][0])
+    out: dict[str, Any] = {"what": WHAT, "execution_s": est.execution,
+                           "prompt_s": est.execution - est_first, "first_token_s": est_first,
+                           "host_s": host}
+    if rate is not None:
+        try:
+            point = ttft(rate, est)
+        except InputError as err:  # the longer service time has no steady state at this rate
+            out["reason"] = f"no steady state at this rate: {err.rule}"
+            return bound_first, out
+        out.update(queueing_s=point.queueing_s, total_s=point.total_s,
+                   utilization=point.utilization)
+    return bound_first, out
