@@ -120,7 +120,8 @@ def prefill_columns(hardware: str | Hardware, model: str | ModelShape,
     """The prefill at many prompt lengths as numpy arrays over them: ``prompt_tokens``,
     ``time_s``, ``flops``, ``bytes`` (HBM), ``intensity`` and ``compute_bound``: the totals of
     :func:`prefill`'s table, with no record per point (10⁶ lengths in about a second, where
-    the table's records would take half a minute). ``options`` as :func:`setting`;
+    the table's records would take half a minute); ``estimate_s``, the estimate beside the
+    bound, where the device file has an ``[estimate]``. ``options`` as :func:`setting`;
     ``pandas.DataFrame(columns)`` makes a frame of it."""
     import numpy as np
 
@@ -132,7 +133,11 @@ def prefill_columns(hardware: str | Hardware, model: str | ModelShape,
         raise InputError("prompts", "must be a one-dimensional sequence of integers",
                          f"array of shape {tokens.shape}, dtype {tokens.dtype}")
     _warn_longest(s, int(tokens.max()))
-    return evaluate.prefill_columns(s, tokens)
+    from .evaluate.estimate import estimate_columns
+
+    est = estimate_columns(s, tokens)
+    columns = evaluate.prefill_columns(s, tokens)
+    return columns if est is None else {**columns, "estimate_s": est["time_s"]}
 
 
 def _warn_longest(s: Setting, longest: int) -> None:
@@ -276,12 +281,13 @@ def ttft(hardware: str | Hardware, model: str | ModelShape, *, prompt: int | Non
     batch = None if batch_prompts is None else queueing.batching(
         s, prompt, batch_prompts, rate / replicas)  # each replica's batches fill at R/N
     chunks = None if chunk is None else queueing.chunking(s, prompt, chunk)
-    first_token, estimate = queueing.parts.ttft_parts(s, dist, prompt is not None, queue, rate,
-                                                      mean)
+    first_token, estimate, estimate_queue = queueing.parts.ttft_parts(
+        s, dist, prompt is not None, queue, rate, mean)
     return TTFTResult(s, dist, prompt, label, parallel, speedup, replicas, slo, mean, second,
                       queue, point, batch, chunks, speedup_derived=derive_k,
                       stage_s=None if stages is None else stages[3],
-                      first_token_s=first_token, estimate=estimate)
+                      first_token_s=first_token, estimate=estimate,
+                      estimate_queue=estimate_queue)
 
 
 def _intra_speedup(s: Setting, dist: Any, mean: float) -> float:

@@ -81,11 +81,13 @@ def test_no_steady_state_is_an_error_of_the_rate(stand_in):
 
 def test_ttft_warns_when_the_batch_does_not_fit():
     """32 prompts of 131,072 tokens batched: KV cache 2·32·8·128·131,072·2 B = 17.18 GB per
-    prompt, 549.8 GB for 32, beside 16.06 GB of weights: more than an H100's 80 GB."""
+    prompt, 549.8 GB for 32, beside 16.06 GB of weights, and the live activations at their
+    peak, the MLP's (3D + 3F)·2 B a row: 110,592 × 32 × 131,072 B = 463.9 GB: 1,029.7 GB in
+    all, more than an H100's 80 GB."""
     import roofline
 
     with pytest.warns(UserWarning, match=r"the prefill of batch 32 at 131,072 tokens needs "
-                                         r"565\.8 GB"):
+                                         r"1,030 GB"):
         roofline.ttft("H100-SXM", "Llama-3-8B", prompt=131_072, rate=0.001, batch_prompts=32)
 
 

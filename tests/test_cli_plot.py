@@ -127,7 +127,7 @@ def test_time_writes_its_crossover_tables(capsys, tmp_path):
             assert float(end.replace(",", "")) == pytest.approx(v.ends_at, abs=0.5), name
             assert end_tag in (None, tag)
         # tagged: drawn, of the figure's mode (or of none), on its axis (16 to 65,536 tokens)
-        assert (tag is not None) == (mode in ("", "kernel") and v.value <= 65536), name
+        assert (tag is not None) == (mode in ("", "kernel") and 16 <= v.value <= 65536), name
         tags.add(tag)
     assert table["KV cache exceeds memory"][1] == "weights alone exceed memory"
     assert sorted(int(n) for n in tags - {None}) == list(range(1, len(tags - {None}) + 1))
@@ -225,7 +225,7 @@ def test_bad_options_are_one_line(capsys, tmp_path, monkeypatch, argv, message):
 @pytest.mark.parametrize("argv, message", [
     (["plot", "bogus"], "roofline: error: plot: argument KIND: invalid choice: 'bogus' "
                         "(choose from 'roofline', 'time', 'attention', 'phases', 'ttft', "
-                        "'scaling')"),
+                        "'scaling', 'shapes')"),
     (["plot", "time", "--model", "Llama-3-8B", "-o", "x.png"],
      "roofline: error: plot time: the following arguments are required: --hardware"),
 ])

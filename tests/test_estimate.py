@@ -38,10 +38,13 @@ def test_the_estimate_is_never_below_the_bound(hw):
                 warnings.simplefilter("ignore")
                 s = api.setting(hw, model, attention=mode)
             bound = prefill_columns(s, PROMPTS)["time_s"]
-            est = estimate_columns(s, PROMPTS)
+            est = estimate_columns(s, np.array(PROMPTS))
             assert np.all(est["time_s"] >= bound * (1 - 1e-12)), (hw.name, model.name, mode)
             parts = est["operations_s"] + est["launch_s"] + est["host_s"]
             np.testing.assert_allclose(est["time_s"], parts, rtol=1e-12)
+            # a list of lengths: the same numbers, by plain Python at each point
+            listed = estimate_columns(s, PROMPTS[:3])
+            np.testing.assert_allclose(listed["time_s"], est["time_s"][:3], rtol=1e-12)
 
 
 def _gemm_efficiency(rows, cols, bm, bn, sms, per_sm):
@@ -207,3 +210,29 @@ def test_the_estimate_against_published_times_it_was_not_fitted_to():
     for g in gemm_checks():
         assert g.bound_s <= g.measured_s
         assert g.estimate_s is None or g.estimate_s >= g.bound_s
+
+
+def test_the_ttft_figure_draws_the_parts_and_the_estimate_apart():
+    """The stacked parts are the bound's (the prompt's execution, the first token's band, the
+    queueing); the estimate's total is its own dotted curve, named as no bound, starting at its
+    execution (no queueing at rate 0) and at the rate marked equal to ``ttft``'s estimate."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from roofline.plot.ttft import plot_ttft_result
+
+    result = api.ttft("H100-SXM", "Llama-3-8B", prompt=2048, rate=5.0)
+    fig, ax = plt.subplots()
+    plot_ttft_result(result, ax=ax)
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels[:2] == ["prompt execution", "queueing"]
+    (line,) = [ln for ln in ax.lines if ln.get_label() == "estimate: total (not a bound)"]
+    x, y = line.get_xdata(), line.get_ydata()
+    e = result.as_dict()["estimate"]
+    assert x[0] == 0 and y[0] == pytest.approx(e["execution_s"], rel=1e-12)
+    assert np.interp(5.0, x, y) == pytest.approx(e["total_s"], rel=1e-3)
+    first = [c for c in ax.collections if c.get_label() == "first token"]
+    assert len(first) == 1
+    plt.close(fig)

@@ -112,13 +112,16 @@ def test_the_command_line_names_its_flag(argv, flag, capsys):
 def test_a_setting_that_does_not_fit_is_said():
     """Issue: 131,072 tokens × batch 64 on an 80 GB H100 reported a 1.1 TB KV cache without a
     word. By hand: weights 2 × 8,030,261,248 B (Llama-3-8B, bf16) plus the KV cache
-    2·L·n_kv·H·T·b_kv·B = 2·32·8·128·131,072·2·64 B = 1,099,511,627,776 B: 1,115.57 GB."""
+    2·L·n_kv·H·T·b_kv·B = 2·32·8·128·131,072·2·64 B = 1,099,511,627,776 B: 1,115.57 GB, the
+    resident footprint; the warning counts the live activations too, kernel attention's peak
+    in the MLP: (3D + 3F)·2 B a row, 110,592 × 64 × 131,072 = 927,712,935,936 B: 2,043.29 GB."""
     from roofline import evaluate
 
     s = setting("H100-SXM", "Llama-3-8B", batch=64)
     assert evaluate.memory_bytes(s, 131_072) == 2 * 8_030_261_248 + 1_099_511_627_776
     with pytest.warns(UserWarning, match=r"the prefill of batch 64 at 131,072 tokens needs "
-                                         r"1,116 GB \(weights, KV cache\), 1.04 TB more than H100-SXM's "
+                                         r"2,043 GB \(weights, KV cache and its live activations\), "
+                                         r"1.96 TB more than H100-SXM's "
                                          r"80 GB"):
         api.prefill("H100-SXM", "Llama-3-8B", [131_072], batch=64)
     one = setting("H100-SXM", "Llama-3-8B")

@@ -57,19 +57,26 @@ def test_a_bad_name_is_one_line(name, capsys):
 
 def test_prefill_prints_one_devices_memory(capsys):
     """Weights 2 bytes × 8,030,261,248 parameters, KV cache 2·L·n_kv·H·T·2 bytes (Llama-3-8B:
-    32 layers, 8 KV heads of 128), by hand; free = the H100's 80 GB less both."""
+    32 layers, 8 KV heads of 128), the live activations at their peak (kernel attention: the
+    MLP's, residual, input, gate-up, product and down output, (3D + 3F)·T·2 bytes), by hand;
+    free = the H100's 80 GB less all three."""
     from roofline import api
 
     weights, kv = 2 * 8_030_261_248, 2 * 32 * 8 * 128 * 8192 * 2
     table = api.prefill("H100-SXM", "Llama-3-8B", [128, 8192])
     m = table.memory
     assert m["prompt_tokens"] == 8192 and m["weights"] == weights and m["kv_cache"] == kv
-    assert m["free"] == pytest.approx(80e9 - weights - kv)
-    assert "Memory at T = 8,192: weights 16.1 GB + KV cache 1.07 GB of 80 GB, 62.9 GB free" \
-        in str(table)
+    live = (3 * 4096 + 3 * 14336) * 8192 * 2
+    assert m["activations"] == live
+    assert m["free"] == pytest.approx(80e9 - weights - kv - live)
+    assert ("Memory at T = 8,192: weights 16.1 GB + KV cache 1.07 GB + live activations at "
+            "their peak (kernel attention's workspace) 906 MB of 80 GB, 62 GB free") in str(table)
     naive = api.prefill("RTX-4090", "Llama-3-8B", 12_000, attention="naive").memory
-    scores = 32 * 12_000**2 * 2  # one layer: n_q heads of T×T scores, 2 bytes each
-    assert naive["scores"] == scores and naive["free"] < 0  # as the memory warning says
+    # the softmax phase: S and P, n_q heads of T×T scores each, 2 bytes; the residual and the
+    # input (2·T·D) and QKV (T·(n_q + 2·n_kv)·H), 2 bytes each
+    t = 12_000
+    live = 2 * 32 * t * t * 2 + 2 * t * 4096 * 2 + t * 48 * 128 * 2
+    assert naive["activations"] == live and naive["free"] < 0  # as the memory warning says
     assert main(["prefill", "--hardware", "H100-SXM", "--model", "Llama-3-70B", "--tp", "8",
                  "--prompt", "8192", "--json"]) == 0
     split = json.loads(capsys.readouterr().out)["memory"]
@@ -84,11 +91,16 @@ def test_tables_as_csv_hold_what_json_holds(capsys):
     assert main(["prefill", *base, "--prompt", "128,2048", "--csv"]) == 0
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
     assert main(["prefill", *base, "--prompt", "128,2048", "--json"]) == 0
-    data = json.loads(capsys.readouterr().out)["results"]
+    out = json.loads(capsys.readouterr().out)
+    data = out["results"]
     for point in data:
         mine = [r for r in rows if int(r["prompt_tokens"]) == point["prompt_tokens"]]
         (total,) = [r for r in mine if r["operation"] == "total"]
         assert float(total["time_s"]) == point["time_s"] and total["bound_by"] == point["bound"]
+        # the estimate beside the bound on the total row, as JSON gives it
+        est = [r for r in out["estimate"]["results"]
+               if r["prompt_tokens"] == point["prompt_tokens"]]
+        assert float(total["estimate_s"]) == est[0]["time_s"] >= point["time_s"]
         ops = [r for r in mine if r["operation"] != "total"]
         assert [r["operation"] for r in ops] == [o["name"] for o in point["operations"]]
         assert sum(float(r["flops"]) for r in ops) == pytest.approx(point["flops"], rel=1e-12)

@@ -143,13 +143,19 @@ def test_memory_crossovers_agree_with_prefills_memory_check(split):
 
 
 def test_naive_scores_crossover_counts_the_kv_cache():
-    """RTX 4090 (24 GB), Llama-3-8B, naive attention: the scores no longer fit where prefill's
-    memory check first warns (weights, KV cache and one layer's scores), not where the scores
-    alone beside the weights would."""
+    """RTX 4090 (24 GB), Llama-3-8B, naive attention: one layer's scores no longer fit beside
+    the weights and the KV cache where the resident footprint (``memory_bytes``: weights, KV
+    cache and one layer's scores) crosses the memory, not where the scores alone beside the
+    weights would. ``prefill``'s memory check counts the live activations too (two score
+    matrices at the softmax, the residual stream, QKV): it warns earlier, at its own crossover
+    ``prefill_exceeds_memory_tokens.naive``."""
     s = api.setting("RTX-4090", "Llama-3-8B", attention="naive")
     c = crossover_value(s, "naive_scores_exceed_memory_tokens")
-    assert check_memory(s, math.floor(c.value), "x") is None
-    assert check_memory(s, math.ceil(c.value) + 1, "x") is not None
+    assert memory_bytes(s, math.floor(c.value)) <= 24e9 < memory_bytes(s, math.ceil(c.value) + 1)
+    peak = crossover_value(s, "prefill_exceeds_memory_tokens.naive")
+    assert peak.value < c.value
+    assert check_memory(s, math.floor(peak.value), "x") is None
+    assert check_memory(s, math.floor(peak.value) + 1, "x") is not None
     # by hand: weights + 131,072 B of KV per token + 32 heads · 2 bytes · T² = 24e9
     w = memory_bytes(s, 1) - 131_072 - 64
     t = (-131_072 + math.sqrt(131_072**2 + 4 * 64 * (24e9 - w))) / (2 * 64)

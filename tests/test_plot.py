@@ -194,8 +194,9 @@ def test_time_lines_and_crossovers(s):
     table = {row[0]: row[1:] for row in rows}
     value = values["prefill_compute_bound_tokens.tiled"].value
     ends_at = values["prefill_compute_bound_tokens.tiled"].ends_at
-    # second root: tagged like its line, 2 and 2′ (projections at 326 are 1)
-    assert table["prefill compute-bound"][0] == f"[2] {value:,.0f} to [2′] {ends_at:,.0f}"
+    # second root: tagged like its line, 3 and 3′ (the launch and host overhead at 111 are 1,
+    # the projections at 326 are 2)
+    assert table["prefill compute-bound"][0] == f"[3] {value:,.0f} to [3′] {ends_at:,.0f}"
     assert table["decode critical batch"][0] == \
         f"{values['decode_critical_batch'].value:,.1f} sequences"  # 326.1: one decimal
     assert table["attention compute-bound"][0] == "never"  # tiled never reaches the ridge
@@ -213,8 +214,9 @@ def test_time_lines_and_crossovers(s):
     r = _renderer(fig)
     boxes = [t.get_window_extent(r) for t in ax.texts if str(t.get_gid()).startswith("tag:")]
     # projection 326, prefill (tiled) 411 and its end, attention dominates (tiled), its Q and
-    # O outgrowing the L2 (3,028), naive scores, attention equals projection FLOPs, KV cache
-    assert len(boxes) == 8
+    # O outgrowing the L2 (3,028), naive scores, attention equals projection FLOPs, KV cache;
+    # the estimate's: launch and host overhead (110) and the peak with activations (264,580)
+    assert len(boxes) == 10
     for i, a in enumerate(boxes):
         assert not any(a.overlaps(b) for b in boxes[i + 1:])
     # each tag keys the table's value of its line: "[n] value" (or "to [n′] value")
@@ -239,7 +241,8 @@ def test_time_lines_and_crossovers(s):
     assert "[n]: crossover n, its value in the crossover table" in words
     assert not note.get_window_extent(r).overlaps(ax.get_window_extent(r))
     assert not note.get_window_extent(r).overlaps(ax.get_legend().get_window_extent(r))
-    assert len(ax.get_legend().get_texts()) == 6  # the operation classes and the whole prefill
+    # the operation classes, the whole prefill and its estimate
+    assert len(ax.get_legend().get_texts()) == 7
 
 
 def test_time_default_range_is_the_context(s):
@@ -256,7 +259,8 @@ def test_time_default_range_is_the_context(s):
     table = {row[0]: row[1:] for row in _table(s, fig)[1]}
     assert table["KV cache exceeds memory"][0] == \
         f"{values['kv_cache_exceeds_memory_tokens'].value:,.0f}"
-    assert table["projection compute-bound"][0].startswith("[1] ")
+    # [1]: the launch and host overhead's crossover (111 tokens), before the projections' 326
+    assert table["projection compute-bound"][0].startswith("[2] ")
     ax = plot.plot_time(s, max_prompt=4096, crossovers=False)
     assert ax.get_xlim() == pytest.approx((16, 4096))
     with pytest.raises(InputError, match="^max_prompt: must be more than 16 tokens"):

@@ -134,7 +134,10 @@ def test_ttft_writes_its_areas(tmp_path, capsys):
     assert main(["plot", "ttft", *BASE, "--prompt", "2048", "-o", str(tmp_path / "t.png"),
                  "--data", str(data)]) == 0
     drawn = json.loads(data.read_text())["series"]
-    assert {s["coordinates"] for s in drawn} == {"outline"}
+    # the bound's stacked parts as areas; the estimate's total (not a bound) as a curve
+    assert {s["label"]: s["coordinates"] for s in drawn} == {
+        "prompt execution": "outline", "first token": "outline", "queueing": "outline",
+        "estimate: total (not a bound)": "data"}
 
 
 def test_a_data_file_of_another_kind_is_refused_before_any_work(tmp_path, capsys):

@@ -218,7 +218,7 @@ def test_every_curve_says_whether_it_queues(ax):
                   chunk=512)
     plot_ttft_result(result, ax=ax)
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert labels == ["execution", "queueing", "first of 4 batched (no queueing)",
+    assert labels == ["prompt execution", "queueing", "first of 4 batched (no queueing)",
                       "last of 4 batched (execution only)", "total, chunks of 512 tokens",
                       "target 0.3 s"]
     assert "no queueing behind an earlier batch" in _note(ax)

@@ -35,6 +35,11 @@ def test_columns_are_the_tables_numbers(hardware, model, options):
     for key in ("time_s", "flops", "bytes", "intensity"):
         assert cols[key] == pytest.approx(getattr(table.points, key), rel=1e-12), key
     assert ["compute" if c else "memory" for c in cols["compute_bound"]] == table.points.bound
+    if table.estimate is None:  # the estimate beside the bound, where the device has one
+        assert "estimate_s" not in cols
+    else:
+        assert cols["estimate_s"] == pytest.approx(table.estimate["time_s"], rel=1e-12)
+        assert np.all(cols["estimate_s"] >= cols["time_s"])
 
 
 @pytest.mark.parametrize("prompts", [[0, 1], [[1, 2]], [1.5], [], np.array([2**40])])

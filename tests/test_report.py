@@ -199,12 +199,13 @@ def test_interrupted_removes_its_temporary_folder(tmp_path, monkeypatch):
 
 def test_a_setting_that_does_not_fit_is_noted(tmp_path, small_figures):
     """L4 (24 GB), Llama-3-8B at batch 8: the 32,768-token prefill needs 16.06 GB of weights
-    plus 8 × 2·32·8·128·32,768·2 B = 34.36 GB of KV cache, 50.42 GB in all; the report says so
-    (it said nothing, where `roofline prefill` warned)."""
+    plus 8 × 2·32·8·128·32,768·2 B = 34.36 GB of KV cache and the live activations at their
+    peak, the MLP's (3D + 3F)·2 B a row, 110,592 × 8 × 32,768 B = 28.99 GB: 79.41 GB in all;
+    the report says so (it said nothing, where `roofline prefill` warned)."""
     built = report.build(hardware="L4", output=tmp_path / "r", figures=("time",), batch=8)
     text = built.markdown.read_text()
-    assert ("the prefill of batch 8 at 32,768 tokens needs 50.42 GB (weights, KV cache), "
-            "26.4 GB more than L4's 24 GB") in text  # 50.42 − 24.0 = 26.42
+    assert ("the prefill of batch 8 at 32,768 tokens needs 79.41 GB (weights, KV cache and its "
+            "live activations), 55.4 GB more than L4's 24 GB") in text  # 79.41 − 24.0 = 55.41
 
 
 def test_figures_draw_the_decode_step_of_the_summary(tmp_path, monkeypatch):

@@ -117,7 +117,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--csv", action="store_true", help="CSV instead of a table: a row per "
                    "prompt length and operation (and its total), numbers in SI base units; "
                    "bound_by: what binds an operation (compute, hbm, l2, a link), the "
-                   "prefill's regime on a total row (compute or memory)")
+                   "prefill's regime on a total row (compute or memory); estimate_s: the "
+                   "estimate on a total row (empty where the device file has no [estimate])")
     p.add_argument("--json", action="store_true", help="JSON instead of a table (a FLOP/byte "
                    "that is not finite, of an operation that moves no bytes, is null)")
     p.set_defaults(run=run_prefill)
@@ -184,14 +185,15 @@ def run_prefill(args: argparse.Namespace) -> int:
     context = None if args.context is None else parse_ints(args.context, "--context", single=True)[0]
     _one_format(args)
     table = prefill(args.hardware, model_of(args), prompts, context=context, **_options(args))
-    if args.csv:
+    if args.csv:  # the estimate on each total row (empty without an [estimate])
+        est = table.estimate
         print_csv(["prompt_tokens", "operation", "kind", "time_s", "flops", "bytes",
-                   "intensity", "bound_by"],
-                  [row for p in table.points for row in (
+                   "intensity", "bound_by", "estimate_s"],
+                  [row for i, p in enumerate(table.points) for row in (
                       *([p.prompt_tokens, o.name, o.kind, o.time_s, o.flops, o.bytes,
-                         o.intensity, o.level] for o in p.operations),
+                         o.intensity, o.level, ""] for o in p.operations),
                       [p.prompt_tokens, "total", "", p.time_s, p.flops, p.bytes, p.intensity,
-                       p.bound])])
+                       p.bound, "" if est is None else float(est["time_s"][i])])])
         return 0
     if args.json:
         print_json(table.as_dict())

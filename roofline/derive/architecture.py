@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 __all__ = ["Architecture", "ATTENTION_MODES", "DEFAULT_ATTENTION", "FUSIONS", "KINDS", "WINDOWS",
            "WINDOW_KINDS",
-           "KV_CACHES", "MLA_DECODES", "MOE_LAYERS", "PIPELINES"]
+           "KV_CACHES", "MLA_DECODES", "MOE_LAYERS", "PIPELINES", "NAIVE_KERNELS", "kernels"]
 
 # Attention modes of :mod:`roofline.derive.attention`; ``kernel`` is the default.
 ATTENTION_MODES = ("naive", "tiled", "tiled_fa2", "kernel", "ideal")
@@ -97,3 +97,25 @@ class Architecture:
     # key head (use_qk_norm)
     local_rope: bool = False
     qk_l2_norm: bool = False
+
+
+# --- the kernels an operation launches (the estimate's launch overhead) ---------------------
+NAIVE_KERNELS = 4  # QKᵀ matmul, mask add, softmax, matmul with V (HF eager attention)
+
+
+def kernels(name: str, kind: str, fusion: str) -> int:
+    """Kernels one instance of an operation (``name``, ``kind``) launches under ``fusion``:
+    none for an element-wise one folded into its neighbour, four for naive attention (HF
+    transformers' eager_attention_forward: matmul, mask add, softmax, matmul), one otherwise
+    (:mod:`roofline.derive.overhead`).
+
+    >>> kernels("attn_norm", "elementwise", "none"), kernels("attn_norm", "elementwise",
+    ...                                                      "elementwise")
+    (1, 0)
+    """
+    if kind == "elementwise" and fusion == "elementwise":
+        return 0
+    if kind == "attention" and name.startswith("attention.naive"):
+        return NAIVE_KERNELS
+    return 1
+

@@ -27,33 +27,18 @@ from collections.abc import Sequence
 from sympy import Expr, Integer
 
 from ..symbols import n_kern, t_host, t_launch
+from .architecture import NAIVE_KERNELS, kernels
 from .entry import Entry
 from .layers import Operation
 
 __all__ = ["NAIVE_KERNELS", "kernels", "kernel_count", "overhead_time", "overhead", "entries",
            "SOURCE"]
 
-NAIVE_KERNELS = 4  # QKᵀ matmul, mask add, softmax, matmul with V (HF eager attention)
 SOURCE = ("kernel launch and host overhead: each kernel a launch latency on the device's "
           "timeline, each engine step a host overhead (NVIDIA CUDA C++ Best Practices Guide, "
           "'Asynchronous and Overlapping Transfers' and CUDA Graphs; vLLM's model runner, one "
           "engine step per prefill); naive attention as HF transformers' "
           "eager_attention_forward (matmul, mask add, softmax, matmul)")
-
-
-def kernels(op: Operation, fusion: str) -> int:
-    """Kernels one instance of ``op`` launches under ``fusion`` ("none" or "elementwise").
-
-    >>> from sympy import Integer
-    >>> op = Operation("attn_norm", "elementwise", Integer(1), Integer(1))
-    >>> kernels(op, "none"), kernels(op, "elementwise")
-    (1, 0)
-    """
-    if op.kind == "elementwise" and fusion == "elementwise":
-        return 0
-    if op.kind == "attention" and op.name.startswith("attention.naive"):
-        return NAIVE_KERNELS
-    return 1
 
 
 def kernel_count(ops: Sequence[Operation], fusion: str) -> Expr:
@@ -66,7 +51,7 @@ def kernel_count(ops: Sequence[Operation], fusion: str) -> Expr:
     ...              "elementwise")
     5*L + 2
     """
-    return sum((op.count * kernels(op, fusion) for op in ops), Integer(0))
+    return sum((op.count * kernels(op.name, op.kind, fusion) for op in ops), Integer(0))
 
 
 def overhead_time(count: Expr = n_kern) -> Expr:

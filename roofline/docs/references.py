@@ -230,7 +230,18 @@ WORKS: tuple[Work, ...] = (
           "commit bc3b101dcb713ddc5bd8924b66754eb68b5ccf89",
           "fla/ops/gated_delta_rule/chunk.py, chunk_fwd.py, wy_fast.py and "
           "fla/ops/common/chunk_delta_h.py, chunk_o.py: chunk_gated_delta_rule's kernels", 2026),
-    # --- issue 29: workspaces ---
+    # --- issue 29: the estimate beside the bound ---
+    _paper("Matrix Multiplication Background", "nvidia2023matmul", "online",
+           ("NVIDIA",), "Matrix Multiplication Background User's Guide", 2023,
+           venue="NVIDIA Deep Learning Performance Documentation",
+           url="https://docs.nvidia.com/deeplearning/performance/"
+               "dl-performance-matrix-multiplication/",
+           note="Dimension Quantization Effects: Tile Quantization and Wave Quantization"),
+    _paper("Profiling in PyTorch (Part 2)", "gosthipaty2026profiling", "online",
+           ("A. R. Gosthipaty", "R. Ouazan Reboul", "S. Paniego", "P. Cuenca", "S. Paul"),
+           "Profiling in PyTorch (Part 2): From nn.Linear to a Fused MLP", 2026,
+           venue="Hugging Face blog", url="https://huggingface.co/blog/torch-mlp-fusion",
+           note="cuBLAS's tile per GEMM shape on an A100 (128x128 and 128x256 kernels)"),
     _repo("model_executor/models/llama.py", "vllm_llama", "vLLM", "https://github.com/vllm-project/vllm",
           "commit 02d710837549a368073552333f66d714477415d2",
           "vllm/model_executor/models/llama.py: LlamaDecoderLayer, LlamaAttention.forward, "

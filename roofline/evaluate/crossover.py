@@ -194,6 +194,8 @@ def _evaluate(name: str, c: dict[str, Any], vals: dict[str, Any], folding: _Boun
                       evaluated=False)
     branches: dict[float, str] = {}  # a guess's value → its branch, which holds there
     crossings = sign_changes(*_difference(c, folding), guesses=_guesses(c, folding, branches))
+    if c["kind"] == "overhead":  # a prompt holds a whole token: a root below one is no crossing
+        crossings = [x for x in crossings if x >= 1]
     if not crossings:
         return absent(_never(c, vals, folding, setting))
     first = crossings[0]
@@ -203,8 +205,9 @@ def _evaluate(name: str, c: dict[str, Any], vals: dict[str, Any], folding: _Boun
     key = branches[first] if first in branches else _choice(c, folding, first)
     shipped = c["roots"].get(key)
     exact = _real(shipped["value"], folding) if shipped else None
-    if exact is not None and abs(exact - first) <= 1e-9 * first:
-        first = exact  # the closed form's own value, where it is this root
+    if exact is not None and abs(exact - first) <= 1e-6 * first:
+        first = exact  # the closed form's own value, where it is this root (a long sum's
+        # cancellation leaves the two apart in the ninth digit at a few tokens)
     approx = c["simplified"] if key == c["main"] else None
     return value(value=first, exists=True, reason=note, ends_at=ends,
                  simplified=_real(approx["value"], folding) if approx else None,

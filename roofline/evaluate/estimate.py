@@ -23,7 +23,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..derive.overhead import kernels
+from ..codegen.runtime import Max
+from ..derive.architecture import kernels
 from ..specs.estimate import estimate_numbers
 from .links import LEVELS as LINK_LEVELS
 from .phases import operations
@@ -48,22 +49,45 @@ def missing(setting: Setting) -> str | None:
 
 
 def estimate_columns(setting: Setting, prompts: Sequence[int] | Any) -> dict[str, Any] | None:
-    """The estimate at an array of prompt lengths, as numpy arrays over them: ``time_s`` (the
-    estimate), and its parts: ``operations_s`` (the operations at their achievable, shape-limited
-    roofs, communication included as the bound combines it), ``launch_s`` (kernels · t_launch),
-    ``host_s`` (t_host), and ``kernels``; None where the device gives no ``[estimate]``."""
-    import numpy as np
-
+    """The estimate at the prompt lengths ``prompts``: ``time_s`` (the estimate), and its parts:
+    ``operations_s`` (the operations at their achievable, shape-limited roofs, communication
+    included as the bound combines it), ``launch_s`` (kernels · t_launch), ``host_s``
+    (t_host), and ``kernels``; lists over a list of lengths (plain Python: a table's few
+    points import no numpy), numpy arrays over an array; None where the device gives no
+    ``[estimate]``."""
     if not setting.hardware.estimate:
         return None
-    n = estimate_numbers(setting.hardware)
+    if isinstance(prompts, (list, tuple, range)):
+        points = [_estimate_at(setting, float(t)) for t in prompts]
+        out = {key: [p[key] for p in points] for key in _PARTS}
+        return {"prompt_tokens": [int(t) for t in prompts], **out,
+                "kernels": _kernel_count(setting)}
+    import numpy as np
+
     tokens = np.asarray(prompts, dtype=float)
+    at = _estimate_at(setting, tokens)
+    return {"prompt_tokens": tokens.astype(np.int64),
+            **{key: at[key] + np.zeros(tokens.shape) for key in _PARTS},
+            "kernels": _kernel_count(setting)}
+
+
+_PARTS = ("time_s", "operations_s", "launch_s", "host_s")
+
+
+def _kernel_count(setting: Setting) -> float:
+    """The kernels one prefill of the setting launches (one device's share)."""
+    return sum(op.count * kernels(op.name, op.kind, setting.fusion)
+               for op in operations(setting))
+
+
+def _estimate_at(setting: Setting, x: Any) -> dict[str, Any]:
+    """The estimate's parts at ``x`` tokens (a number or a numpy array: the generated
+    functions and :mod:`roofline.codegen.runtime`'s Max take either)."""
+    n = estimate_numbers(setting.hardware)
     peak, bw = setting.peak * n["eta_c"], setting.bandwidth * n["eta_m"]
-    zeros = np.zeros(tokens.shape)
-    total, comm, attn, ring, launches = zeros.copy(), zeros.copy(), zeros.copy(), zeros.copy(), 0
+    total = comm = attn = ring = 0.0
     for op in operations(setting):
-        t = _op_time(op, tokens, peak, bw, n["eta_m"])
-        launches += op.count * kernels(op, setting.fusion)
+        t = _op_time(op, x, peak, bw, n["eta_m"])
         if op.name.startswith("cp.") and op.kind == "communication":
             ring = ring + t
         elif op.kind == "communication":
@@ -72,25 +96,22 @@ def estimate_columns(setting: Setting, prompts: Sequence[int] | Any) -> dict[str
             total = total + t
             if op.kind == "attention":
                 attn = attn + t
-    comm = comm + np.maximum(0.0, ring - attn)  # as the bound: ring attention hides its passes
-    ops = np.maximum(total, comm) if setting.overlap else total + comm
-    launch = launches * n["t_launch"] + zeros
-    host = n["t_host"] + zeros
-    return {"prompt_tokens": tokens.astype(np.int64), "time_s": ops + launch + host,
-            "operations_s": ops, "launch_s": launch, "host_s": host, "kernels": launches}
+    comm = comm + Max(0.0, ring - attn)  # as the bound: ring attention hides its passes
+    ops = Max(total, comm) if setting.overlap else total + comm
+    launch = _kernel_count(setting) * n["t_launch"]
+    return {"time_s": ops + launch + n["t_host"], "operations_s": ops, "launch_s": launch,
+            "host_s": n["t_host"]}
 
 
 def _op_time(op: Any, tokens: Any, peak: float, bw: float, eta_m: float) -> Any:
     """One operation's time at achievable roofs: peak and bandwidth already scaled, its
     compute time over its shape efficiency, each further memory level's bandwidth scaled by
     eta_m (a link's not)."""
-    import numpy as np
-
     f, q = op.count * op.flops(tokens), op.count * op.bytes(tokens)
-    t = np.maximum(f / (op.shape(tokens) * peak), q / bw)
+    t = Max(f / (op.shape(tokens) * peak), q / bw)
     for level, level_bw, served in op.levels:
         fraction = 1.0 if level in LINK_LEVELS else eta_m
-        t = np.maximum(t, op.count * served(tokens) / (level_bw * fraction))
+        t = Max(t, op.count * served(tokens) / (level_bw * fraction))
     return t
 
 
@@ -109,5 +130,6 @@ def delivery(setting: Setting, tokens: int) -> tuple[float, float | None]:
     n = estimate_numbers(setting.hardware)
     peak, bw = setting.peak * n["eta_c"], setting.bandwidth * n["eta_m"]
     est = sum(float(_op_time(op, tokens, peak, bw, n["eta_m"]))
-              + op.count * kernels(op, setting.fusion) * n["t_launch"] for op in ops)
+              + op.count * kernels(op.name, op.kind, setting.fusion) * n["t_launch"]
+              for op in ops)
     return bound, est + n["t_host"]

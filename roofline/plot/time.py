@@ -201,12 +201,16 @@ def plot_time(settings: Setting | Sequence[Setting], tokens: np.ndarray | None =
             no_fit |= _fit_lines(ax, xs, ys, sweep.compute_bound(kind),
                                  attention_fit if kind == "attention" else fit, color, lw,
                                  label, gid, ":fits" if drawn_by_memory else "", **marks)
+    estimated = not several and _estimate_line(ax, group[0], xs)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlim(xs[0], xs[-1])
     notes = ["solid: compute-bound", "dashed: memory-bound"]
     if no_fit:
         notes.append("pale: does not fit in the device's memory")
+    if estimated:
+        notes.append("dotted black: the estimate (the bound with launch and host overhead, "
+                     "tile and wave quantization and achievable fractions), not a bound")
     if communication:
         notes.append(("dash-dot: each device's collectives' time (in its colour)" if several
                       else "dash-dot: the collectives' time") + " at the links' bandwidth, "
@@ -240,6 +244,21 @@ def plot_time(settings: Setting | Sequence[Setting], tokens: np.ndarray | None =
                  pad=4 + (8 + _ROW_POINTS * rows if rows else 0))
     _key(ax, notes, several, narrow, inches)
     return ax
+
+
+def _estimate_line(ax: Axes, s: Setting, xs: np.ndarray) -> bool:
+    """The whole prefill's estimate (:mod:`roofline.evaluate.estimate`), dotted, where the
+    device file has an ``[estimate]``; whether it was drawn."""
+    from ..evaluate.estimate import estimate_columns
+
+    est = estimate_columns(s, xs)
+    if est is None:
+        return False
+    # under a split the collectives take the legend's last entry: the note keys it there
+    ax.plot(xs, est["time_s"], ":", color=_style.KIND["total"], lw=1.6,
+            label="_estimate" if s.parallel else "estimate",
+            gid=f"time:{s.hardware.name}:estimate")
+    return True
 
 
 def _key(ax: Axes, notes: list[str], several: bool, narrow: bool, inches: float) -> None:

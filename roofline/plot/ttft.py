@@ -85,7 +85,8 @@ _C = _style.OKABE_ITO
 COLOURS = {"execution": "#999999", "queueing": _C["sky blue"], "inter-op": _C["bluish green"],
            "intra-op": _C["reddish purple"], "batched": _C["vermillion"],
            "chunked": _C["orange"], "target": _C["black"], "rate": _C["blue"],
-           "inter-op wins": _C["vermillion"], "one": _C["black"]}
+           "inter-op wins": _C["vermillion"], "one": _C["black"], "first token": _C["black"],
+           "estimate": _C["reddish purple"]}
 _GLYPH = {"o": "●", "s": "■", "D": "◆", "v": "▼"}  # a mark's marker, named in the note
 
 
@@ -124,7 +125,8 @@ def plot_ttft(mean: float, second: float | None = None, *, parallel: str | None 
               prompt: str = "", rate: float | None = None, batching: Batching | None = None,
               chunked: tuple[int, float] | None = None, points: int = 200,
               queue: serving.QueueModel | None = None, ax: Axes | None = None,
-              legend: str = "right") -> Axes:
+              legend: str = "right", first_token: float = 0.0,
+              estimate: serving.QueueModel | None = None) -> Axes:
     """Mean TTFT against arrival rate, from 0 to 98 % of the rate where the load reaches 1 (or
     further, to show every marked rate with a margin).
 
@@ -142,6 +144,11 @@ def plot_ttft(mean: float, second: float | None = None, *, parallel: str | None 
     one ``mean``, ``parallel`` and ``speedup`` make (inter-op with the model's stage times: it
     is then also the inter-op curve of ``compare``, whose crossing with intra-op is found
     numerically).
+
+    ``first_token`` (s) splits the execution into the prompt's and the first token's delivery
+    (the final norm and the LM head on the last position), stacked apart; ``estimate``: the
+    estimate's queue (:func:`roofline.serving.parts.ttft_parts`), whose total is drawn dotted
+    and named as the estimate, not a bound.
 
     The legend keys the curves (at most six), outside the axes, where it covers none: on their
     right (``legend`` "right") or under the x label ("below"; a figure with a layout engine, or
@@ -187,10 +194,32 @@ def plot_ttft(mean: float, second: float | None = None, *, parallel: str | None 
     execution, queueing = serving.ttft_curve(rates, queue)
     shown = np.isfinite(queueing)
     which = "" if label == "one instance" else f", {label}"
-    handles = ax.stackplot(rates[shown], execution[shown], queueing[shown],
-                           labels=[f"execution{which}", f"queueing{which}"],
-                           colors=[COLOURS["execution"], COLOURS["queueing"]], alpha=0.6)
+    if first_token > 0:  # the prompt's execution and the first token's delivery apart
+        handles = ax.stackplot(rates[shown], execution[shown] - first_token,
+                               np.full(int(shown.sum()), first_token), queueing[shown],
+                               labels=[f"prompt execution{which}", "first token",
+                                       f"queueing{which}"],
+                               colors=[COLOURS["execution"], COLOURS["first token"],
+                                       COLOURS["queueing"]], alpha=0.6)
+        handles = [h for h in handles if h.get_label() != "first token"]  # in the note
+    else:
+        handles = ax.stackplot(rates[shown], execution[shown], queueing[shown],
+                               labels=[f"execution{which}", f"queueing{which}"],
+                               colors=[COLOURS["execution"], COLOURS["queueing"]], alpha=0.6)
     note = [_queue_words(queue, parallel, compare, replicas, inter if compare else None)]
+    if first_token > 0:
+        note.append(f"The dark band above the prompt's execution: the first token's delivery "
+                    f"(final norm, LM head on the last position), {_seconds(first_token)}.")
+    if estimate is not None and (batching is not None or chunked is not None):
+        note.append("The estimate is left out beside batching and chunking (roofline ttft "
+                    "prints it).")
+    elif estimate is not None:
+        e, w = serving.ttft_curve(rates, estimate)
+        handles += ax.plot(rates, e + w, color=COLOURS["estimate"], linewidth=1.5, ls=":",
+                           label="estimate: total (not a bound)")
+        note.append("Dotted: the estimate, the bound with launch and host overhead, tile and "
+                    "wave quantization and achievable fractions (the device file's "
+                    "[estimate]); the stacked parts are the bound.")
     if compare:
         curves = {}
         for name, q, color, dashes in (("inter-op", inter, COLOURS["inter-op"], "-"),
@@ -323,7 +352,8 @@ def plot_ttft_result(result: TTFTResult, *, compare: bool = False, points: int =
                                       *splits(s)]), prompt=prompt,
                      rate=result.rate, batching=result.batching, chunked=chunked,
                      points=points, queue=result.queue, ax=ax,
-                     legend=legend)
+                     legend=legend, first_token=result.first_token_s,
+                     estimate=result.estimate_queue)
 
 
 def ttft_figure(result: TTFTResult, *, compare: bool = False, size: str | float = "page"

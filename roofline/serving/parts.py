@@ -24,16 +24,18 @@ __all__ = ["ttft_parts"]
 
 
 def ttft_parts(s: Setting, dist: Distribution, one: bool, queue: QueueModel,
-               rate: float | None, bound_mean: float) -> tuple[float, dict[str, Any]]:
+               rate: float | None, bound_mean: float
+               ) -> tuple[float, dict[str, Any], QueueModel | None]:
     """(the bound's first-token delivery in s, the estimate's parts: ``execution_s``,
     ``prompt_s``, ``first_token_s``, ``host_s``, and at a ``rate`` ``queueing_s`` and
-    ``total_s``; or ``reason`` where the device gives no ``[estimate]``) for prompts of
+    ``total_s``; or ``reason`` where the device gives no ``[estimate]``; the estimate's queue,
+    None without one) for prompts of
     ``dist`` (``one``: a single length) queued as ``queue``, whose mean service time is
     ``bound_mean`` (the bound's E[t])."""
     first = int(dist.lengths[0])
     bound_first, est_first = delivery(s, first)
     if est_first is None:
-        return bound_first, {"what": WHAT, "reason": missing(s)}
+        return bound_first, {"what": WHAT, "reason": missing(s)}, None
     mean, second = moments(dist, lambda lengths: estimate_columns(s, lengths)["time_s"])
     if one:
         second = mean**2
@@ -49,7 +51,7 @@ def ttft_parts(s: Setting, dist: Distribution, one: bool, queue: QueueModel,
             point = ttft(rate, est)
         except InputError as err:  # the longer service time has no steady state at this rate
             out["reason"] = f"no steady state at this rate: {err.rule}"
-            return bound_first, out
+            return bound_first, out, est
         out.update(queueing_s=point.queueing_s, total_s=point.total_s,
                    utilization=point.utilization)
-    return bound_first, out
+    return bound_first, out, est

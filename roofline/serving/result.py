@@ -4,7 +4,6 @@ TTFT at a rate, and batched or chunked prefill; printable as text, and as a dict
 from __future__ import annotations
 
 import math
-
 from dataclasses import dataclass
 from itertools import accumulate
 from typing import TYPE_CHECKING, Any
@@ -67,6 +66,7 @@ class TTFTResult:
     # first-token delivery within the execution (final norm, LM head on the last position)
     first_token_s: float = 0.0
     estimate: dict[str, Any] | None = None  # the estimate's parts (.parts.ttft_parts)
+    estimate_queue: QueueModel | None = None  # the estimate's queue, where it has one
 
     @property
     def rate(self) -> float | None:

@@ -1,6 +1,7 @@
 """Published measurements: parse (tomllib) → validate → frozen records.
 
-Two shipped files, each described by its header and by ``published/README.md``:
+Two of the shipped files, each described by its header and by ``published/README.md`` (the
+third, ``published/gemm.toml``, is :mod:`.published_gemm`'s):
 
 - ``published/attention.toml``: forward attention. Each ``[[measurement]]`` is one figure a
   public source prints for one kernel, device, data type and shape (:class:`Measurement`).
@@ -26,7 +27,7 @@ from .files import parse_toml, read_text
 
 __all__ = ["Measurement", "CONVENTIONS", "CONFIDENCE", "load_measurements", "read_measurements",
            "ParallelMeasurement", "METRICS", "TOKENS", "load_parallel_measurements",
-           "read_parallel_measurements"]
+           "read_parallel_measurements", "measurement_rows", "check_row"]
 
 # FLOP convention → FLOPs of one forward pass as the source counts them, given the shape.
 CONVENTIONS = {
@@ -76,7 +77,7 @@ class Measurement:
         return self.flops / (self.tflops * 1e12)
 
 
-def _rows(path: Path) -> list[Any]:
+def measurement_rows(path: Path) -> list[Any]:
     """The ``[[measurement]]`` tables of one file, which must hold nothing else."""
     data = parse_toml(read_text(path, "measurements file"), str(path))
     extra = set(data) - {"measurement"}
@@ -89,8 +90,8 @@ def _rows(path: Path) -> list[Any]:
     return rows
 
 
-def _check_keys(row: Any, where: str, keys: set[str], integers: tuple[str, ...],
-                strings: tuple[str, ...], optional: frozenset[str] = frozenset()) -> None:
+def check_row(row: Any, where: str, keys: set[str], integers: tuple[str, ...],
+              strings: tuple[str, ...], optional: frozenset[str] = frozenset()) -> None:
     """A table with exactly ``keys`` (``note`` and ``optional`` may be left out), positive
     integers and non-empty strings (``note`` may be empty) where they belong."""
     if not isinstance(row, Mapping):
@@ -119,7 +120,7 @@ def read_measurements(path: str | Path) -> list[Measurement]:
     """The attention measurements of one file; a :class:`SpecError` naming the file, the entry
     and the rule for anything malformed."""
     path = Path(path)
-    return [_measurement(row, f"{path}: measurement[{i}]") for i, row in enumerate(_rows(path))]
+    return [_measurement(row, f"{path}: measurement[{i}]") for i, row in enumerate(measurement_rows(path))]
 
 
 def load_measurements() -> list[Measurement]:
@@ -128,7 +129,7 @@ def load_measurements() -> list[Measurement]:
 
 
 def _measurement(row: Mapping[str, Any], where: str) -> Measurement:
-    _check_keys(row, where, _KEYS, _INTEGERS, _STRINGS)
+    check_row(row, where, _KEYS, _INTEGERS, _STRINGS)
     if not isinstance(row["causal"], bool):
         raise SpecError(f"{where}.causal", "must be true or false", row["causal"])
     tflops = row["tflops"]
@@ -203,7 +204,7 @@ def read_parallel_measurements(path: str | Path) -> list[ParallelMeasurement]:
     path = Path(path)
     out: list[ParallelMeasurement] = []
     seen: dict[tuple[Any, ...], int] = {}
-    for i, row in enumerate(_rows(path)):
+    for i, row in enumerate(measurement_rows(path)):
         where = f"{path}: measurement[{i}]"
         m = _parallel(row, where)
         key = tuple(getattr(m, k) for k in _P_SETTING)
@@ -221,7 +222,7 @@ def load_parallel_measurements() -> list[ParallelMeasurement]:
 
 
 def _parallel(row: Mapping[str, Any], where: str) -> ParallelMeasurement:
-    _check_keys(row, where, _P_KEYS, _P_INTEGERS, _P_STRINGS, _P_OPTIONAL)
+    check_row(row, where, _P_KEYS, _P_INTEGERS, _P_STRINGS, _P_OPTIONAL)
     time_ms = row["time_ms"]
     if isinstance(time_ms, bool) or not isinstance(time_ms, int | float) \
             or not 0 < time_ms < 1e7:

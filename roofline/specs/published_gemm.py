@@ -20,7 +20,7 @@ from typing import Any
 
 from ..errors import SpecError
 from ._shipped import shipped_dir
-from .published import CONFIDENCE, _check_keys, _rows
+from .published import CONFIDENCE, check_row, measurement_rows
 
 __all__ = ["GemmMeasurement", "GEMM_DTYPES", "USES", "read_gemm_measurements",
            "load_gemm_measurements"]
@@ -71,7 +71,7 @@ def read_gemm_measurements(path: str | Path) -> list[GemmMeasurement]:
     """The GEMM measurements of one file; a :class:`SpecError` naming the file, the entry and
     the rule for anything malformed."""
     path = Path(path)
-    return [_gemm(row, f"{path}: measurement[{i}]") for i, row in enumerate(_rows(path))]
+    return [_gemm(row, f"{path}: measurement[{i}]") for i, row in enumerate(measurement_rows(path))]
 
 
 def load_gemm_measurements() -> list[GemmMeasurement]:
@@ -80,7 +80,7 @@ def load_gemm_measurements() -> list[GemmMeasurement]:
 
 
 def _gemm(row: Mapping[str, Any], where: str) -> GemmMeasurement:
-    _check_keys(row, where, _KEYS, _INTEGERS, _STRINGS)
+    check_row(row, where, _KEYS, _INTEGERS, _STRINGS)
     tflops = row["tflops"]
     if isinstance(tflops, bool) or not isinstance(tflops, int | float) \
             or not 0 < tflops < 1e6:
