@@ -205,9 +205,10 @@ def _evaluate(name: str, c: dict[str, Any], vals: dict[str, Any], folding: _Boun
     key = branches[first] if first in branches else _choice(c, folding, first)
     shipped = c["roots"].get(key)
     exact = _real(shipped["value"], folding) if shipped else None
-    if exact is not None and abs(exact - first) <= 1e-6 * first:
-        first = exact  # the closed form's own value, where it is this root (a long sum's
-        # cancellation leaves the two apart in the ninth digit at a few tokens)
+    if exact is not None and abs(exact - first) <= 1e-9 * first:
+        first = exact  # the closed form's own value, where it is this root (further apart, the
+        # closed form's double-precision value has lost digits to cancellation, as the small
+        # root of a quadratic does: the root narrowed on the equality is the exact one)
     approx = c["simplified"] if key == c["main"] else None
     return value(value=first, exists=True, reason=note, ends_at=ends,
                  simplified=_real(approx["value"], folding) if approx else None,
