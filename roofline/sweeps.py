@@ -267,18 +267,24 @@ def footprint(setting: Setting, tokens: np.ndarray | Sequence[int],
 
 def scores_fit(setting: Setting, tokens: np.ndarray | Sequence[int]) -> np.ndarray:
     """Whether one layer's naive score matrix fits beside the weights and the KV cache at each
-    T (the rule of the crossover ``naive_scores_exceed_memory_tokens``): a naive prefill's
-    :func:`prefill_fits`."""
-    return prefill_fits(with_mode(setting, "naive"), tokens)
+    T (the rule of the crossover ``naive_scores_exceed_memory_tokens``)."""
+    used = footprint(with_mode(setting, "naive"), tokens)
+    total = used["weights"] + used["kv_cache"] + used["scores"]
+    return total <= setting.hardware.memory_capacity
 
 
 def prefill_fits(setting: Setting, tokens: np.ndarray | Sequence[int]) -> np.ndarray:
-    """Whether a prefill of T tokens fits in the device's memory at each T: the weights and the
-    KV cache of the setting's batch, and one layer's naive score matrix too where the setting's
-    attention is naive (:func:`footprint` against ``hardware.memory_capacity``)."""
+    """Whether a prefill of T tokens fits in the device's memory at each T: the weights, the KV
+    cache of the setting's batch and the prefill's live activations at their peak where they
+    are derived (:func:`roofline.evaluate.phases.activation_bytes`: the rule of the crossover
+    ``prefill_exceeds_memory_tokens`` and of ``prefill``'s warning); elsewhere one layer's
+    naive score matrix where the setting's attention is naive."""
     used = footprint(setting, tokens)
     total = used["weights"] + used["kv_cache"]
-    if setting.attention == "naive":
+    live = evaluate.activation_bytes(setting, _array(tokens, "prompt"))
+    if live is not None:
+        total = total + live
+    elif setting.attention == "naive":
         total = total + used["scores"]
     return total <= setting.hardware.memory_capacity
 

@@ -42,6 +42,7 @@ def crossovers_hold():
     the solved closed form."""
     from roofline.codegen import call
     from roofline.evaluate import crossover_values
+    from roofline.evaluate.estimate import kernel_count
 
     def check(s) -> None:
         for name, c in crossover_values(s).items():
@@ -49,6 +50,7 @@ def crossovers_hold():
                 continue
             form = s.crossover_forms[name]
             vals = s.numbers(batch=form["unknown"] != "B")
+            vals["n_kern"] = kernel_count(s)  # the kernels its prefill launches
             if form["unknown"] != "T":  # a batch crossover: at the model's context limit
                 vals["T"] = s.model.max_position
             at = {**vals, form["unknown"]: c.value}

@@ -87,9 +87,10 @@ def test_moe_main_branch_reads_every_expert():
 def test_every_closed_form_satisfies_its_equality(closed_form_holds, peak, bw, sram, nbytes,
                                                  batch, name):
     # parallelism across devices (issue 13): tensor, expert and context degrees
-    from roofline.symbols import N_cp, N_ep, N_pp, N_tp, alpha_link, beta_link, t_host, t_launch
+    from roofline.symbols import (N_cp, N_ep, N_pp, N_tp, alpha_link, beta_link, n_kern, t_host,
+                                  t_launch)
 
     v = {**LLAMA3_8B, P_peak: peak, beta_hbm: bw, M_sram: sram, b_w: nbytes, b_a: nbytes,
          b_kv: nbytes, C_mem: 1e12, N_tp: 4, N_ep: 2, N_cp: 4, N_pp: 2, beta_link: 4.5e11,
-         alpha_link: 5e-7, t_launch: 4e-6, t_host: 2e-3}
+         alpha_link: 5e-7, t_launch: 4e-6, t_host: 2e-3, n_kern: 355}
     closed_form_holds(cx.crossovers()[name], v, batch)

@@ -325,7 +325,7 @@ def test_every_closed_form_satisfies_its_equality(closed_form_holds, peak, bw, s
     from roofline.derive.crossovers import crossovers
     from roofline.symbols import (C_mem, F, F_dense, F_sh, G_node, L_moe, M_node, N_cp, N_ep,
                                   N_pp, N_tp, P_peak, V, alpha_link, alpha_net, beta_hbm, beta_link,
-                                  beta_net, n_a, n_e, n_sh, t_host, t_launch)
+                                  beta_net, n_a, n_e, n_kern, n_sh, t_host, t_launch)
 
     cs = crossovers(DEEPSEEK)
     c = cs[data.draw(st.sampled_from(sorted(cs)))]
@@ -333,5 +333,5 @@ def test_every_closed_form_satisfies_its_equality(closed_form_holds, peak, bw, s
          V: 129280, P_peak: peak, beta_hbm: bw, M_sram: sram, b_w: nbytes, b_a: nbytes,
          b_kv: nbytes, C_mem: 1e13, N_tp: 8, N_ep: 8, N_cp: 2, beta_link: 4.5e11,
          alpha_link: 5e-7, G_node: 2, M_node: 4, beta_net: 5e10, alpha_net: 2.7e-6, N_pp: 2,
-         t_launch: 4e-6, t_host: 2e-3}
+         t_launch: 4e-6, t_host: 2e-3, n_kern: 900}
     closed_form_holds(c, v, batch)

@@ -166,6 +166,44 @@ def test_ttft_in_three_parts():
     assert e["queueing_s"] == pytest.approx(5.0 * t * t / (2 * (1 - 5.0 * t)), rel=1e-9)
 
 
+@pytest.mark.parametrize("options", [
+    {"parallel": "inter"}, {"parallel": "intra", "speedup": 1.8},
+    {"parallel": "inter", "pp": 2}, {"tp": 2}, {"pp": 2}, {"cp": 2}])
+def test_no_part_of_the_estimate_is_below_the_bounds_under_a_parallel_setting(options):
+    """Each of the estimate's three parts is at least the bound's, and the host's step is not
+    split by the parallelism: the estimate's first token holds it whole (a split engine step
+    once left the estimate's prompt below the bound's, 750 µs against 2 ms under inter-op over
+    two pipeline stages)."""
+    r = api.ttft("H100-SXM", "Llama-3-8B", prompt=512, rate=20.0, **options).as_dict()
+    e, host = r["estimate"], load_hardware("H100-SXM").estimate["host_step"]
+    for part in ("prompt_s", "first_token_s", "queueing_s", "total_s", "execution_s"):
+        assert e[part] >= r[part] * (1 - 1e-12), part
+    assert e["first_token_s"] >= r["first_token_s"] + host * (1 - 1e-12)
+    assert e["prompt_s"] + e["first_token_s"] == pytest.approx(e["execution_s"], rel=1e-12)
+
+
+@pytest.mark.parametrize("split", [{"tp": 2}, {"pp": 2}, {"cp": 2}, {"tp": 2, "cp": 2}])
+def test_the_overhead_crossover_counts_the_kernels_prefill_counts(split):
+    """Under a parallel setting the crossover's n_kern is the kernels ``prefill``'s estimate
+    launches on one device, by hand for Llama-3-8B (L = 32; 11 kernels a layer and 3 more
+    unfused): tensor parallelism adds two all-reduces a layer and two collectives around the
+    embedding and the LM head, context parallelism one K/V pass a layer, a pipeline stage holds
+    1/N_pp of all of them; at the crossover the overhead equals the roofline time of one
+    device's share, its collectives' link time left out."""
+    tp, pp, cp = split.get("tp", 1), split.get("pp", 1), split.get("cp", 1)
+    count = (11 * 32 + 3 + (2 * 32 + 2 if tp > 1 else 0) + (32 if cp > 1 else 0)) / pp
+    s = api.setting("H100-SXM", "Llama-3-8B", **split)
+    assert estimate_columns(s, [64])["kernels"] == count
+    c = crossover_value(s, "overhead_dominates_below_tokens.kernel")
+    assert c.exists and c.symbols["n_kern"] == count
+    n = load_hardware("H100-SXM").estimate
+    assert c.symbols["t_launch"] * count + c.symbols["t_host"] == pytest.approx(
+        count * n["launch"] + n["host_step"], rel=1e-12)
+    # naive attention's row counts its own kernels: 4 for the attention, 3 more a layer
+    naive = crossover_value(s, "overhead_dominates_below_tokens.naive")
+    assert naive.symbols["n_kern"] == count + 3 * 32 / pp
+
+
 def test_a_device_without_an_estimate_says_so():
     s = api.setting("TPU-v5e", "Llama-3-8B")
     assert estimate_columns(s, [128]) is None

@@ -84,6 +84,8 @@ def _hardware_show(args: argparse.Namespace) -> int:
         ("interconnect.devices_per_node", hw.devices_per_node, ""),
         ("efficiency.flops", hw.flops_efficiency, ""),
         ("efficiency.bandwidth", hw.bandwidth_efficiency, ""),
+        *((f"estimate.{key}", value, "s" if key in ("launch", "host_step") else "")
+          for key, value in (hw.estimate or {}).items()),  # beside the bound, never in it
     ):
         if value is None:
             continue

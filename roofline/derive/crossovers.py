@@ -252,25 +252,27 @@ def _this_year_crossovers(arch: Architecture, caches: tuple[str, ...]) -> list[C
 # --- issue 29: the estimate's overhead (appended) --------------------------------------------
 def _overhead_crossovers(arch: Architecture, caches: tuple[str, ...]) -> list[Crossover]:
     """The prompt length below which the launch and host overhead of a prefill
-    (:mod:`.overhead`: its kernels by the architecture's fusion choice, each t_launch, and one
-    step's t_host) take longer than its roofline time, per attention mode. The roofline time of
-    one device's share (its collectives' kernels counted, their time not: as the other
-    crossovers); its main branch has every operation memory-bound, as a short prompt runs."""
+    (:mod:`.overhead`: n_kern kernels, each t_launch, and one step's t_host) take longer than
+    its roofline time, per attention mode. n_kern is a symbol: the setting gives the kernels its
+    prefill launches on one device, by the fusion choice and with its collectives, as
+    ``prefill`` counts them (:func:`roofline.evaluate.estimate.kernel_count`; the default
+    prefill's by fusion choice in :mod:`.overhead`'s entries). The roofline time is one
+    device's share of the operations, its collectives' link time not counted (as the other
+    prefill crossovers); its main branch has every operation memory-bound, as a short prompt
+    runs."""
     from . import overhead
 
     out: list[Crossover] = []
-    device = ("one device's share; its collectives' kernels counted",) if arch.parallel else ()
+    device = (("one device's share of the operations; its collectives' kernels counted in "
+               "n_kern, their link time not",) if arch.parallel else ())
     for mode in attention.MODES:
-        ops = _prefill(arch, mode, caches)
-        launched = (parallel.device_prefill_operations(arch, mode, True, caches)
-                    if arch.parallel else ops)
-        time = total_time(ops)
+        time = total_time(_prefill(arch, mode, caches))
         out.append(cross(
             f"overhead_dominates_below_tokens.{mode}",
             f"prompt length below which launch and host overhead take longer than the "
-            f"prefill's roofline time ({mode} attention, fusion {arch.fusion})", "tokens",
+            f"prefill's roofline time ({mode} attention)", "tokens",
             f"{overhead.SOURCE}; {BOOK} (roofline time max(F/P, Q/β))", T, time,
-            overhead.overhead(launched, arch.fusion), "overhead",
+            overhead.overhead_time(), "overhead",
             ("n_kern kernels back to back, each t_launch; one engine step's t_host",
              "each operation at its own roof, as prefill times it", *device),
             memory_bound=(time,)))

@@ -77,7 +77,9 @@ def entries() -> list[Entry]:
     from .transformer import prefill_operations
 
     out = [Entry("overhead.time", overhead_time(), "launch and host overhead of one prefill",
-                 "s", SOURCE, ("one engine step", "every kernel launched back to back"),
+                 "s", SOURCE, ("one engine step", "every kernel launched back to back",
+                               "under parallelism n_kern is one device's: each collective one "
+                               "kernel more, a pipeline stage 1/N_pp of all"),
                  topic="overhead")]
     for fusion in ("none", "elementwise"):
         for mode in ("naive", "kernel"):
@@ -85,7 +87,10 @@ def entries() -> list[Entry]:
             out.append(Entry(
                 f"overhead.kernels.{mode}.{fusion}", kernel_count(ops, fusion),
                 f"kernels of one prefill ({mode} attention, fusion {fusion})", "1", SOURCE,
-                ("one kernel per operation and layer", "element-wise ones none when fused",
-                 f"naive attention {NAIVE_KERNELS}"), topic="overhead"))
+                ("one kernel per operation and layer",
+                 "element-wise operations each one kernel" if fusion == "none" else
+                 "element-wise operations folded into their neighbours: none",
+                 f"naive attention {NAIVE_KERNELS} kernels (matmul, mask add, softmax, matmul)"
+                 if mode == "naive" else "fused attention one kernel"), topic="overhead"))
     return out
 

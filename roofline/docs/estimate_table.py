@@ -77,11 +77,13 @@ def estimate_table() -> list[str]:
              f"{_summary('one device', single)}.",
              f"- **On GEMMs:** {_summary('the rows the achievable fractions were read from', fit)};"
              f" {_summary('the rows only checked', check)}.", ""]
-    head = ["engine", "device", "model", "degrees", "B", "T", "measured", "bound", "estimate",
-            "error"]
+    head = ["engine", "device", "model", "dtype", "degrees", "B", "T", "metric", "measured",
+            "bound", "estimate", "error"]
     body = [[md(f"{c.measurement.engine} {c.measurement.version}"), md(c.measurement.device),
-             md(c.measurement.model), c.measurement.split, str(c.measurement.batch),
-             f"{c.measurement.prompt_tokens:,}", f"{c.measurement.time_ms:,g} ms",
+             md(c.measurement.model), c.measurement.dtype, c.measurement.split,
+             str(c.measurement.batch),
+             f"{c.measurement.prompt_tokens:,}", md(c.measurement.metric),
+             f"{c.measurement.time_ms:,g} ms",
              f"{c.bound_s * 1e3:,.2f} ms", f"{c.estimate_s * 1e3:,.2f} ms",
              f"{(c.estimate_s - c.measurement.time_s) / c.measurement.time_s:+.0%}"]
             for c in models]

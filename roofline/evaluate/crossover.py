@@ -18,12 +18,13 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache, partial
 from typing import Any
 
 from ..codegen import call, names
 from .compiled import bind
+from .estimate import kernel_count
 from .roots import sign_changes
 from .setting import Setting
 from .solved import branch_root, choice_key, solve_branches
@@ -123,7 +124,9 @@ def crossover_value(setting: Setting, name: str,
     """One crossover of the catalogue (``name`` without ``crossover.``) for this setting (from
     ``form``, its data, where given: the forms being written)."""
     c = setting.crossover_forms[name] if form is None else form
-    vals, folding = _numbers(setting, _GROUP.get(name.partition("_")[0], "tp"), c["unknown"])
+    mode = name.rpartition(".")[2] if c["kind"] == "overhead" else None  # its kernels' mode
+    vals, folding = _numbers(setting, _GROUP.get(name.partition("_")[0], "tp"), c["unknown"],
+                             mode)
     return _evaluate(name, c, vals, folding, setting)
 
 
@@ -148,15 +151,20 @@ class _Bound:
         return call(form, self.numbers)
 
 
-@lru_cache(maxsize=16)
-def _numbers(setting: Setting, group: str, x: str) -> tuple[dict[str, Any], _Bound]:
+@lru_cache(maxsize=32)
+def _numbers(setting: Setting, group: str, x: str,
+             mode: str | None = None) -> tuple[dict[str, Any], _Bound]:
     """The numbers of the crossovers of ``setting`` in the unknown ``x`` whose collectives run
-    on ``group``'s link, and their functions of ``x`` alone. Read only."""
+    on ``group``'s link, and their functions of ``x`` alone; n_kern, the kernels a prefill of
+    the setting launches (as ``prefill``'s estimate counts them), in the attention ``mode``
+    where one is given (the overhead crossovers', one per mode). Read only."""
     vals = setting.numbers(batch=x != "B")
     vals.update(setting.link_numbers(group))  # its link
     vals.pop(x, None)  # a degree (N_tp) as the unknown: not the setting's value
     if x != "T":  # a batch crossover that depends on T: at the model's context limit
         vals["T"] = setting.model.max_position
+    vals["n_kern"] = kernel_count(setting if mode in (None, setting.attention)
+                                  else replace(setting, attention=mode))
     return vals, _Bound(vals, x)
 
 

@@ -32,7 +32,7 @@ from .phases import operations
 if TYPE_CHECKING:
     from .setting import Setting
 
-__all__ = ["estimate_columns", "missing", "delivery", "WHAT", "DELIVERY"]
+__all__ = ["estimate_columns", "kernel_count", "missing", "delivery", "WHAT", "DELIVERY"]
 
 # the operations that deliver the first token once the prompt's layers are done
 DELIVERY = ("final_norm", "lm_head")
@@ -61,23 +61,24 @@ def estimate_columns(setting: Setting, prompts: Sequence[int] | Any) -> dict[str
         points = [_estimate_at(setting, float(t)) for t in prompts]
         out = {key: [p[key] for p in points] for key in _PARTS}
         return {"prompt_tokens": [int(t) for t in prompts], **out,
-                "kernels": _kernel_count(setting)}
+                "kernels": kernel_count(setting)}
     import numpy as np
 
     tokens = np.asarray(prompts, dtype=float)
     at = _estimate_at(setting, tokens)
     return {"prompt_tokens": tokens.astype(np.int64),
             **{key: at[key] + np.zeros(tokens.shape) for key in _PARTS},
-            "kernels": _kernel_count(setting)}
+            "kernels": kernel_count(setting)}
 
 
 _PARTS = ("time_s", "operations_s", "launch_s", "host_s")
 
 
-def _kernel_count(setting: Setting) -> float:
-    """The kernels one prefill of the setting launches (one device's share)."""
-    return sum(op.count * kernels(op.name, op.kind, setting.fusion)
-               for op in operations(setting))
+def kernel_count(setting: Setting) -> float:
+    """n_kern: the kernels one prefill of the setting launches (one device's share, its
+    collectives included; a stage's mean share under pipeline parallelism)."""
+    n = sum(op.count * kernels(op.name, op.kind, setting.fusion) for op in operations(setting))
+    return int(n) if n == int(n) else n  # whole kernels print as such
 
 
 def _estimate_at(setting: Setting, x: Any) -> dict[str, Any]:
@@ -98,7 +99,7 @@ def _estimate_at(setting: Setting, x: Any) -> dict[str, Any]:
                 attn = attn + t
     comm = comm + Max(0.0, ring - attn)  # as the bound: ring attention hides its passes
     ops = Max(total, comm) if setting.overlap else total + comm
-    launch = _kernel_count(setting) * n["t_launch"]
+    launch = kernel_count(setting) * n["t_launch"]
     return {"time_s": ops + launch + n["t_host"], "operations_s": ops, "launch_s": launch,
             "host_s": n["t_host"]}
 

@@ -108,10 +108,14 @@ PALE = "pale: does not fit in the device's memory"  # the figure's note, word fo
 def _pale_cell(vs: dict[str, CrossoverValue], mode: str,
                tags: dict[tuple[str, str], tuple[str, str | None]], device: str) -> str:
     """Where the time figure draws the whole prefill pale (:func:`roofline.sweeps.prefill_fits`:
-    the weights and the KV cache, and naive attention's scores, beyond the memory): 'from [4]
-    8,540', 'at every T: weights alone exceed memory', 'nowhere: fits at every T'."""
-    name = "naive_scores_exceed_memory_tokens" if mode == "naive" \
-        else "kv_cache_exceeds_memory_tokens"
+    the weights, the KV cache and the live activations beyond the memory, the crossover
+    ``prefill_exceeds_memory_tokens``; where those are not derived, the KV cache, and naive
+    attention's scores): 'from [4] 8,540', 'at every T: weights alone exceed memory',
+    'nowhere: fits at every T'."""
+    name = f"prefill_exceeds_memory_tokens.{mode}"
+    if name not in vs:
+        name = "naive_scores_exceed_memory_tokens" if mode == "naive" \
+            else "kv_cache_exceeds_memory_tokens"
     v = vs.get(name)
     if v is None:
         return "– (not derived for this setting)"

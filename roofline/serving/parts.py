@@ -3,10 +3,13 @@ execution (the layers over the prompt) and first-token delivery (the final norm 
 on the last position; in the estimate with their launches and one engine step's host overhead,
 which holds the scheduling and the sampling).
 
-The bound's parts sum to its TTFT (the prefill's roofline time is the queue's service time). The
-estimate's queue is the bound's with every time scaled by the estimate's mean execution over the
-bound's (exact for one prompt length; for a distribution the estimate's own moments E[t], E[t²]
-over the lengths), so that its queueing is what the longer service time makes.
+The bound's parts sum to its TTFT (the prefill's roofline time is the queue's service time). Each
+of the estimate's parts is the bound's plus what the estimate adds to it, never less: the
+prompt's addition split as the parallel setting splits the prompt's execution (intra-op by K,
+a pipeline as its stages), the first token's (its launches and one host step) whole. The
+estimate's queue is the bound's with every time scaled by the estimate's execution over the
+bound's (for a distribution the second moment from the estimate's own E[t²] over the lengths),
+so that its queueing is what the longer service time makes.
 """
 
 from __future__ import annotations
@@ -39,13 +42,18 @@ def ttft_parts(s: Setting, dist: Distribution, one: bool, queue: QueueModel,
     mean, second = moments(dist, lambda lengths: estimate_columns(s, lengths)["time_s"])
     if one:
         second = mean**2
-    k = mean / bound_mean
-    est = replace(queue, execution=queue.execution * k, mean=queue.mean * k,
+    # each part the bound's plus what the estimate adds to it: the prompt's addition split as
+    # the parallelism splits the prompt's execution (r: the queue's execution over one
+    # prefill's), the first token's (its launches and the host's step) whole, as the bound's is
+    r = queue.execution / bound_mean
+    prompt = queue.execution - bound_first + r * ((mean - est_first) - (bound_mean - bound_first))
+    execution = prompt + est_first
+    k = execution / queue.execution
+    est = replace(queue, execution=execution, mean=queue.mean * k,
                   second=queue.second * k**2 if one else queue.second * second / bound_mean**2)
     host = float(estimate_columns(s, [first])["host_s"][0])
-    out: dict[str, Any] = {"what": WHAT, "execution_s": est.execution,
-                           "prompt_s": est.execution - est_first, "first_token_s": est_first,
-                           "host_s": host}
+    out: dict[str, Any] = {"what": WHAT, "execution_s": execution, "prompt_s": prompt,
+                           "first_token_s": est_first, "host_s": host}
     if rate is not None:
         try:
             point = ttft(rate, est)
