@@ -269,24 +269,19 @@ def scores_fit(setting: Setting, tokens: np.ndarray | Sequence[int]) -> np.ndarr
     """Whether one layer's naive score matrix fits beside the weights and the KV cache at each
     T (the rule of the crossover ``naive_scores_exceed_memory_tokens``)."""
     used = footprint(with_mode(setting, "naive"), tokens)
-    total = used["weights"] + used["kv_cache"] + used["scores"]
-    return total <= setting.hardware.memory_capacity
+    return used["weights"] + used["kv_cache"] + used["scores"] <= setting.hardware.memory_capacity
 
 
 def prefill_fits(setting: Setting, tokens: np.ndarray | Sequence[int]) -> np.ndarray:
     """Whether a prefill of T tokens fits in the device's memory at each T: the weights, the KV
-    cache of the setting's batch and the prefill's live activations at their peak where they
-    are derived (:func:`roofline.evaluate.phases.activation_bytes`: the rule of the crossover
-    ``prefill_exceeds_memory_tokens`` and of ``prefill``'s warning); elsewhere one layer's
-    naive score matrix where the setting's attention is naive."""
+    cache of the setting's batch and the live activations at their peak where they are derived
+    (:func:`roofline.evaluate.phases.activation_bytes`: the rule of ``prefill``'s warning and of
+    ``prefill_exceeds_memory_tokens``), else with naive attention one layer's scores."""
     used = footprint(setting, tokens)
-    total = used["weights"] + used["kv_cache"]
     live = evaluate.activation_bytes(setting, _array(tokens, "prompt"))
-    if live is not None:
-        total = total + live
-    elif setting.attention == "naive":
-        total = total + used["scores"]
-    return total <= setting.hardware.memory_capacity
+    if live is None:
+        live = used["scores"] if setting.attention == "naive" else 0.0
+    return used["weights"] + used["kv_cache"] + live <= setting.hardware.memory_capacity
 
 
 def decode_memory(setting: Setting, batches: np.ndarray | Sequence[int],

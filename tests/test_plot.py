@@ -177,9 +177,11 @@ def test_time_lines_and_crossovers(s):
     assert np.isnan(ym[at[2048]]) and not np.isnan(yc[at[2048]])
     assert np.isnan(yc[at[128]]) and np.isnan(yc[at[200_000]])
     values = evaluate.crossover_values(s)
-    # pale past 487,820 tokens, where the weights and the KV cache exceed the memory
-    kv = values["kv_cache_exceeds_memory_tokens"].value
-    assert np.array_equal(fits, xs <= kv)
+    # pale past where the prefill's peak (weights, KV cache, live activations) exceeds the
+    # memory: before the KV cache alone would (487,820 tokens)
+    peak = values[f"prefill_exceeds_memory_tokens.{s.attention}"].value
+    assert np.array_equal(fits, xs <= peak)
+    assert peak < values["kv_cache_exceeds_memory_tokens"].value
     for name in ("prefill_compute_bound_tokens.tiled", "projection_compute_bound_tokens",
                  "kv_cache_exceeds_memory_tokens", "naive_scores_exceed_memory_tokens"):
         line = _by_gid(ax, f"crossover:H100-SXM:{name}")
@@ -293,10 +295,14 @@ def test_time_naive_curve_stops_where_scores_exceed_memory(s):
         curve = f"time:H100-SXM:{kind}"
         xs, yc, ym = _stretches(ax, curve)
         drawn = ~(np.isnan(yc) & np.isnan(ym))
-        # full only while weights, the KV cache (2·8·128·32·2 = 131,072 bytes a token) and
-        # one layer's scores fit in 80 GB
-        fits = used["weights"][0] + 131_072 * xs + 32 * xs**2 * 2 <= 80e9
-        assert np.array_equal(drawn, fits) and xs[drawn][-1] < limit < xs[~drawn][0]
+        # full only while the prefill's peak fits (issue 29: its live activations, which hold
+        # the scores, counted): before weights, the KV cache (2·8·128·32·2 = 131,072 bytes a
+        # token) and one layer's scores alone would exceed 80 GB
+        peak = evaluate.crossover_values(naive)["prefill_exceeds_memory_tokens.naive"].value
+        alone = used["weights"][0] + 131_072 * xs + 32 * xs**2 * 2 <= 80e9
+        fits = xs <= peak
+        assert np.array_equal(drawn, fits) and xs[drawn][-1] < peak < xs[~drawn][0]
+        assert not (drawn & ~alone).any() and peak < limit
         # pale from the last point that fits on, solid and dashed as the evaluation's bound
         _, pc, pm = _stretches(ax, curve, "no-fit")
         pale = ~(np.isnan(pc) & np.isnan(pm))
@@ -357,8 +363,12 @@ def test_time_pale_where_the_prefill_does_not_fit():
     ax = plot.plot_time(l4, max_prompt=131072)
     kv = evaluate.crossover_values(l4)["kv_cache_exceeds_memory_tokens"].value
     assert kv == pytest.approx(60_573, abs=1)
+    # issue 29: pale from where the peak with live activations exceeds 24 GB, 32,853 tokens
+    # (test_workspace finds it by hand), before the KV cache alone fills it
+    peak = evaluate.crossover_values(l4)["prefill_exceeds_memory_tokens.kernel"].value
+    assert int(peak) == 32_853
     xs, total, fits = _drawn_total(ax, "L4")
-    assert np.array_equal(fits, xs <= kv) and not fits.all()
+    assert np.array_equal(fits, xs <= peak) and not fits.all()
     assert total == pytest.approx(evaluate.prefill_time(l4, xs), rel=1e-12)
     # compute-bound there: the pale stretch is solid, joined to the full one at its last point
     _, pc, pm = _stretches(ax, "time:L4:total", "no-fit")

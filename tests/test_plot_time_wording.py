@@ -9,6 +9,7 @@ hand from the model's shape and the hardware files, and against the figure's own
 from __future__ import annotations
 
 import csv
+import math
 import warnings
 from dataclasses import replace
 
@@ -115,22 +116,29 @@ def test_the_table_says_where_the_figure_is_pale_in_its_words(tmp_path, capsys):
     pale, kv = table[PALE], table["KV cache exceeds memory"]
     tags = {t.get_gid(): t.get_text() for t in fig.findobj() if str(t.get_gid()).startswith(
         "tag:crossover:")}
+    peaks = {}
     for device in DEVICES.split(","):
-        by_hand = (CAPACITY[device] - WEIGHTS) / KV_PER_TOKEN  # 487,820; 8,540; 60,573
-        assert _first_not_fitting(api.setting(device, "Llama-3-8B")) == \
-            pytest.approx(by_hand, abs=1e-2)
-        cell = pale[_column(headers, device)]
-        assert cell == "from " + kv[_column(headers, device)]
-        tag = tags.get(f"tag:crossover:{device}:kv_cache_exceeds_memory_tokens")
-        assert cell == "from " + (f"[{tag}] " if tag else "") + f"{by_hand:,.0f}", device
+        s = api.setting(device, "Llama-3-8B")
+        kv_alone = (CAPACITY[device] - WEIGHTS) / KV_PER_TOKEN  # 487,820; 8,540; 60,573
+        assert kv[_column(headers, device)].endswith(f"{kv_alone:,.0f}")
+        # issue 29: pale where the peak with the live activations exceeds the memory (the
+        # crossover prefill_exceeds_memory_tokens), before the KV cache alone would
+        name = "prefill_exceeds_memory_tokens.kernel"
+        peaks[device] = peak = evaluate.crossover_value(s, name).value
+        assert _first_not_fitting(s) == pytest.approx(peak, abs=1e-2) and peak < kv_alone
+        tag = tags.get(f"tag:crossover:{device}:{name}")
+        assert pale[_column(headers, device)] == "from " + (f"[{tag}] " if tag else "") \
+            + f"{peak:,.0f}", device
     assert pale[_column(headers, "TPU-v5e")].startswith("from [")  # on the axis: tagged
-    assert f"{PALE} & from 487,820 & from [" in tex
-    # one device, naive attention: its scores count too (the figure's rule), from 30,600
+    assert f"{PALE} & from {peaks['H100-SXM']:,.0f} & from [" in tex
+    # one device, naive attention: its live activations hold the scores (the figure's rule)
     naive = api.setting("H100-SXM", "Llama-3-8B", attention="naive")
     headers, rows = crossover_table(naive, 16, 16384)
     cells = dict(zip(headers, next(row for row in rows if row[0] == PALE)))
-    assert cells["naive (drawn)"] == f"from {_first_not_fitting(naive):,.0f}" == "from 30,600"
-    assert cells["kernel"] == "from 487,820"
+    first = _first_not_fitting(naive)
+    assert cells["naive (drawn)"] == f"from {first:,.0f}"
+    assert first < 30_600  # where one layer's scores beside weights and KV cache fill 80 GB
+    assert cells["kernel"] == f"from {peaks['H100-SXM']:,.0f}"
 
 
 def test_weights_that_fit_only_when_split_are_said_so_in_the_table(tmp_path, capsys):
@@ -161,15 +169,20 @@ def test_weights_that_fit_only_when_split_are_said_so_in_the_table(tmp_path, cap
     assert "tp fits memory degree & 0.2 devices (fits on one) &" in tex
 
 
-def test_nowhere_pale_when_the_kv_cache_stays_bounded():
+def test_pale_only_where_the_activations_outgrow_a_bounded_kv_cache():
     # Mistral-7B's rolling window (4,096 tokens a layer) keeps its KV cache within an L4's
-    # 24 GB at any prompt: nothing is drawn pale and the table says it fits
+    # 24 GB at any prompt; its live activations still grow with T, so the prefill stops
+    # fitting only where they fill what the weights and the window's cache leave: beyond a
+    # 65,536-token axis nothing is pale, and the table says from where
     s = api.setting("L4", "Mistral-7B")
-    assert sweeps.prefill_fits(s, [2.0**30])[0]
+    peak = evaluate.crossover_value(s, "prefill_exceeds_memory_tokens.kernel").value
+    assert peak > 65536 and evaluate.crossover_value(
+        s, "kv_cache_exceeds_memory_tokens").exists is False
+    assert list(sweeps.prefill_fits(s, [math.floor(peak), math.ceil(peak)])) == [True, False]
     ax = plot_time(s, max_prompt=65536)
     assert not [a for a in ax.get_lines() if ":no-fit:" in str(a.get_gid())]
     headers, rows = crossover_table(s, 16, 65536)
-    assert next(row for row in rows if row[0] == PALE)[1] == "nowhere: fits at every T"
+    assert next(row for row in rows if row[0] == PALE)[1] == f"from {peak:,.0f}"
 
 
 def _keys(ax) -> dict[str, matplotlib.lines.Line2D]:

@@ -4,6 +4,7 @@ L = 32; P = 989.4 TFLOP/s, β = 3.35 TB/s, SRAM 228 KiB = 233,472 bytes per SM."
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -186,11 +187,16 @@ def test_memory_fits_by_hand(s):
     # a naive prefill's
     limit = evaluate.crossover_values(s)["naive_scores_exceed_memory_tokens"].value
     assert list(sweeps.scores_fit(s, [limit - 1, limit + 1])) == [True, False]
-    naive = sweeps.with_mode(s, "naive")
-    assert list(sweeps.prefill_fits(naive, [limit - 1, limit + 1])) == [True, False]
-    assert list(sweeps.prefill_fits(s, [limit * 1.01, 400_000, 500_000])) == [True, True, False]
     kv_limit = evaluate.crossover_values(s)["kv_cache_exceeds_memory_tokens"].value
     assert (80e9 - weights) / kv == pytest.approx(kv_limit)
+    # a whole prefill fits while its peak, live activations counted (issue 29), does: the rule
+    # of prefill_exceeds_memory_tokens, earlier than the scores' or the KV cache's alone
+    for mode, alone in (("naive", limit), ("kernel", kv_limit)):
+        at = sweeps.with_mode(s, mode)
+        peak = evaluate.crossover_values(at)[f"prefill_exceeds_memory_tokens.{mode}"].value
+        assert peak < alone
+        assert list(sweeps.prefill_fits(at, [math.floor(peak), math.ceil(peak)])) \
+            == [True, False]
     assert sweeps.with_batch(s, 1) is s and sweeps.with_batch(s, 4).batch == 4
 
 

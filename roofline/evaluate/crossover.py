@@ -23,6 +23,7 @@ from functools import lru_cache, partial
 from typing import Any
 
 from ..codegen import call, names
+from ..errors import InputError
 from .compiled import bind
 from .estimate import kernel_count
 from .roots import sign_changes
@@ -155,16 +156,19 @@ class _Bound:
 def _numbers(setting: Setting, group: str, x: str,
              mode: str | None = None) -> tuple[dict[str, Any], _Bound]:
     """The numbers of the crossovers of ``setting`` in the unknown ``x`` whose collectives run
-    on ``group``'s link, and their functions of ``x`` alone; n_kern, the kernels a prefill of
-    the setting launches (as ``prefill``'s estimate counts them), in the attention ``mode``
-    where one is given (the overhead crossovers', one per mode). Read only."""
+    on ``group``'s link, and their functions of ``x`` alone; for an overhead crossover of the
+    attention ``mode``, n_kern: the kernels a prefill of the setting launches in that mode (as
+    ``prefill``'s estimate counts them). Read only."""
     vals = setting.numbers(batch=x != "B")
     vals.update(setting.link_numbers(group))  # its link
     vals.pop(x, None)  # a degree (N_tp) as the unknown: not the setting's value
     if x != "T":  # a batch crossover that depends on T: at the model's context limit
         vals["T"] = setting.model.max_position
-    vals["n_kern"] = kernel_count(setting if mode in (None, setting.attention)
-                                  else replace(setting, attention=mode))
+    if mode is not None and "t_launch" in vals:  # an overhead crossover, evaluated
+        try:
+            vals["n_kern"] = kernel_count(replace(setting, attention=mode))
+        except InputError:  # a mode the device cannot run (tiled without SRAM): said below
+            pass
     return vals, _Bound(vals, x)
 
 

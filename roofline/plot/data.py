@@ -16,7 +16,7 @@ part), and empty (JSON null) for a series not split by memory (the full-colour s
 the time figure's operation classes and collectives, every other figure's series). The time
 figure's ids are ``time:DEVICE:KIND:fits:BOUND`` and ``time:DEVICE:KIND:no-fit:BOUND`` (BOUND
 ``compute``: drawn solid, ``memory``: dashed) for the whole prefill (KIND ``total``: the
-weights, the KV cache and naive attention's scores in memory) and naive attention (its
+weights, the KV cache and the live activations in memory) and naive attention (its
 scores); every other operation class, and the collectives (``time:DEVICE:communication``),
 turn pale over the whole prefill's stretch that does not fit (``time:DEVICE:KIND:no-fit:BOUND``,
 ``time:DEVICE:communication:no-fit``), so that a curve can be drawn again whole, in its styles. A line with no point drawn (a stretch of a curve that

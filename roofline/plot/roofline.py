@@ -61,8 +61,8 @@ def _color(group: str) -> str:
 
 def _fits(s: Setting, p: sweeps.OperationPoint, context: int) -> bool:
     """Whether the point runs in its device's memory: a decode step holds the weights and the
-    KV cache of its batch at ``context``; a prefill (and its operations) the weights and the
-    KV cache of its prompt, and with naive attention one layer's score matrix too."""
+    KV cache of its batch at ``context``; a prefill (and its operations) the weights, the KV
+    cache of its prompt and its live activations (:func:`roofline.sweeps.prefill_fits`)."""
     if p.group.startswith("decode"):
         return bool(sweeps.decode_fits(s, [int(p.label.rsplit(" ", 1)[1])], context)[0])
     mode = p.group.partition(".")[2] or s.attention

@@ -1,9 +1,9 @@
 """Figure 2, prefill time against prompt length (log–log): the whole prefill and each operation
 class (:func:`roofline.sweeps.by_kind`), solid where compute-bound and dashed where memory-bound,
 from 16 tokens to twice the model's context limit (``max_prompt``; the part past the context
-shaded). Where the prefill does not fit in the device's memory (the weights and the KV cache,
-and naive attention's scores: :func:`roofline.sweeps.prefill_fits`) every curve of that device
-is drawn pale over that stretch (lighter and thinner, still solid where compute-bound and
+shaded). Where the prefill does not fit in the device's memory (the weights, the KV cache and
+its live activations at their peak: :func:`roofline.sweeps.prefill_fits`) every curve of that
+device is drawn pale over that stretch (lighter and thinner, still solid where compute-bound and
 dashed where memory-bound), naive attention also where its scores do not fit. Under
 parallelism the collectives' time is a dash-dotted curve, of each device in its colour where
 several are overlaid; the whole prefill includes it. The curves' ids (``gid``, kept in the SVG
@@ -154,7 +154,7 @@ def plot_time(settings: Setting | Sequence[Setting], tokens: np.ndarray | None =
     """Prefill time against T for each device: total and (one device) per operation class,
     solid where compute-bound, dashed where memory-bound; every curve of a device pale where
     its prefill does not fit in the device's memory (:func:`roofline.sweeps.prefill_fits`: the
-    weights, the KV cache, and with naive attention one layer's scores), naive attention also
+    weights, the KV cache and the live activations at their peak), naive attention also
     where its scores do not fit (:func:`roofline.sweeps.scores_fit`). Several devices: the
     whole prefill, each device a colour and a marker, and under parallelism each device's
     collectives' time, dash-dotted in its colour (the note says so; the legend keys devices).

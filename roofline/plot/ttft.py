@@ -208,8 +208,11 @@ def plot_ttft(mean: float, second: float | None = None, *, parallel: str | None 
                                colors=[COLOURS["execution"], COLOURS["queueing"]], alpha=0.6)
     note = [_queue_words(queue, parallel, compare, replicas, inter if compare else None)]
     if first_token > 0:
-        note.append(f"The dark band above the prompt's execution: the first token's delivery "
-                    f"(final norm, LM head on the last position), {_seconds(first_token)}.")
+        share = first_token / float(execution[0])
+        seen = "the dark band above the prompt's execution" if share >= 0.02 else \
+            f"a band above the prompt's execution, too thin to see ({share:.1%} of it)"
+        note.append(f"The first token's delivery (final norm, LM head on the last position), "
+                    f"{_seconds(first_token)}: {seen}.")
     if estimate is not None and (batching is not None or chunked is not None):
         note.append("The estimate is left out beside batching and chunking (roofline ttft "
                     "prints it).")
