@@ -239,10 +239,7 @@ def run(args: argparse.Namespace) -> int:
     if table is not None:
         files[table] = (data.data_text(table, fig, origin).encode(),
                         "every series drawn, and where it came from")
-    _write(files)
-    for path, (_, about) in files.items():
-        print(f"wrote {path} ({about})")
-    return 0
+    return _write(files)
 
 
 def _shapes(args: argparse.Namespace, settings: list, out: Path, max_prompt: int | None,
@@ -268,15 +265,13 @@ def _shapes(args: argparse.Namespace, settings: list, out: Path, max_prompt: int
     if table is not None:
         files[table] = (data.data_text(table, fig, origin).encode(),
                         "every series drawn, and where it came from")
-    _write(files)
-    for path, (_, about) in files.items():
-        print(f"wrote {path} ({about})")
-    return 0
+    return _write(files)
 
 
-def _write(files: dict[Path, tuple[bytes, str]]) -> None:
+def _write(files: dict[Path, tuple[bytes, str]]) -> int:
     """The figure and the files beside it, all or none (:func:`roofline.output.write_all`),
-    their missing folders created (and removed again where the writing fails)."""
+    their missing folders created (and removed again where the writing fails), each named
+    with what it holds; exit status 0."""
     from ..output import make_folders, remove_folders, write_all
 
     made: list[Path] = []
@@ -287,3 +282,6 @@ def _write(files: dict[Path, tuple[bytes, str]]) -> None:
     except BaseException:
         remove_folders(made)
         raise
+    for path, (_, about) in files.items():
+        print(f"wrote {path} ({about})")
+    return 0
