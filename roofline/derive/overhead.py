@@ -31,8 +31,7 @@ from .architecture import NAIVE_KERNELS, kernels
 from .entry import Entry
 from .layers import Operation
 
-__all__ = ["NAIVE_KERNELS", "kernels", "kernel_count", "overhead_time", "overhead", "entries",
-           "SOURCE"]
+__all__ = ["NAIVE_KERNELS", "kernels", "kernel_count", "overhead_time", "entries", "SOURCE"]
 
 SOURCE = ("kernel launch and host overhead: each kernel a launch latency on the device's "
           "timeline, each engine step a host overhead (NVIDIA CUDA C++ Best Practices Guide, "
@@ -63,11 +62,6 @@ def overhead_time(count: Expr = n_kern) -> Expr:
     171/50000
     """
     return count * t_launch + t_host
-
-
-def overhead(ops: Sequence[Operation], fusion: str) -> Expr:
-    """:func:`overhead_time` of the kernels of ``ops``."""
-    return overhead_time(kernel_count(ops, fusion))
 
 
 def entries() -> list[Entry]:
