@@ -273,15 +273,13 @@ def scores_fit(setting: Setting, tokens: np.ndarray | Sequence[int]) -> np.ndarr
 
 
 def prefill_fits(setting: Setting, tokens: np.ndarray | Sequence[int]) -> np.ndarray:
-    """Whether a prefill of T tokens fits in the device's memory at each T: the weights, the KV
-    cache of the setting's batch and the live activations at their peak where they are derived
-    (:func:`roofline.evaluate.phases.activation_bytes`: the rule of ``prefill``'s warning and of
-    ``prefill_exceeds_memory_tokens``), else with naive attention one layer's scores."""
-    used = footprint(setting, tokens)
-    live = evaluate.activation_bytes(setting, _array(tokens, "prompt"))
-    if live is None:
-        live = used["scores"] if setting.attention == "naive" else 0.0
-    return used["weights"] + used["kv_cache"] + live <= setting.hardware.memory_capacity
+    """Whether a prefill of T tokens fits in the device's memory at each T: its peak, the rule
+    of ``prefill``'s warning and of ``prefill_exceeds_memory_tokens``
+    (:func:`roofline.evaluate.phases.peak_bytes`: the weights, the KV cache of the setting's
+    batch and the live activations; where those are not derived, naive attention's scores)."""
+    xs = _array(tokens, "prompt")
+    used = np.broadcast_to(evaluate.peak_bytes(setting, xs), xs.shape)
+    return used <= setting.hardware.memory_capacity
 
 
 def decode_memory(setting: Setting, batches: np.ndarray | Sequence[int],

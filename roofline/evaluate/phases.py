@@ -289,7 +289,7 @@ def footprint(setting: Setting, key: str, step: str = "prefill") -> Callable[[An
 
 
 def held_bytes(setting: Setting, key: str, tokens: int = 0, step: str = "prefill") -> float:
-    """:func:`footprint` at T = ``tokens``, a number (no numpy)."""
+    """:func:`footprint` at T = ``tokens`` (a number; a numpy array of them gives an array)."""
     name, shared, numbers = _held(setting, key, step)
     return call(setting.forms[name], {**setting.numbers(), **numbers, "T": tokens}) / shared
 
