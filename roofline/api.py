@@ -28,8 +28,8 @@ if TYPE_CHECKING:  # annotations only: a command imports the parts it runs
     from .specs.distribution import Distribution
     from .specs.network import Network
 
-__all__ = ["setting", "prefill", "prefill_columns", "crossovers", "ttft", "PrefillTable",
-           "CrossoverTable", "TTFTResult"]
+__all__ = ["setting", "prefill", "prefill_columns", "crossovers", "ttft", "hybrid", "request",
+           "PrefillTable", "CrossoverTable", "TTFTResult"]
 
 
 def __getattr__(name: str) -> Any:
@@ -308,3 +308,53 @@ def _intra_speedup(s: Setting, dist: Any, mean: float) -> float:
         raise InputError("speedup", f"derived K = {k:.4g} (t(TP {s.tp})/t(TP {2 * s.tp})) lies "
                          "outside (1, 2]: DistServe's Eq. 3 does not apply; give the speedup K")
     return k
+
+
+def hybrid(hardware: str | Hardware, model: str | ModelShape, *, decodes: int, context: int,
+           tpot: float | None = None, chunk: int | None = None, done: int = 0,
+           prompt: int | None = None, **options: Any) -> Any:
+    """Prefill beside decode (Sarathi-Serve's hybrid step, :mod:`roofline.serving.hybrid`):
+    ``decodes`` sequences at ``context`` cached tokens, alone; with ``tpot`` (seconds) the
+    largest chunk, after ``done`` tokens of its prompt, whose step meets that TPOT objective
+    (the crossover ``tpot_chunk_budget_tokens.<mode>`` and the whole-token budget); with ``chunk``
+    the step of that chunk after ``done``; with ``prompt`` that prompt prefilled in chunks of
+    ``chunk`` (else of the budget) beside the decodes. One device; ``options`` as
+    :func:`setting` (``batch`` stays 1: the decodes are ``decodes``)."""
+    from .serving import checks
+    from .serving import hybrid as h
+
+    if options.get("batch", 1) != 1:
+        raise InputError("batch", "the step's decodes are given by decodes; batch stays 1",
+                         options["batch"])
+    for value, name in ((decodes, "decodes"), (context, "context"), (chunk, "chunk"),
+                        (prompt, "prompt"), (done or None, "done")):
+        if value is not None:
+            evaluate.check_count(value, name)
+    s = setting(hardware, model, **options)
+    if tpot is not None:
+        checks.check_slo(tpot, "tpot", "the TPOT objective")
+    b = h.budget(s, decodes, context, tpot, done) if tpot is not None else None
+    one = h.step(s, chunk, done, decodes, context) if chunk is not None else None
+    size = chunk if chunk is not None else (b.chunk if b is not None else None)
+    if prompt is not None and size is None:
+        raise InputError("prompt", "needs a chunk: give chunk, or a tpot objective whose "
+                         "budget some chunk meets", prompt)
+    chunked = h.chunked_prompt(s, prompt, size, decodes, context) if prompt is not None \
+        else None
+    return h.HybridResult(s, h.step(s, 0, 0, decodes, context), b, one, chunked)
+
+
+def request(hardware: str | Hardware, model: str | ModelShape, *, prompt: int, output: int,
+            **options: Any) -> Any:
+    """A batch of ``batch`` requests of ``prompt`` tokens in and ``output`` tokens out, end to
+    end (:mod:`roofline.serving.request`): the prefill, the decode steps over the growing
+    cache, the memory at the end, the throughput and its bound. ``options`` as
+    :func:`setting` (tensor parallelism: one device's share; no pp, ep or cp)."""
+    from .serving.request import request as run
+
+    s = setting(hardware, model, **options)
+    out = run(s, prompt, output)
+    message = evaluate.check_memory(s, prompt + output - 1, "the last decode step", "decode")
+    if message:
+        warnings.warn(message, stacklevel=2)
+    return out

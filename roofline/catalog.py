@@ -26,7 +26,8 @@ __all__ = ["catalogue", "get", "names", "select", "select_names", "index", "reco
 # Derivation modules in the order of the data flow; each has ``entries() -> list[Entry]``.
 TOPICS = ("projection", "attention", "window", "chunked", "levels", "transformer", "decode", "mla", "moe",
           "linear_attention", "sparse_attention",
-          "bounds", "shapes", "overhead", "workspace", "scaling", "crossovers", "service", "comm",
+          "bounds", "shapes", "overhead", "workspace", "scaling", "crossovers", "service", "hybrid",
+          "comm",
           "tensor_parallel", "pipeline", "expert_parallel", "context_parallel", "parallel")
 
 

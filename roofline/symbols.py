@@ -157,6 +157,15 @@ n_cta = _count("n_cta")  # tiles (thread blocks) one SM runs at once: a wave is 
 eta_c = _real("eta_c")  # achievable fraction of peak FLOP/s at a kernel's best shape
 eta_m = _real("eta_m")  # achievable fraction of peak memory bandwidth
 
+# --- prefill inside a serving system (issue 30) -----------------------------------------------
+C = Symbol("C", integer=True, nonnegative=True)  # prefill chunk in one hybrid step; tokens
+T_pre = Symbol("T_pre", integer=True, nonnegative=True)  # the chunk's prompt tokens done before
+B_d = Symbol("B_d", integer=True, nonnegative=True)  # decode sequences in one step
+S = _count("S")  # context the decodes of a step have cached; tokens
+T_out = _count("T_out")  # output tokens of a request (the first one its prefill's)
+tau_tpot = _real("tau_tpot")  # the TPOT (time per output token) objective; s
+tau_ttft = _real("tau_ttft")  # the TTFT objective; s
+
 
 CATALOGUE: dict[str, SymbolInfo] = {
     s.name: s
@@ -256,6 +265,14 @@ CATALOGUE: dict[str, SymbolInfo] = {
         SymbolInfo(n_cta, "tiles one SM runs at once (a wave is N_sm·n_cta tiles)", "1"),
         SymbolInfo(eta_c, "achievable fraction of peak FLOP/s at a kernel's best shape", "1"),
         SymbolInfo(eta_m, "achievable fraction of peak memory bandwidth", "1"),
+        SymbolInfo(C, "prefill chunk: prompt tokens in one hybrid step", "tokens"),
+        SymbolInfo(T_pre, "prompt tokens of the chunk's prompt prefilled in earlier steps",
+                   "tokens"),
+        SymbolInfo(B_d, "decode sequences in one step", "1"),
+        SymbolInfo(S, "context the decodes of a step have cached", "tokens"),
+        SymbolInfo(T_out, "output tokens of a request (the first one its prefill's)", "tokens"),
+        SymbolInfo(tau_tpot, "the TPOT objective (time per output token)", "s"),
+        SymbolInfo(tau_ttft, "the TTFT objective (time to first token)", "s"),
     )
 }
 
@@ -311,6 +328,8 @@ _LATEX_NAMES = {
     "t_launch": r"t_{\mathrm{launch}}", "t_host": r"t_{\mathrm{host}}",
     "n_kern": r"n_{\mathrm{kern}}", "B_m": "B_{m}", "B_n": "B_{n}", "B_r": "B_{r}",
     "n_cta": r"n_{\mathrm{CTA}}", "eta_c": r"\eta_{c}", "eta_m": r"\eta_{m}",
+    "T_pre": r"T_{\mathrm{pre}}", "B_d": "B_{d}", "T_out": r"T_{\mathrm{out}}",
+    "tau_tpot": r"\tau_{\mathrm{TPOT}}", "tau_ttft": r"\tau_{\mathrm{TTFT}}",
 }
 
 

@@ -87,10 +87,11 @@ def test_moe_main_branch_reads_every_expert():
 def test_every_closed_form_satisfies_its_equality(closed_form_holds, peak, bw, sram, nbytes,
                                                  batch, name):
     # parallelism across devices (issue 13): tensor, expert and context degrees
-    from roofline.symbols import (N_cp, N_ep, N_pp, N_tp, alpha_link, beta_link, n_kern, t_host,
-                                  t_launch)
+    from roofline.symbols import (B_d, N_cp, N_ep, N_pp, N_tp, S, T_pre, alpha_link, beta_link,
+                                  n_kern, t_host, t_launch, tau_tpot)
 
     v = {**LLAMA3_8B, P_peak: peak, beta_hbm: bw, M_sram: sram, b_w: nbytes, b_a: nbytes,
          b_kv: nbytes, C_mem: 1e12, N_tp: 4, N_ep: 2, N_cp: 4, N_pp: 2, beta_link: 4.5e11,
-         alpha_link: 5e-7, t_launch: 4e-6, t_host: 2e-3, n_kern: 355}
+         alpha_link: 5e-7, t_launch: 4e-6, t_host: 2e-3, n_kern: 355,
+         B_d: 32, S: 2048, T_pre: 1024, tau_tpot: 0.05}  # the TPOT budget's step and objective
     closed_form_holds(cx.crossovers()[name], v, batch)

@@ -34,10 +34,10 @@ _STOPPED = {2: "interrupted", 15: "terminated (SIGTERM)", 1: "terminated (SIGHUP
 
 # Sub-command modules, in the order ``roofline --help`` lists them.
 _COMMANDS = ("report", "derive", "hardware", "model", "prefill", "crossover", "plot", "ttft",
-             "docs", "measure", "validate")
+             "hybrid", "request", "docs", "measure", "validate")
 # Commands that share a module with another.
 _MODULES = {"hardware": "specs", "model": "specs", "prefill": "analyze", "crossover": "analyze",
-            "validate": "measure"}
+            "validate": "measure", "hybrid": "serve", "request": "serve"}
 
 
 class _Formatter(argparse.HelpFormatter):

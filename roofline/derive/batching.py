@@ -98,9 +98,10 @@ def batch_stops_helping(arch: Architecture = Architecture()) -> Expr:
 
 
 def chunk_attention(mode: str = "ideal", index: Expr = i_chunk, size: Expr = T_chunk,
-                    caches: Sequence[str] = ()) -> Operation:
-    """Attention of one chunk in ``mode``: q = ``size`` queries at offset o = index·size (the last
-    q positions) over k = o + q keys, causal, one sequence, per layer. The chunk's own K, V come
+                    caches: Sequence[str] = (), offset: Expr | None = None) -> Operation:
+    """Attention of one chunk in ``mode``: q = ``size`` queries at offset o = index·size (or
+    ``offset`` where given; the last q positions) over k = o + q keys, causal, one sequence,
+    per layer. The chunk's own K, V come
     from its projection (b_a bytes); the o earlier keys and values from the KV cache (b_kv).
 
     - ``ideal``: Q, O and the chunk's K, V once, plus the cache once per key/value head:
@@ -126,8 +127,8 @@ def chunk_attention(mode: str = "ideal", index: Expr = i_chunk, size: Expr = T_c
     GQA as in :mod:`roofline.derive.attention`: naive and tiled read K, V once per query head.
     At o = 0, q = T each is that module's prefill attention of T tokens (B = 1).
     """
-    q, o = size, index * size
-    k = (index + 1) * size  # = o + q
+    q, o = size, index * size if offset is None else offset
+    k = (index + 1) * size if offset is None else offset + size  # = o + q
     if mode == "naive":
         fl = 4 * n_q * H * q * k
     else:

@@ -16,7 +16,7 @@ from functools import cache
 
 from sympy import Expr, Pow, Rational, cancel, factor
 
-from ..symbols import B, C_mem, N_cp, N_pp, N_tp, P_peak, T
+from ..symbols import B, C, C_mem, N_cp, N_pp, N_tp, P_peak, T, tau_tpot
 from . import attention, levels, local, parallel, tensor_parallel, window
 from .bounds import aggregate_memory_time, aggregate_time, total_time
 from .branches import Branch, Crossover, cross
@@ -174,6 +174,7 @@ def crossovers(arch: Architecture = Architecture(),
     out += _this_year_crossovers(arch, caches)
     out += _overhead_crossovers(arch, caches)
     out += _workspace_crossovers(arch)
+    out += _deadline_crossovers(arch, caches)
     out += parallel_crossovers(arch, caches)
     return {c.name: c for c in out}
 
@@ -344,3 +345,23 @@ def _has_sqrt(expr: Expr) -> bool:
 
 def _describe(branch: Branch) -> list[str]:
     return [f"branch: {atom} → {arg}" for atom, arg in branch.choices]
+
+
+# --- issue 30: prefill beside decode (appended) -----------------------------------------------
+def _deadline_crossovers(arch: Architecture, caches: tuple[str, ...]) -> list[Crossover]:
+    """The largest prefill chunk whose hybrid step, beside B_d decodes at context S, meets the
+    TPOT objective τ_TPOT, per attention mode (:mod:`.hybrid`: Sarathi-Serve's token budget less
+    the decodes' tokens). One device, where the hybrid step is derived."""
+    from . import hybrid
+
+    if arch.parallel or hybrid.unsupported(arch) is not None:
+        return []
+    return [cross(
+        f"tpot_chunk_budget_tokens.{mode}",
+        f"largest prefill chunk whose hybrid step with B_d decodes at context S meets the TPOT "
+        f"objective ({mode} attention)", "tokens", f"{hybrid.SOURCE}; {BOOK}", C,
+        hybrid.step_time(arch, mode, caches, smooth=True), tau_tpot, "deadline",
+        ("one engine step: the chunk after T_pre tokens of its prompt, B_d decodes at context "
+         "S; the weights read once", "each operation at its own roof, as prefill times it",
+         "the chunk in whole tokens is the value rounded down"))
+        for mode in attention.MODES]

@@ -21,7 +21,7 @@ from ..symbols import (CATALOGUE, D, F, F_dense, F_op, F_sh, H_r, I_op, K_intra,
 from ..symbols import (B, G_node, M_node, N_cp, N_dev, N_ep, S_msg, alpha_net, b_a, beta_net,
                        c_chunk)
 from ..symbols import C_att, C_lin, H_idx, H_lk, H_lv, K_conv, L_lin, k_top, n_idx, n_lk, n_lv
-from ..symbols import n_kern
+from ..symbols import B_d, C, S, T_out, T_pre, n_kern, tau_tpot, tau_ttft
 from ..derive.overhead import kernel_count
 from ..derive.transformer import prefill_operations
 
@@ -113,6 +113,9 @@ def build() -> Example:
         L_lin: vals[L] * 3 / 4, **dict(zip((k_top, n_idx, H_idx), map(Integer, EXAMPLE.sparse))),
         n_kern: kernel_count(prefill_operations(s.architecture, s.attention),
                              s.fusion).xreplace(vals),
+        # prefill beside decode (issue 30): the last chunk of the prompt beside 32 decodes
+        C: Integer(EXAMPLE.chunk), T_pre: Integer(t - EXAMPLE.chunk), B_d: Integer(32),
+        S: Integer(t), T_out: Integer(128), tau_tpot: Rational(1, 20), tau_ttft: Integer(1),
     })
     a, b = EXAMPLE.mix
     notes = {
@@ -147,11 +150,25 @@ def build() -> Example:
         L_lin: "3L/4: three linear-attention layers to one full, as Qwen3-Next",
         **{sym: "DeepSeek-V3.2's sparse attention (the model has none)"
            for sym in (k_top, n_idx, H_idx)},
+        T_pre: f"T − C: the last chunk of a {t}-token prompt", B_d: "an assumed 32 decodes",
+        S: "T: the decodes' context as long as the prompt", T_out: "an assumed 128 tokens",
+        tau_tpot: "an assumed 50 ms objective", tau_ttft: "an assumed 1 s objective",
     }
     missing = [n for n, info in CATALOGUE.items() if info.symbol not in vals]
     if missing:
         raise ValueError(f"the worked example gives no value to {', '.join(missing)}")
-    return Example(s, vals, notes, crossover_values(s))
+    return Example(s, vals, notes, {**crossover_values(s), **_serving(s, vals)})
+
+
+def _serving(s: Setting, vals: dict[Symbol, Expr]) -> dict[str, CrossoverValue]:
+    """The crossovers whose numbers a serving step gives (the TPOT budget's decodes, their
+    context, the chunk's offset and the objective), at the example's."""
+    from ..evaluate.crossover import crossover_at
+
+    extra = {sym.name: float(vals[sym]) if sym == tau_tpot else int(vals[sym])
+             for sym in (B_d, S, T_pre, tau_tpot)}
+    return {name: crossover_at(s, name, extra) for name, c in s.crossover_forms.items()
+            if c["kind"] == "deadline"}
 
 
 def _evaluate(expr: Expr, values: dict[Symbol, Expr]) -> float | Integer:

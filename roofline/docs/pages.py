@@ -148,6 +148,11 @@ TITLES: dict[str, tuple[str, str]] = {
                 "Time to first token as queueing plus prefill execution (DistServe's M/D/1 "
                 "model and the M/G/1 generalisation), the rates solved from it, and the roofline "
                 "times of batched and chunked prefill."),
+    "hybrid": ("Prefill beside decode",
+               "One engine step that holds a prefill chunk and decodes (Sarathi-Serve's hybrid "
+               "batch): its work, the decodes' TPOT, and a request's decode steps summed over "
+               "the growing KV cache. The largest chunk that meets a TPOT objective is the "
+               "crossover tpot_chunk_budget_tokens (crossovers page)."),
 }
 
 
@@ -216,6 +221,9 @@ def page(topic: str, entries: list[Entry], example: Example, hardware: Sequence[
     if topic == "overhead":
         lines.append("- [The bound and the estimate against published measurements]"
                      "(#estimate-table)")
+    if topic == "hybrid":
+        lines.append("- [Requests end to end against published throughput]"
+                     "(#validation-table)")
     for entry in entries:
         lines += ["", f'<a id="{anchor(entry.name)}"></a>', "", f"## `{entry.name}`", ""]
         lines.append(f"{md(entry.meaning[:1].upper() + entry.meaning[1:])}. "
@@ -234,6 +242,10 @@ def page(topic: str, entries: list[Entry], example: Example, hardware: Sequence[
         from .estimate_table import estimate_table
 
         lines += estimate_table()
+    if topic == "hybrid":
+        from .throughput_table import throughput_table
+
+        lines += throughput_table()
     return tidy(lines)
 
 

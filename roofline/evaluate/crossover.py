@@ -24,13 +24,15 @@ from typing import Any
 
 from ..codegen import call, names
 from ..errors import InputError
+from .absent import beyond, ends_note, never
 from .compiled import bind
 from .estimate import kernel_count
 from .roots import sign_changes
 from .setting import Setting
 from .solved import branch_root, choice_key, solve_branches
 
-__all__ = ["CrossoverValue", "crossover_values", "crossover_value", "solve_closed_forms"]
+__all__ = ["CrossoverValue", "crossover_values", "crossover_value", "crossover_at",
+           "solve_closed_forms"]
 
 _NO_FORM = {"root": "", "latex": "", "conditions": [], "names": []}
 
@@ -131,6 +133,14 @@ def crossover_value(setting: Setting, name: str,
     return _evaluate(name, c, vals, folding, setting)
 
 
+def crossover_at(setting: Setting, name: str, numbers: Mapping[str, Any]) -> CrossoverValue:
+    """One crossover of the catalogue for this setting with ``numbers`` of symbols the setting
+    does not give (a serving step's decodes and objective), by symbol name."""
+    c = setting.crossover_forms[name]
+    vals = {**_numbers(setting, "tp", c["unknown"])[0], **numbers}
+    return _evaluate(name, c, vals, _Bound(vals, c["unknown"]), setting)
+
+
 class _Bound:
     """The generated functions of a setting's crossovers as functions of the unknown ``x``
     alone, every other symbol from ``numbers``; each bound once."""
@@ -189,6 +199,9 @@ def _evaluate(name: str, c: dict[str, Any], vals: dict[str, Any], folding: _Boun
 
     # the tiled schedules' SRAM size M_sram, the interconnect's bandwidth beta_link: where the
     # device gives none, a crossover that uses it is not evaluated
+    if "tau_tpot" not in vals and c["kind"] == "deadline":
+        return absent("not evaluated: a serving objective; `roofline hybrid` gives the TPOT "
+                      "objective, the decodes and their context", evaluated=False)
     if "t_launch" not in vals and c["kind"] == "overhead":
         return absent(f"not evaluated: {setting.hardware.name} gives no [estimate] (the launch "
                       "and host overhead)", evaluated=False)
@@ -206,14 +219,14 @@ def _evaluate(name: str, c: dict[str, Any], vals: dict[str, Any], folding: _Boun
                       evaluated=False)
     branches: dict[float, str] = {}  # a guess's value → its branch, which holds there
     crossings = sign_changes(*_difference(c, folding), guesses=_guesses(c, folding, branches))
-    if c["kind"] == "overhead":  # a prompt holds a whole token: a root below one is no crossing
+    if c["kind"] in ("overhead", "deadline"):  # whole tokens: a root below one is no crossing
         crossings = [x for x in crossings if x >= 1]
     if not crossings:
-        return absent(_never(c, vals, folding, setting))
+        return absent(never(c, vals, folding, setting))
     first = crossings[0]
     ends = crossings[1] if len(crossings) > 1 else None
-    note = "; ".join(filter(None, [_ends_note(c, ends) if ends is not None else "",
-                                   _beyond(c, first, setting)]))
+    note = "; ".join(filter(None, [ends_note(c, ends) if ends is not None else "",
+                                   beyond(c, first, setting)]))
     key = branches[first] if first in branches else _choice(c, folding, first)
     shipped = c["roots"].get(key)
     exact = _real(shipped["value"], folding) if shipped else None
@@ -309,91 +322,3 @@ def _real(form: Any, folding: _Bound) -> float | None:
     except (ValueError, ZeroDivisionError, OverflowError, TypeError):  # no real value (a
         return None  # complex one, from a fractional power of a negative number: TypeError)
     return v if v > 0 and math.isfinite(v) else None
-
-
-def _beyond(c: dict[str, Any], x: float, setting: Setting) -> str:
-    """A note where a crossover in tokens lies past the model's context ("" within it)."""
-    context = setting.model.max_position
-    if c["unknown"] not in ("T", "T_ctx") or x <= context:
-        return ""
-    return f"beyond {setting.model.name}'s context of {context:,} tokens"
-
-
-def _ends_note(c: dict[str, Any], ends: float) -> str:
-    """Where the regime that the crossover opens closes again (the second root)."""
-    if c["kind"] == "intensity":
-        return f"memory-bound again from {ends:,.0f} {c['unit']}"
-    return f"the two sides are equal again at {ends:,.0f} {c['unit']}"
-
-
-def _never(c: dict[str, Any], vals: dict[str, Any], folding: _Bound,
-           setting: Setting) -> str:
-    x = c["unknown"]
-    grows, other = folding.one(c["grows"]), folding.one(c["other"])
-    window = _window_reason(c, vals)
-    if c["kind"] == "memory":
-        if grows(0) >= other(0):
-            held = "one device's share of the weights" if setting.parallel else \
-                "the weights alone"
-            return (f"never fits: {held} ({grows(0) / 1e9:.4g} GB) exceed the device memory "
-                    f"({other(0) / 1e9:.4g} GB)")
-        if window:
-            return (f"never: {window}, so the memory in use stops growing at "
-                    f"{grows(1e15) / 1e9:.4g} GB: it always fits")
-        return "never: it always fits"
-    if c["kind"] == "hidden":  # one side ahead at every prompt length
-        if grows(1e15) < other(1e15):
-            return ("never: the communication takes longer than the compute at every prompt "
-                    "length, so overlapped it is never hidden")
-        return ("always: the compute takes longer than the communication at every prompt "
-                "length, so overlapped it is always hidden")
-    if c["kind"] == "overhead":
-        return (f"never: the roofline time ({grows(1) * 1e3:.4g} ms at one token) already "
-                f"exceeds the overhead ({other(1) * 1e3:.4g} ms)")
-    if c["kind"] == "cache":
-        if window:
-            return f"never: {window}, so the working set stays within the cache"
-        return "never: the working set stays within the cache"
-    try:
-        ratio = grows(1e15) / other(1e15)
-    except ZeroDivisionError:
-        ratio = math.inf
-    if c["kind"] == "intensity":
-        level = _binding_level(c, folding, 1e15)
-        if level != "HBM":
-            return (f"never: its {level} traffic binds: as {x} → ∞ it reaches "
-                    f"{ratio * setting.peak / 1e12:,.4g} TFLOP/s, {ratio:.0%} of the peak")
-        return (f"never: the intensity tends to {ratio * setting.ridge:.4g} FLOP/byte as "
-                f"{x} → ∞, below the ridge {setting.ridge:.4g} FLOP/byte")
-    if window:
-        return f"never: {window}, and stays below (ratio {ratio:.3g} as {x} → ∞)"
-    return f"never: the left side stays below the right (ratio {ratio:.3g} as {x} → ∞)"
-
-
-_LEVEL_NAMES = (("beta_sram", "SRAM"), ("beta_l2", "L2"), ("beta_l3", "L3"), ("beta_hbm", "HBM"))
-
-
-def _binding_level(c: dict[str, Any], folding: _Bound, at: float) -> str:
-    """The memory level whose time is the largest where the unknown is ``at`` in the
-    crossover's memory time (the Max over levels' bytes/bandwidth), by its name: "HBM" where
-    there is no other."""
-    for atom in c["atoms"]:
-        args = atom["args"]
-        used = [_names_of(a) for a in args]
-        if atom["kind"] == "Max" and len(args) > 1 \
-                and all(any(n.startswith("beta_") for n in u) for u in used):
-            values = [float(folding.at(a, at)) for a in args]
-            slowest = used[values.index(max(values))]
-            return next(name for symbol, name in _LEVEL_NAMES if symbol in slowest)
-    return "HBM"
-
-
-def _window_reason(c: dict[str, Any], vals: dict[str, Any]) -> str:
-    """Why a sliding window can remove a crossover, in words; "" without a window in it."""
-    if "W" not in vals or "W" not in _names_of(c["grows"]):
-        return ""
-    w = vals["W"]
-    if c["kind"] == "memory":
-        return f"the sliding window keeps at most W = {w:,} tokens per windowed layer"
-    return (f"beyond the sliding window W = {w:,} tokens a windowed layer's attention grows "
-            "only as W·T, linearly like the projections")

@@ -48,7 +48,7 @@ def _ops(ops: list[Any]) -> list[dict[str, Any]]:
 # The parts of an architecture's forms, each a module of its own made on first use, so that a
 # command pays only for what it reads: a prefill the operations of its attention mode, a
 # crossover table the footprints.
-PARTS = ("decode", "footprints", *(f"prefill-{mode}" for mode in ATTENTION_MODES))
+PARTS = ("decode", "footprints", "hybrid", *(f"prefill-{mode}" for mode in ATTENTION_MODES))
 
 
 def sympy_part(arch: Architecture, caches: tuple[str, ...], part: str) -> dict[str, Any]:
@@ -60,6 +60,11 @@ def sympy_part(arch: Architecture, caches: tuple[str, ...], part: str) -> dict[s
     if part == "decode":
         return {"decode": _ops(decode_operations(arch)),
                 "decode_tp": _ops(parallel.device_decode_operations(arch))}
+    if part == "hybrid":  # a prefill chunk beside decodes, each attention mode's
+        from ..derive import hybrid
+
+        return {"hybrid": {} if hybrid.unsupported(arch) else {
+            mode: _ops(hybrid.hybrid_operations(arch, mode, caches)) for mode in ATTENTION_MODES}}
     if part == "footprints":
         from ..derive import workspace
 
@@ -177,7 +182,7 @@ class _Forms(Mapping[str, Any]):
     ``prefill_parallel`` by attention mode, the rest by key; a key reads only its own part (a
     part of :class:`_Parts` is made or read on first use)."""
 
-    _OWN = {"decode": ("decode", "decode_tp"),
+    _OWN = {"decode": ("decode", "decode_tp"), "hybrid": ("hybrid",),
             "footprints": ("weights", "kv_cache", "scores", "activations", "weights_parallel",
                            "kv_cache_tp", "kv_cache_parallel")}
 

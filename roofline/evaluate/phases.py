@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = ["roofline_time", "level_time", "timed", "OpResult", "PrefillPoint", "DecodeResult",
            "operations", "prefill_time", "prefill_columns", "exposed_fraction", "decode",
-           "check_prompts", "check_count", "footprint", "held_bytes", "memory_bytes", "check_memory",
+           "step_totals", "decode_operations", "check_prompts", "check_count", "footprint", "held_bytes", "memory_bytes", "check_memory",
            "activation_bytes", "peak_bytes"]
 
 
@@ -115,6 +115,12 @@ def operations(setting: Setting) -> list[CompiledOp]:
     return _compiled(setting, "prefill")
 
 
+def decode_operations(setting: Setting) -> list[CompiledOp]:
+    """The setting's decode step as functions of (T_ctx, T), numbers or numpy arrays; under
+    tensor parallelism one device's share with its all-reduces."""
+    return _compiled(setting, "decode")
+
+
 # kept for the settings asked for last (a check over thousands of settings keeps 64 of them)
 @lru_cache(maxsize=64)
 def _compiled(setting: Setting, phase: str) -> list[CompiledOp]:
@@ -195,6 +201,14 @@ def _totals(ops: list[OpResult], peak: float, bw: float) -> tuple[float, float, 
     f = sum(o.flops for o in ops)
     q = sum(o.bytes for o in ops)
     return sum(o.time_s for o in ops), f, q, f / q, bound(f, q, peak, bw)
+
+
+def step_totals(ops: list[CompiledOp], setting: Setting, *at: Any
+                ) -> tuple[float, float, float, float, str]:
+    """(time, FLOPs, bytes, intensity, bound) of the operations ``ops`` at the point ``at``,
+    each at its own roof on the setting's device."""
+    return _totals(_results(ops, setting.peak, setting.bandwidth, *at), setting.peak,
+                   setting.bandwidth)
 
 
 def exposed_fraction(compute: Any, communication: Any) -> Any:

@@ -51,9 +51,9 @@ def check_rate(rate: float, option: str = "rate") -> None:
                          shown(rate) if _number(rate) else rate)
 
 
-def check_slo(slo: float, option: str = "slo") -> None:
+def check_slo(slo: float, option: str = "slo", what: str = "the TTFT target") -> None:
     if not _positive(slo):
-        raise InputError(option, "the TTFT target must be a finite number of seconds > 0",
+        raise InputError(option, f"{what} must be a finite number of seconds > 0",
                          shown(slo) if _number(slo) else slo)
 
 

@@ -1,0 +1,86 @@
+"""``roofline hybrid`` and ``roofline request``: prefill inside a serving system.
+
+``hybrid``: a prefill chunk beside decodes in one engine step (Sarathi-Serve): the decodes'
+TPOT alone, the largest chunk that keeps it under ``--tpot``, a step with ``--chunk``, a
+``--prompt`` prefilled in chunks beside the decodes. ``request``: requests of ``--prompt``
+tokens in and ``--output`` out, end to end: prefill, decode steps over the growing cache,
+memory, throughput and its bound. Wiring only: :func:`roofline.hybrid` and
+:func:`roofline.request` compute, the results print.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from ..errors import InputError
+from .analyze import _options, add_setting_arguments, model_of
+from .ttft_options import _count, _real
+
+__all__ = ["register"]
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    h = subparsers.add_parser(
+        "hybrid", help="a prefill chunk beside decodes: TPOT, the chunk budget for an objective",
+        description=__doc__.splitlines()[2].strip())
+    add_setting_arguments(h)
+    h.add_argument("--decodes", type=_count, required=True, metavar="B_d",
+                   help="decode sequences in each step")
+    h.add_argument("--context", type=_count, required=True, metavar="S",
+                   help="tokens the decodes have cached")
+    h.add_argument("--tpot", type=_real, metavar="SECONDS",
+                   help="the TPOT objective: the largest chunk that meets it")
+    h.add_argument("--chunk", type=_count, metavar="C", help="a step with a chunk of C tokens")
+    h.add_argument("--done", type=_nonnegative, default=0, metavar="T_pre",
+                   help="tokens of the chunk's prompt prefilled before it (default 0)")
+    h.add_argument("--prompt", type=_count, metavar="T",
+                   help="a prompt of T tokens prefilled in chunks (of --chunk, else of the "
+                        "budget) beside the decodes")
+    h.add_argument("--json", action="store_true", help="print JSON")
+    h.set_defaults(run=_run_hybrid)
+    r = subparsers.add_parser(
+        "request", help="requests end to end: prefill, decode steps, throughput bound",
+        description="requests end to end: the prefill, the decode steps over the growing KV "
+                    "cache, memory, throughput and its bound")
+    add_setting_arguments(r)
+    r.add_argument("--prompt", type=_count, required=True, metavar="T", help="prompt tokens")
+    r.add_argument("--output", type=_count, required=True, metavar="T_out",
+                   help="output tokens (the first one the prefill's)")
+    r.add_argument("--json", action="store_true", help="print JSON")
+    r.set_defaults(run=_run_request)
+
+
+def _nonnegative(text: str) -> int:
+    """A whole number ≥ 0 in ASCII digits."""
+    if not (text.isascii() and text.isdigit()):
+        raise argparse.ArgumentTypeError(f"must be a whole number ≥ 0 in ASCII digits: {text!r}")
+    return int(text)
+
+
+def _run_hybrid(args: argparse.Namespace) -> int:
+    from ..api import hybrid
+
+    options = _options(args)
+    if options.pop("batch") != 1:
+        raise InputError("batch", "the step's decodes are --decodes; --batch stays 1",
+                         args.batch)
+    result = hybrid(args.hardware, model_of(args), decodes=args.decodes, context=args.context,
+                    tpot=args.tpot, chunk=args.chunk, done=args.done, prompt=args.prompt,
+                    **options)
+    _print(result, args.json)
+    return 0
+
+
+def _run_request(args: argparse.Namespace) -> int:
+    from ..api import request
+
+    result = request(args.hardware, model_of(args), prompt=args.prompt, output=args.output,
+                     **_options(args))
+    _print(result, args.json)
+    return 0
+
+
+def _print(result: object, as_json: bool) -> None:
+    print(json.dumps(result.as_dict(), indent=2, sort_keys=True) if as_json  # type: ignore
+          else result)

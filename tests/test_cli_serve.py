@@ -1,0 +1,68 @@
+"""``roofline hybrid`` and ``roofline request`` end to end: the numbers they print agree with
+the API's and with each other, and each bad input is one line with exit status 2."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from roofline import cli
+
+HYBRID = ["hybrid", "--hardware", "H100-SXM", "--model", "Llama-3-8B"]
+REQUEST = ["request", "--hardware", "H100-SXM", "--model", "Llama-3-8B"]
+
+
+def _json(capsys, argv):
+    assert cli.main(argv) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_hybrid_json_agrees_with_the_prefill_command(capsys):
+    """The decodes alone are `prefill`'s decode step at that batch and context."""
+    out = _json(capsys, [*HYBRID, "--decodes", "16", "--context", "4096", "--tpot", "0.02",
+                         "--json"])
+    table = _json(capsys, ["prefill", "--hardware", "H100-SXM", "--model", "Llama-3-8B",
+                           "--prompt", "4096", "--batch", "16", "--json"])
+    assert out["decodes_alone"]["time_s"] == pytest.approx(table["decode"]["time_s"])
+    b = out["budget"]
+    assert b["chunk"] + 1 == b["beyond"]["chunk"]
+    assert b["at"]["time_s"] <= 0.02 < b["beyond"]["time_s"]
+
+
+def test_hybrid_text_names_the_budget_and_its_crossover(capsys):
+    assert cli.main([*HYBRID, "--decodes", "32", "--context", "2048", "--tpot", "0.03",
+                     "--prompt", "4096"]) == 0
+    text = capsys.readouterr().out
+    assert "tpot_chunk_budget_tokens.kernel" in text and "over the objective" in text
+    assert "steps of up to" in text
+
+
+def test_request_text_and_json_agree(capsys):
+    out = _json(capsys, [*REQUEST, "--prompt", "2048", "--output", "128", "--batch", "8",
+                         "--json"])
+    assert cli.main([*REQUEST, "--prompt", "2048", "--output", "128", "--batch", "8"]) == 0
+    text = capsys.readouterr().out
+    assert f"in {127} steps" in text and f"{out['max_batch_at_prompt']:,} sequences" in text
+    assert out["total_s"] == pytest.approx(out["prefill_s"] + out["decode_s"])
+
+
+@pytest.mark.parametrize("argv, words", [
+    ([*HYBRID, "--decodes", "8", "--context", "100", "--tpot", "0"], "TPOT objective"),
+    ([*HYBRID, "--decodes", "8", "--context", "100", "--tpot", "-1"], "TPOT objective"),
+    ([*HYBRID, "--decodes", "8", "--context", "100", "--prompt", "500"], "needs a chunk"),
+    ([*HYBRID, "--decodes", "8", "--context", "100", "--batch", "4"], "batch"),
+    ([*HYBRID, "--decodes", "8", "--context", "100", "--tp", "2"], "one device"),
+    ([*HYBRID, "--decodes", "0", "--context", "100"], "positive integer"),
+    (["hybrid", "--hardware", "H100-SXM", "--model", "DeepSeek-V2-Lite", "--decodes", "8",
+      "--context", "100", "--tpot", "0.1"], "latent attention"),
+    ([*REQUEST, "--prompt", "100", "--output", "0"], "positive integer"),
+    ([*REQUEST, "--prompt", "100", "--output", "20000000"], "at most"),
+    ([*REQUEST, "--prompt", "100", "--output", "10", "--pp", "2"], "pp"),
+])
+def test_bad_input_is_one_line(capsys, argv, words):
+    assert cli.main(argv) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    err = captured.err.strip()
+    assert "\n" not in err and err.startswith("roofline: error:") and words in err
