@@ -112,7 +112,9 @@ def test_time_writes_its_crossover_tables(capsys, tmp_path):
         base, _, mode = name.partition(".")
         cell = table[crossover_label(base)][1 if mode in ("", "kernel") else headers.index(mode)]
         if not v.exists:
-            assert cell == ("– (one device)" if not v.evaluated else "weights alone exceed "
+            unevaluated = "– (roofline hybrid: a TPOT objective)" if name.startswith("tpot_") \
+                else "– (one device)"
+            assert cell == (unevaluated if not v.evaluated else "weights alone exceed "
                             "memory" if v.reason.startswith("never fits") else "never"), name
             continue
         if v.unit != "tokens":
@@ -225,7 +227,7 @@ def test_bad_options_are_one_line(capsys, tmp_path, monkeypatch, argv, message):
 @pytest.mark.parametrize("argv, message", [
     (["plot", "bogus"], "roofline: error: plot: argument KIND: invalid choice: 'bogus' "
                         "(choose from 'roofline', 'time', 'attention', 'phases', 'ttft', "
-                        "'scaling', 'shapes')"),
+                        "'tpot', 'scaling', 'shapes')"),
     (["plot", "time", "--model", "Llama-3-8B", "-o", "x.png"],
      "roofline: error: plot time: the following arguments are required: --hardware"),
 ])

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 __all__ = ["register", "run"]
 
-KINDS = ("roofline", "time", "attention", "phases", "ttft", "scaling", "shapes")
+KINDS = ("roofline", "time", "attention", "phases", "ttft", "tpot", "scaling", "shapes")
 _HELP = {
     "roofline": "the roofline: ceilings per data type, a prefill's operations and decode steps",
     "time": "prefill time against prompt length, per operation class, each crossover a "
@@ -35,6 +35,9 @@ _HELP = {
               "the device file's [estimate] tiles; --max-prompt sets the axis (default 2,048)",
     "ttft": "time to first token against arrival rate (execution and queueing); the options of "
             "roofline ttft, --rate optional",
+    "tpot": "the decodes' TPOT against the prefill chunk beside them in one step (Sarathi-Serve's "
+            "hybrid batch), a curve per count of decodes, the TPOT objective and each curve's "
+            "chunk budget marked; one device",
 }
 
 # The figures with a prompt-length axis: what --max-prompt's default is on each.
@@ -114,9 +117,50 @@ def register(sub: argparse._SubParsersAction) -> None:
                            help="output file; its extension names the format; a missing folder "
                                 "is created")
             _dpi_argument(k)
+        elif kind == "tpot":
+            _tpot_arguments(k)
         else:
             _figure_arguments(k, kind)
         k.set_defaults(run=run)
+
+
+def _tpot_arguments(p: argparse.ArgumentParser) -> None:
+    from .serve import _nonnegative
+    from .ttft_options import _count, _real
+
+    add_setting_arguments(p)
+    p.add_argument("--decodes", required=True, metavar="B_d[,B_d...]",
+                   help="decode sequences beside the chunk, a curve each (one to six)")
+    p.add_argument("--context", type=_count, required=True, metavar="S",
+                   help="tokens the decodes have cached")
+    p.add_argument("--tpot", type=_real, required=True, metavar="SECONDS",
+                   help="the TPOT objective")
+    p.add_argument("--done", type=_nonnegative, default=0, metavar="T_pre",
+                   help="tokens of the chunk's prompt prefilled before it (default 0)")
+    p.add_argument("--max-chunk", type=_count, metavar="N",
+                   help="the longest chunk on the axis (default: 1.5 times the largest budget)")
+    p.add_argument("-o", "--output", required=True, metavar="FILE",
+                   help="output file; its extension names the format; a missing folder is "
+                        "created")
+    _dpi_argument(p)
+
+
+def _tpot_figure(args: argparse.Namespace, size: str | float):
+    from ..api import hybrid
+    from ..errors import InputError
+    from ..plot.tpot import tpot_figure
+    from .analyze import _options, model_of
+
+    decodes = parse_ints(args.decodes, "--decodes")
+    options = _options(args)
+    if options.pop("batch") != 1:
+        raise InputError("batch", "the step's decodes are --decodes; --batch stays 1",
+                         args.batch)
+    first = hybrid(args.hardware, model_of(args), decodes=decodes[0], context=args.context,
+                   tpot=args.tpot, done=args.done, **options)  # roofline hybrid's checks
+    s = first.setting
+    return tpot_figure(s, decodes, args.context, args.tpot, args.done, args.max_chunk,
+                       size), [s]
 
 
 def _settings(args: argparse.Namespace, batch: int = 1) -> list:
@@ -193,6 +237,9 @@ def run(args: argparse.Namespace) -> int:
             raise InputError("--hardware", "the ttft figure takes one device", args.hardware)
         fig, settings = _ttft_figure(args, size)
         what = f"ttft: {args.model} on {args.hardware}"
+    elif args.kind == "tpot":
+        fig, settings = _tpot_figure(args, size)
+        what = f"tpot: {settings[0].model.name} on {settings[0].hardware.name}"
     else:
         from .. import plot
 

@@ -73,6 +73,8 @@ def _cell(v: CrossoverValue, tags: tuple[str, str | None] | None) -> str:
     another mode), 'never', 'weights alone exceed memory' (:func:`roofline.tables.absent`),
     '326 sequences', '0.2 devices (fits on one)' (as ``roofline crossover`` words it)."""
     if not v.exists:
+        if v.reason.startswith("not evaluated: a serving objective"):
+            return "– (roofline hybrid: a TPOT objective)"
         return "– (one device)" if v.reason.startswith("one device") else \
             absent(v.reason, v.evaluated)
     if v.unit != "tokens":

@@ -1,0 +1,58 @@
+"""The TPOT figure (roofline plot tpot): what it draws is the hybrid step's numbers, each budget
+at the objective, and bad options are one line."""
+
+from __future__ import annotations
+
+import pytest
+
+from roofline import cli
+
+
+@pytest.fixture(scope="module")
+def drawn():
+    from roofline.api import setting
+    from roofline.plot import _style
+    from roofline.plot.tpot import tpot_figure
+
+    _style.headless()
+    s = setting("H100-SXM", "Llama-3-8B")
+    return s, tpot_figure(s, [8, 64], 4096, 0.04, done=512)
+
+
+def _line(fig, gid):
+    return next(line for line in fig.axes[0].lines if line.get_gid() == gid)
+
+
+def test_the_curves_start_at_the_decode_step(drawn):
+    from dataclasses import replace
+
+    from roofline.evaluate.phases import decode
+
+    s, fig = drawn
+    for count in (8, 64):
+        x, y = _line(fig, f"tpot.{count}").get_data()
+        assert x[0] == 0
+        assert y[0] == pytest.approx(decode(replace(s, batch=count), 4096).time_s * 1e3)
+
+
+def test_each_budget_dot_is_under_the_objective_and_the_next_token_over(drawn):
+    from roofline.serving.hybrid import step
+
+    s, fig = drawn
+    for count in (8, 64):
+        (c,), (t,) = _line(fig, f"budget.{count}").get_data()
+        assert t <= 40 < step(s, int(c) + 1, 512, count, 4096).time_s * 1e3
+    (_, _), (y, _) = _line(fig, "objective").get_data()
+    assert y == pytest.approx(40)
+
+
+@pytest.mark.parametrize("extra, words", [
+    (["--decodes", "1,2,3,4,5,6,7"], "one to six"), (["--decodes", "8", "--tp", "2"], "one device"),
+    (["--decodes", "0"], "--decodes")])
+def test_bad_options_are_one_line(tmp_path, capsys, extra, words):
+    argv = ["plot", "tpot", "--hardware", "H100-SXM", "--model", "Llama-3-8B", "--context",
+            "1024", "--tpot", "0.05", "-o", str(tmp_path / "f.png"), *extra]
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and words in err
+    assert not (tmp_path / "f.png").exists()
