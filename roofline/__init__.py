@@ -15,7 +15,8 @@ from ._lazy import lazy
 _WHERE = {
     "prefill": "api", "prefill_columns": "api", "crossovers": "api", "setting": "api",
     "PrefillTable": "api",
-    "CrossoverTable": "api", "ttft": "api", "hybrid": "api", "request": "api", "TTFTResult": "api", "catalogue": "catalog",
+    "CrossoverTable": "api", "ttft": "api", "hybrid": "api", "request": "api",
+    "goodput": "api", "TTFTResult": "api", "catalogue": "catalog",
     "get": "catalog",
     "RooflineError": "errors", "load_hardware": "specs.hardware",
     "list_hardware": "specs.hardware", "load_model": "specs.model", "list_models": "specs.model",

@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # annotations only: a command imports the parts it runs
     from .specs.network import Network
 
 __all__ = ["setting", "prefill", "prefill_columns", "crossovers", "ttft", "hybrid", "request",
+           "goodput",
            "PrefillTable", "CrossoverTable", "TTFTResult"]
 
 
@@ -333,14 +334,22 @@ def hybrid(hardware: str | Hardware, model: str | ModelShape, *, decodes: int, c
     s = setting(hardware, model, **options)
     if tpot is not None:
         checks.check_slo(tpot, "tpot", "the TPOT objective")
+    if done and chunk is None and tpot is None:
+        raise InputError("done", "places a chunk: give chunk or tpot with it", done)
+    if prompt is not None and chunk is None and tpot is None:
+        raise InputError("prompt", "needs a chunk: give chunk, or a tpot objective whose "
+                         "budget sets each chunk", prompt)
     b = h.budget(s, decodes, context, tpot, done) if tpot is not None else None
     one = h.step(s, chunk, done, decodes, context) if chunk is not None else None
-    size = chunk if chunk is not None else (b.chunk if b is not None else None)
-    if prompt is not None and size is None:
-        raise InputError("prompt", "needs a chunk: give chunk, or a tpot objective whose "
-                         "budget some chunk meets", prompt)
-    chunked = h.chunked_prompt(s, prompt, size, decodes, context) if prompt is not None \
-        else None
+    chunked = None if prompt is None else h.chunked_prompt(s, prompt, chunk, decodes, context,
+                                                           tpot)
+    longest = max(context + (len(chunked.steps) if chunked else 1), done + (chunk or 0),
+                  prompt or 0, done + (b.chunk or 0) if b else 0)
+    for message in (s.model.beyond_context(longest, f"hybrid: {longest} tokens"),
+                    evaluate.check_memory(replace(s, batch=decodes), context + 1,
+                                          "the decodes' step", "decode")):
+        if message:
+            warnings.warn(message, stacklevel=2)
     return h.HybridResult(s, h.step(s, 0, 0, decodes, context), b, one, chunked)
 
 
@@ -354,7 +363,31 @@ def request(hardware: str | Hardware, model: str | ModelShape, *, prompt: int, o
 
     s = setting(hardware, model, **options)
     out = run(s, prompt, output)
-    message = evaluate.check_memory(s, prompt + output - 1, "the last decode step", "decode")
-    if message:
-        warnings.warn(message, stacklevel=2)
+    end = prompt + output - 1
+    for message in (s.model.beyond_context(end, f"request: {end} tokens at its end"),
+                    evaluate.check_memory(s, end, "the last decode step", "decode")):
+        if message:
+            warnings.warn(message, stacklevel=2)
     return out
+
+
+def goodput(hardware: str | Hardware, model: str | ModelShape, *, prompt: int, output: int,
+            ttft: float, tpot: float, attainment: float = 0.9, devices: int = 8,
+            link_bandwidth: float | None = None, **options: Any) -> Any:
+    """Goodput per device of a disaggregated prefill–decode pair (each side's tensor and
+    pipeline degrees searched up to ``devices``, the KV cache sent between them over the
+    interconnect, or at ``link_bandwidth`` bytes/s a link) against one colocated device with
+    chunked prefill, for requests of ``prompt`` and ``output`` tokens under a ``ttft`` and a
+    ``tpot`` objective (seconds) met by ``attainment`` of the requests
+    (:mod:`roofline.serving.goodput`). ``options`` as :func:`setting`, without splits."""
+    from .serving import checks
+    from .serving.goodput import goodput as run
+
+    for value, name in ((prompt, "prompt"), (output, "output"), (devices, "devices")):
+        evaluate.check_count(value, name)
+    checks.check_slo(ttft, "ttft", "the TTFT objective")
+    checks.check_slo(tpot, "tpot", "the TPOT objective")
+    with warnings.catch_warnings():  # one device's weights too large: the search weighs it
+        warnings.simplefilter("ignore")
+        s = setting(hardware, model, **options)
+    return run(s, prompt, output, ttft, tpot, attainment, devices, link_bandwidth)

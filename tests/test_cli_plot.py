@@ -227,7 +227,7 @@ def test_bad_options_are_one_line(capsys, tmp_path, monkeypatch, argv, message):
 @pytest.mark.parametrize("argv, message", [
     (["plot", "bogus"], "roofline: error: plot: argument KIND: invalid choice: 'bogus' "
                         "(choose from 'roofline', 'time', 'attention', 'phases', 'ttft', "
-                        "'tpot', 'scaling', 'shapes')"),
+                        "'tpot', 'goodput', 'scaling', 'shapes')"),
     (["plot", "time", "--model", "Llama-3-8B", "-o", "x.png"],
      "roofline: error: plot time: the following arguments are required: --hardware"),
 ])

@@ -11,6 +11,8 @@ from roofline import cli
 
 HYBRID = ["hybrid", "--hardware", "H100-SXM", "--model", "Llama-3-8B"]
 REQUEST = ["request", "--hardware", "H100-SXM", "--model", "Llama-3-8B"]
+GOODPUT = ["goodput", "--hardware", "A100-80GB-SXM", "--model", "OPT-13B", "--prompt", "512",
+           "--output", "128", "--ttft", "0.25", "--tpot", "0.1"]
 
 
 def _json(capsys, argv):
@@ -58,7 +60,14 @@ def test_request_text_and_json_agree(capsys):
       "--context", "100", "--tpot", "0.1"], "latent attention"),
     ([*REQUEST, "--prompt", "100", "--output", "0"], "positive integer"),
     ([*REQUEST, "--prompt", "100", "--output", "20000000"], "at most"),
-    ([*REQUEST, "--prompt", "100", "--output", "10", "--pp", "2"], "pp"),
+    ([*REQUEST, "--prompt", "100", "--output", "10", "--pp", "2"], "--pp"),
+    ([*REQUEST, "--prompt", "100", "--output", "10", "--cp", "2"], "--cp"),
+    ([*HYBRID, "--decodes", "8", "--context", "100", "--pp", "2"], "--pp"),
+    ([*HYBRID, "--decodes", "8", "--context", "100", "--done", "50"], "--done"),
+    ([*REQUEST, "--prompt", "100", "--output", "99999999999"], "10,000,000"),
+    ([*GOODPUT, "--attainment", "1"], "attainment"),
+    ([*GOODPUT, "--tp", "2"], "searches the parallelism"),
+    ([*GOODPUT[:7], "--output", "1", "--ttft", "0.25", "--tpot", "0.1"], "at least 2"),
 ])
 def test_bad_input_is_one_line(capsys, argv, words):
     assert cli.main(argv) == 2
@@ -66,3 +75,23 @@ def test_bad_input_is_one_line(capsys, argv, words):
     assert captured.out == ""
     err = captured.err.strip()
     assert "\n" not in err and err.startswith("roofline: error:") and words in err
+
+
+def test_goodput_text_and_json_agree(capsys):
+    out = _json(capsys, [*GOODPUT, "--json"])
+    assert cli.main(GOODPUT) == 0
+    text = capsys.readouterr().out
+    assert f"better         {out['winner']}" in text
+    assert f"TP {out['prefill']['tp']} PP {out['prefill']['pp']}" in text
+    assert out["disaggregated_per_device"] == pytest.approx(
+        1 / (out["prefill"]["devices"] / out["prefill"]["rate_per_s"]
+             + out["decode"]["devices"] / out["decode"]["rate_per_s"]))
+
+
+def test_hybrid_prompt_under_a_budget_meets_the_objective(capsys):
+    """Each chunk the budget at its own offset: no step over the objective."""
+    out = _json(capsys, [*HYBRID, "--decodes", "32", "--context", "2048", "--tpot", "0.05",
+                         "--prompt", "8192", "--json"])
+    steps = out["prompt"]["steps"]
+    assert sum(s["chunk"] for s in steps) == 8192
+    assert all(s["time_s"] <= 0.05 for s in steps) and out["prompt"]["slowest_step_s"] <= 0.05

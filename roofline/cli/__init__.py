@@ -34,10 +34,11 @@ _STOPPED = {2: "interrupted", 15: "terminated (SIGTERM)", 1: "terminated (SIGHUP
 
 # Sub-command modules, in the order ``roofline --help`` lists them.
 _COMMANDS = ("report", "derive", "hardware", "model", "prefill", "crossover", "plot", "ttft",
-             "hybrid", "request", "docs", "measure", "validate")
+             "hybrid", "request", "goodput", "docs", "measure", "validate")
 # Commands that share a module with another.
 _MODULES = {"hardware": "specs", "model": "specs", "prefill": "analyze", "crossover": "analyze",
-            "validate": "measure", "hybrid": "serve", "request": "serve"}
+            "validate": "measure", "hybrid": "serve", "request": "serve",
+            "goodput": "serve"}
 
 
 class _Formatter(argparse.HelpFormatter):

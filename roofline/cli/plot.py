@@ -18,7 +18,8 @@ if TYPE_CHECKING:
 
 __all__ = ["register", "run"]
 
-KINDS = ("roofline", "time", "attention", "phases", "ttft", "tpot", "scaling", "shapes")
+KINDS = ("roofline", "time", "attention", "phases", "ttft", "tpot", "goodput", "scaling",
+         "shapes")
 _HELP = {
     "roofline": "the roofline: ceilings per data type, a prefill's operations and decode steps",
     "time": "prefill time against prompt length, per operation class, each crossover a "
@@ -38,6 +39,9 @@ _HELP = {
     "tpot": "the decodes' TPOT against the prefill chunk beside them in one step (Sarathi-Serve's "
             "hybrid batch), a curve per count of decodes, the TPOT objective and each curve's "
             "chunk budget marked; one device",
+    "goodput": "requests meeting both objectives against the request rate per device, for a "
+               "disaggregated prefill-decode pair and a colocated device, each goodput marked; "
+               "the options of roofline goodput",
 }
 
 # The figures with a prompt-length axis: what --max-prompt's default is on each.
@@ -119,6 +123,14 @@ def register(sub: argparse._SubParsersAction) -> None:
             _dpi_argument(k)
         elif kind == "tpot":
             _tpot_arguments(k)
+        elif kind == "goodput":
+            from .serve import add_goodput_arguments
+
+            add_goodput_arguments(k)
+            k.add_argument("-o", "--output-file", dest="figure", required=True, metavar="FILE",
+                           help="output file; its extension names the format; a missing folder "
+                                "is created")
+            _dpi_argument(k)
         else:
             _figure_arguments(k, kind)
         k.set_defaults(run=run)
@@ -220,7 +232,8 @@ def run(args: argparse.Namespace) -> int:
 
     from ..plot import data
 
-    out = _style.check_output(args.output)  # before any work: a bad extension fails at once
+    target = args.figure if args.kind == "goodput" else args.output
+    out = _style.check_output(target)  # before any work: a bad extension fails at once
     tables = _crossover_files(out) if args.kind == "time" else []
     size = args.size if args.width is None else args.width
     try:
@@ -240,6 +253,14 @@ def run(args: argparse.Namespace) -> int:
     elif args.kind == "tpot":
         fig, settings = _tpot_figure(args, size)
         what = f"tpot: {settings[0].model.name} on {settings[0].hardware.name}"
+    elif args.kind == "goodput":
+        from ..api import goodput
+        from ..plot.goodput import goodput_figure
+        from .serve import goodput_options
+
+        result = goodput(**goodput_options(args))
+        fig, settings = goodput_figure(result, size), [result.setting]
+        what = f"goodput: {result.setting.model.name} on {result.setting.hardware.name}"
     else:
         from .. import plot
 

@@ -1,11 +1,13 @@
-"""``roofline hybrid`` and ``roofline request``: prefill inside a serving system.
+"""``roofline hybrid``, ``roofline request`` and ``roofline goodput``: prefill inside a serving
+system.
 
 ``hybrid``: a prefill chunk beside decodes in one engine step (Sarathi-Serve): the decodes'
 TPOT alone, the largest chunk that keeps it under ``--tpot``, a step with ``--chunk``, a
 ``--prompt`` prefilled in chunks beside the decodes. ``request``: requests of ``--prompt``
 tokens in and ``--output`` out, end to end: prefill, decode steps over the growing cache,
-memory, throughput and its bound. Wiring only: :func:`roofline.hybrid` and
-:func:`roofline.request` compute, the results print.
+memory, throughput and its bound. ``goodput``: a disaggregated prefill-decode pair against a
+colocated device, per device. Wiring only: :func:`roofline.hybrid`, :func:`roofline.request`
+and :func:`roofline.goodput` compute, the results print.
 """
 
 from __future__ import annotations
@@ -23,7 +25,10 @@ __all__ = ["register"]
 def register(subparsers: argparse._SubParsersAction) -> None:
     h = subparsers.add_parser(
         "hybrid", help="a prefill chunk beside decodes: TPOT, the chunk budget for an objective",
-        description=__doc__.splitlines()[2].strip())
+        description="a prefill chunk beside decodes in one engine step (Sarathi-Serve's hybrid "
+                    "batch): the decodes' TPOT alone, the largest chunk that keeps it under "
+                    "--tpot, a step with --chunk, a --prompt prefilled in chunks beside the "
+                    "decodes; one device")
     add_setting_arguments(h)
     h.add_argument("--decodes", type=_count, required=True, metavar="B_d",
                    help="decode sequences in each step")
@@ -49,6 +54,46 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="output tokens (the first one the prefill's)")
     r.add_argument("--json", action="store_true", help="print JSON")
     r.set_defaults(run=_run_request)
+    g = subparsers.add_parser(
+        "goodput", help="disaggregated prefill and decode against colocated, per device",
+        description="goodput per device (requests/s meeting both objectives at an attainment) "
+                    "of a disaggregated prefill-decode pair, each side's TP and PP searched, "
+                    "against one colocated device with chunked prefill (DistServe §4)")
+    add_goodput_arguments(g)
+    g.add_argument("--json", action="store_true", help="print JSON")
+    g.set_defaults(run=_run_goodput)
+
+
+def add_goodput_arguments(g: argparse.ArgumentParser) -> None:
+    """The options of ``roofline goodput`` and ``roofline plot goodput``."""
+    add_setting_arguments(g)
+    g.add_argument("--prompt", type=_count, required=True, metavar="T", help="prompt tokens")
+    g.add_argument("--output", type=_count, required=True, metavar="T_out",
+                   help="output tokens (at least 2)")
+    g.add_argument("--ttft", type=_real, required=True, metavar="SECONDS",
+                   help="the TTFT objective")
+    g.add_argument("--tpot", type=_real, required=True, metavar="SECONDS",
+                   help="the TPOT objective")
+    g.add_argument("--attainment", type=_real, default=0.9, metavar="FRACTION",
+                   help="the fraction of requests that must meet the TTFT (default 0.9)")
+    g.add_argument("--devices", type=_count, default=8, metavar="N",
+                   help="the most devices one instance may take (default 8: a node)")
+
+
+def goodput_options(args: argparse.Namespace) -> dict:
+    """The keyword arguments of :func:`roofline.goodput` from the parsed options (the setting's
+    splits and batch refused: the search sets them)."""
+    options = _options(args)
+    if options.pop("batch") != 1:
+        raise InputError("batch", "goodput sets the decode batch itself; --batch stays 1",
+                         args.batch)
+    for split in ("tp", "pp", "ep", "cp"):
+        if options.pop(split) != 1:
+            raise InputError(split, "goodput searches the parallelism itself: give no --tp, "
+                             "--pp, --ep or --cp", getattr(args, split))
+    return {"hardware": args.hardware, "model": model_of(args), "prompt": args.prompt,
+            "output": args.output, "ttft": args.ttft, "tpot": args.tpot,
+            "attainment": args.attainment, "devices": args.devices, **options}
 
 
 def _nonnegative(text: str) -> int:
@@ -78,6 +123,13 @@ def _run_request(args: argparse.Namespace) -> int:
     result = request(args.hardware, model_of(args), prompt=args.prompt, output=args.output,
                      **_options(args))
     _print(result, args.json)
+    return 0
+
+
+def _run_goodput(args: argparse.Namespace) -> int:
+    from ..api import goodput
+
+    _print(goodput(**goodput_options(args)), args.json)
     return 0
 
 

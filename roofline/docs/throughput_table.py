@@ -38,7 +38,9 @@ def throughput_checks() -> list[ThroughputCheck]:
     for m in load_throughput_measurements():
         with warnings.catch_warnings():  # a batch that outgrows the memory: said in the table
             warnings.simplefilter("ignore")
-            s = setting(m.device, m.model, dtype=m.dtype, batch=m.batch)
+            # TensorRT-LLM folds the element-wise operations into its kernels: the bound with
+            # them fused moves fewer bytes, the lower (more permissive) of the two
+            s = setting(m.device, m.model, dtype=m.dtype, batch=m.batch, fusion="elementwise")
         r = request(s, m.prompt_tokens, m.output_tokens)
         out.append(ThroughputCheck(m, r.total_s, r.max_batch_at_end >= m.batch))
     return out
@@ -61,7 +63,8 @@ def throughput_table() -> list[str]:
             md(f"{len(checks)} rows of published output-token throughput at a stated batch "
                "(published/throughput.toml): a static batch of B requests generates B·output "
                "tokens in B·output/throughput seconds, its prefill and its decode steps; the "
-               "bound is `roofline request` at the same batch. "
+               "bound is `roofline request` at the same batch, the element-wise operations "
+               "fused (`--fusion elementwise`, as TensorRT-LLM runs them). "
                + (f"{len(beaten)} rows beat the bound" if beaten else
                   "No row beats its bound")
                + f"; bound/measured runs from {low:.2f} to {high:.2f}: the engine reaches "

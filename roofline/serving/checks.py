@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from numbers import Integral, Real
+from typing import Any
 
 from ..errors import InputError
 from ..specs.distribution import MAX_TOKENS, is_tokens
@@ -92,3 +93,10 @@ def check_chunk(chunk: int, prompt: int, option: str = "chunk") -> None:
     if -(-prompt // chunk) > MAX_CHUNKS:
         raise InputError(option, f"at most {MAX_CHUNKS:,} chunks: for {prompt:,} tokens, "
                          f"chunks of at least {-(-prompt // MAX_CHUNKS):,} tokens", chunk)
+
+
+def first_split(setting: Any) -> tuple[str, int]:
+    """The first of the setting's parallel degrees above 1, by its option's name, and its
+    value: what an error names where a command models one device."""
+    return next((name, getattr(setting, name)) for name in ("tp", "pp", "ep", "cp")
+                if getattr(setting, name) > 1)

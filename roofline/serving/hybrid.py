@@ -13,6 +13,7 @@ them; in ideal and naive attention the two agree: the floor of the closed form's
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 
@@ -21,7 +22,7 @@ from ..evaluate.compiled import CompiledOp, compile_ops
 from ..evaluate.phases import check_count, step_totals
 from ..evaluate.setting import Setting
 from ..tables import si
-from .checks import shown
+from .checks import first_split, shown
 
 __all__ = ["Step", "Budget", "ChunkedPrompt", "HybridResult", "step", "budget",
            "chunked_prompt"]
@@ -101,8 +102,9 @@ def _ops(setting: Setting) -> list[CompiledOp]:
         raise InputError("model", f"the hybrid step is not derived for {reason}",
                          setting.model.name)
     if setting.parallel:
-        raise InputError("tp", "the hybrid step is evaluated on one device: give tp, pp, ep "
-                         "and cp 1", max(setting.tp, setting.pp, setting.ep, setting.cp))
+        name, value = first_split(setting)
+        raise InputError(name, "the hybrid step is evaluated on one device: give tp, pp, ep "
+                         "and cp 1", value)
     setting.check_attention()
     forms = setting.forms["hybrid"][setting.attention]
     return compile_ops(forms, setting.numbers(), _FREE, setting.level_bandwidths)
@@ -145,16 +147,29 @@ def budget(setting: Setting, decodes: int, context: int, objective: float,
                   low if at else None, at, step(setting, low + 1, done, decodes, context))
 
 
-def chunked_prompt(setting: Setting, prompt: int, chunk: int, decodes: int,
-                   context: int) -> ChunkedPrompt:
-    """A ``prompt``-token prompt in chunks of ``chunk`` tokens beside ``decodes`` decodes."""
+def chunked_prompt(setting: Setting, prompt: int, chunk: int | None, decodes: int,
+                   context: int, objective: float | None = None) -> ChunkedPrompt:
+    """A ``prompt``-token prompt in chunks of ``chunk`` tokens beside ``decodes`` decodes; with
+    ``objective`` (and no ``chunk``) each chunk the budget at its own offset, which shrinks as
+    the chunk's attention reads more of its prompt: the decodes' TPOT meets it at every step."""
     check_count(prompt, "prompt")
-    check_count(chunk, "chunk")
-    steps = tuple(step(setting, min(chunk, prompt - o), o, decodes, context + k)
-                  for k, o in enumerate(range(0, prompt, chunk)))
+    steps: list[Step] = []
+    done = 0
+    while done < prompt:
+        size = chunk
+        if size is None:
+            b = budget(setting, decodes, context + len(steps), objective, done)
+            if b.chunk is None:
+                raise InputError("tpot", f"no chunk after {done:,} tokens of the prompt meets "
+                                 f"the objective ({b.reason})", objective)
+            size = b.chunk
+        steps.append(step(setting, min(size, prompt - done), done, decodes,
+                          context + len(steps)))
+        done += steps[-1].chunk
     alone = step(setting, prompt, 0, 0, context)  # one chunk of the whole prompt, no decodes
-    return ChunkedPrompt(prompt, chunk, decodes, steps, sum(s.time_s for s in steps),
-                         max(s.time_s for s in steps), alone.time_s)
+    return ChunkedPrompt(prompt, max(s.chunk for s in steps), decodes, tuple(steps),
+                         sum(s.time_s for s in steps), max(s.time_s for s in steps),
+                         alone.time_s)
 
 
 @dataclass(frozen=True)
@@ -171,12 +186,12 @@ class HybridResult:
     def as_dict(self) -> dict[str, object]:
         s, p = self.setting, self.prompt
         return {"hardware": s.hardware.name, "model": s.model.name, "dtype": s.dtype,
-                "attention": s.attention, "decodes_alone": self.alone.as_dict(),
+                "precision": dict(s.precision), "fusion": s.fusion, "attention": s.attention, "decodes_alone": self.alone.as_dict(),
                 "budget": self.budget.as_dict() if self.budget else None,
                 "step": self.step.as_dict() if self.step else None,
                 "prompt": None if p is None else {
                     "prompt": p.prompt, "chunk": p.chunk, "decodes": p.decodes,
-                    "steps": len(p.steps), "total_s": p.total_s,
+                    "steps": [t.as_dict() for t in p.steps], "total_s": p.total_s,
                     "slowest_step_s": p.slowest_step_s, "one_shot_s": p.one_shot_s}}
 
     def __str__(self) -> str:
@@ -188,17 +203,25 @@ class HybridResult:
         if self.budget is not None:
             lines += _budget_lines(self.budget)
         if self.step is not None:
-            t = self.step
-            lines.append(f"  with a chunk   of {t.chunk:,} tokens ({_after(t.done)}): "
+            t, b = self.step, self.budget
+            over = ", over the TPOT objective" if b and t.time_s > b.objective_s else ""
+            lines.append(f"  with a chunk   of {_tokens(t.chunk)} ({_after(t.done)}): "
                          f"{si(t.time_s, 's')} a step ({t.bound}-bound; {si(t.flops, 'FLOP')}, "
-                         f"{si(t.bytes, 'B')})")
+                         f"{si(t.bytes, 'B')}){over}")
         if self.prompt is not None:
             p = self.prompt
-            lines.append(f"  a prompt       of {p.prompt:,} tokens in {len(p.steps)} steps of up "
-                         f"to {p.chunk:,} beside the decodes: {si(p.total_s, 's')} to its "
-                         f"first token (one-shot with no decodes {si(p.one_shot_s, 's')}); the decodes' "
-                         f"TPOT at most {si(p.slowest_step_s, 's')}")
+            how = " (each the budget at its offset)" if self.budget and self.step is None \
+                else ""
+            lines.append(f"  a prompt       of {_tokens(p.prompt)} in {len(p.steps)} "
+                         f"step{'s' if len(p.steps) > 1 else ''} of up to {p.chunk:,} beside "
+                         f"the decodes{how}: {si(p.total_s, 's')} to its first token (one-shot "
+                         f"with no decodes {si(p.one_shot_s, 's')}); the decodes' TPOT at most "
+                         f"{si(p.slowest_step_s, 's')}")
         return "\n".join(lines)
+
+
+def _tokens(n: int) -> str:
+    return f"{n:,} token{'s' if n != 1 else ''}"
 
 
 def _after(done: int) -> str:
@@ -210,9 +233,13 @@ def _budget_lines(b: Budget) -> list[str]:
     if b.chunk is None:
         return [head + (b.reason or "no chunk meets it")]
     assert b.at is not None and b.beyond is not None
+    relaxed = "; the tiled block counts relaxed, whole in the step's time" \
+        if b.crossover.rpartition(".")[2] not in ("ideal", "naive") else ""
+    digits = max(6, 3 - int(math.floor(math.log10(max(b.beyond.time_s / b.objective_s - 1,
+                                                          1e-15)))))
     return [head + f"the largest chunk {b.chunk:,} tokens ({_after(b.done)})",
-            f"                 closed form {b.closed_form_tokens:,.1f} tokens "
-            f"({b.crossover}; the tiled block counts relaxed, whole in the step's time)",
-            f"                 step at {b.chunk:,}: {si(b.at.time_s, 's', 6)} "
-            f"({b.at.bound}-bound); at {b.beyond.chunk:,}: {si(b.beyond.time_s, 's', 6)}, over "
-            "the objective"]
+            f"                 closed form {b.closed_form_tokens:,.2f} tokens "
+            f"({b.crossover}{relaxed})",
+            f"                 step at {b.chunk:,}: {si(b.at.time_s, 's', digits)} "
+            f"({b.at.bound}-bound); at {b.beyond.chunk:,}: "
+            f"{si(b.beyond.time_s, 's', digits)}, over the objective"]

@@ -28,7 +28,7 @@ from ..errors import InputError
 from ..evaluate.phases import check_count, decode_operations, held_bytes, prefill_time
 from ..evaluate.setting import Setting
 from ..tables import si
-from .checks import shown
+from .checks import first_split, shown
 
 __all__ = ["Request", "request", "decode_part"]
 
@@ -63,35 +63,44 @@ class Request:
 
     def as_dict(self) -> dict[str, object]:
         s = self.setting
+        none = self.output == 1  # no decode step: no TPOT
         return {"hardware": s.hardware.name, "model": s.model.name, "dtype": s.dtype,
+                "precision": dict(s.precision), "fusion": s.fusion,
                 "attention": s.attention, "splits": s.splits,
-                **{f.name: shown(v) if isinstance(v, float) else v
+                **{f.name: None if none and f.name.endswith("tpot_s") else
+                   shown(v) if isinstance(v, float) else v
                    for f in fields(self) if f.name != "setting"
                    for v in (getattr(self, f.name),)}}
 
     def __str__(self) -> str:
         s, b = self.setting, self.batch
         per = f"{b:,} requests" if b > 1 else "one request"
-        bound = ("–" if self.bound_requests_per_s is None else
+        bound = ("– (the weights alone exceed the device's memory)"
+                 if self.bound_requests_per_s is None else
                  f"{self.bound_requests_per_s:,.4g} requests/s, "
                  f"{self.bound_output_tokens_per_s:,.4g} output tokens/s at "
                  f"{self.max_batch_at_prompt:,} sequences (the most whose prompts' caches fit: "
-                 "no schedule on this device does better)")
+                 "no schedule on this device that fits does better)")
+        steps = self.output - 1
+        decode = "none: one output token, the prefill's" if steps == 0 else (
+            f"{si(self.decode_s, 's')} in {steps:,} step{'s' if steps > 1 else ''}: TPOT "
+            f"{si(self.first_tpot_s, 's')} at context {self.prompt:,} to "
+            f"{si(self.last_tpot_s, 's')} at {self.prompt + steps - 1:,}, mean "
+            f"{si(self.mean_tpot_s, 's')}")
+        fits = "" if b <= self.max_batch_at_end else \
+            " (this batch does not fit: its numbers assume it does)"
         return "\n".join([
             f"request end to end ({s.hardware.name}, {s.model.name}, {s.precision_words}, "
             f"{s.attention} attention{s.parallel_words}; {per} of {self.prompt:,} prompt and "
             f"{self.output:,} output tokens)",
             f"  prefill      {si(self.prefill_s, 's')} (the first token)",
-            f"  decode       {si(self.decode_s, 's')} in {self.output - 1:,} steps: TPOT "
-            f"{si(self.first_tpot_s, 's')} at context {self.prompt:,} to "
-            f"{si(self.last_tpot_s, 's')} at {self.prompt + self.output - 2:,}, mean "
-            f"{si(self.mean_tpot_s, 's')}",
+            f"  decode       {decode}",
             f"  total        {si(self.total_s, 's')}",
             f"  memory       {si(self.memory_bytes, 'B')} at the end (weights and a KV cache of "
             f"{si(self.kv_cache_bytes, 'B')}) of {si(self.capacity_bytes, 'B')}: "
             f"{self.max_batch_at_end:,} such sequences fit",
             f"  throughput   {self.requests_per_s:,.4g} requests/s, "
-            f"{self.output_tokens_per_s:,.4g} output tokens/s (this batch)",
+            f"{self.output_tokens_per_s:,.4g} output tokens/s (this batch){fits}",
             f"  bound        {bound}"])
 
 
@@ -130,13 +139,13 @@ def _time(setting: Setting, prompt: int, output: int) -> tuple[float, float, flo
 def request(setting: Setting, prompt: int, output: int) -> Request:
     """A batch of ``setting.batch`` requests of ``prompt`` tokens in and ``output`` out."""
     check_count(prompt, "prompt")
-    check_count(output, "output")
-    if output > _MAX_OUTPUT:
+    if isinstance(output, int) and output > _MAX_OUTPUT:
         raise InputError("output", f"must be at most {_MAX_OUTPUT:,} tokens", output)
+    check_count(output, "output")
     if setting.pp > 1 or setting.ep > 1 or setting.cp > 1:
-        raise InputError("pp", "a request's decode steps are modelled on one device or under "
-                         "tensor parallelism alone: give pp, ep and cp 1",
-                         max(setting.pp, setting.ep, setting.cp))
+        name, value = first_split(replace(setting, tp=1))
+        raise InputError(name, "a request's decode steps are modelled on one device or under "
+                         "tensor parallelism alone: give pp, ep and cp 1", value)
     batch, end = setting.batch, prompt + output - 1
     pre, dec, f, q, steps = _time(setting, prompt, output)
     total = pre + dec

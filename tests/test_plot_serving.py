@@ -1,5 +1,5 @@
-"""The TPOT figure (roofline plot tpot): what it draws is the hybrid step's numbers, each budget
-at the objective, and bad options are one line."""
+"""The serving figures: plot tpot (what it draws is the hybrid step's numbers, each budget at the
+objective, bad options one line) and plot goodput (each goodput at the attainment)."""
 
 from __future__ import annotations
 
@@ -56,3 +56,31 @@ def test_bad_options_are_one_line(tmp_path, capsys, extra, words):
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and words in err
     assert not (tmp_path / "f.png").exists()
+
+
+def test_goodput_figure_marks_each_goodput_at_the_attainment(tmp_path, capsys):
+    """`plot goodput`: each curve reaches the attainment at its goodput and the dots sit there;
+    the figure is written."""
+    from roofline.api import goodput
+    from roofline.plot import _style
+    from roofline.plot.goodput import goodput_figure
+    from roofline.serving.goodput import attainment_curves
+
+    _style.headless()
+    g = goodput("A100-80GB-SXM", "OPT-13B", prompt=512, output=128, ttft=0.25, tpot=0.1)
+    fig = goodput_figure(g)
+    for gid, rate in (("disaggregated", g.disaggregated_per_device),
+                      ("colocated", g.colocated_per_device)):
+        (x,), (y,) = _line(fig, f"goodput.{gid}").get_data()
+        assert (x, y) == pytest.approx((rate, 90))
+    pair, colo = attainment_curves(g, [0.99 * g.disaggregated_per_device,
+                                       0.99 * g.colocated_per_device])
+    assert pair[0] >= 0.9 and colo[1] >= 0.9
+    pair, colo = attainment_curves(g, [1.01 * g.disaggregated_per_device,
+                                       1.01 * g.colocated_per_device])
+    assert pair[0] < 0.9 and colo[1] < 0.9
+    path = tmp_path / "g.svg"
+    assert cli.main(["plot", "goodput", "--hardware", "A100-80GB-SXM", "--model", "OPT-13B",
+                     "--prompt", "512", "--output", "128", "--ttft", "0.25", "--tpot", "0.1",
+                     "-o", str(path)]) == 0
+    assert path.stat().st_size > 0 and "wrote" in capsys.readouterr().out

@@ -1,0 +1,309 @@
+"""Goodput per device: a disaggregated pair of a prefill and a decode instance against one
+colocated instance with chunked prefill (DistServe, Zhong et al. 2024, arXiv 2401.09670, §2 and
+§4; Sarathi-Serve, arXiv 2403.02310), for requests of T prompt and T_out output tokens under a
+TTFT and a TPOT objective. The closed forms of the tool stand in for DistServe's simulator.
+
+**Prefill instance** (tensor degree N_tp, pipeline stages N_pp): a prompt passes whole through
+its stages (DistServe's inter-op instance, ``pipeline="whole"``): its execution e is the
+stages' sum with the sends, and a new prompt enters at the slowest stage's time t (t = e on one
+stage); with Poisson arrivals at rate R it is an M/D/1 queue of service t, and a request's TTFT
+is e plus its wait W.
+The attainment P(t + W ≤ τ_TTFT) is Erlang's M/D/1 waiting-time distribution (A. K. Erlang
+1909; e.g. Kleinrock, Queueing Systems I, §5): P(W ≤ x) = (1 − ρ)·Σ_{k=0}^{⌊x/t⌋}
+(R(kt − x))^k/k!·e^{−R(kt − x)}, ρ = R·t, at x = τ_TTFT − e, evaluated at 50 digits
+(mpmath). Its capacity is the
+highest R whose attainment reaches the chosen fraction.
+
+**Decode instance** (N_tp): B sequences decode together, each step t_step(B) at the mean
+context T + (T_out − 1)/2; a request stays T_out − 1 steps, so B = R·(T_out − 1)·t_step
+(Little's law). Its TPOT is t_step plus its share of the KV-cache transfer, t_kv/(T_out − 1)
+(DistServe's TPOT is the mean time per output token of a request); every request sees the same
+TPOT in this model, so it meets the objective or none does. Its capacity is at the largest B
+whose TPOT meets the objective and whose caches at the end fit: R = B/((T_out − 1)·t_step).
+
+**The pair** (DistServe Algorithm 1): each side's configuration with the most requests per
+second per device, replicated to match: goodput per device 1/(N_p/R_p + N_d/R_d). The KV cache
+of a prompt (its ``kv_cache`` form at T) crosses the interconnect between them, on
+the N_p links of the prefill instance's devices at once (each shard's own, DistServe §4.1);
+both instances in one node.
+
+**Colocated** (one device: the hybrid step is derived there): each step holds the decodes and a
+chunk of the budget that keeps their TPOT at the objective (``tpot_chunk_budget_tokens``); at
+rate R, B = R·(T_out − 1)·τ_TPOT decodes (an upper estimate: a step takes at most τ_TPOT), a
+prompt takes ⌈T/C⌉ steps of a chunk C = min(budget, T), and prompts queue for the chunk slot as
+an M/D/1 queue of that service (one prompt's chunks at a time, as Sarathi-Serve admits them). Its goodput is the highest R meeting the TTFT attainment with B fitting in memory.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, replace
+
+from ..errors import InputError
+from ..evaluate.phases import decode, held_bytes, peak_bytes, prefill_time
+from ..evaluate.setting import Setting
+from ..tables import si
+from .hybrid import budget, step
+
+__all__ = ["Side", "Goodput", "md1_attainment", "prefill_capacity", "decode_capacity",
+           "colocated_capacity", "goodput", "attainment_curves", "DEGREES"]
+
+DEGREES = (1, 2, 4, 8)  # tensor (and pipeline) degrees searched, within the devices given
+
+
+@dataclass(frozen=True)
+class Side:
+    """One instance's configuration and its capacity: requests per second meeting its
+    objective, and per device."""
+
+    role: str  # prefill, decode or colocated
+    tp: int
+    pp: int
+    rate_per_s: float
+    time_s: float  # the prefill's bound (prefill), a step's (decode, colocated)
+    batch: int = 0  # decodes in a step (decode, colocated)
+    chunk: int = 0  # the chunk budget (colocated)
+    service_s: float = 0.0  # the time between prompts admitted (prefill, colocated)
+
+    @property
+    def devices(self) -> int:
+        return self.tp * self.pp
+
+    @property
+    def per_device(self) -> float:
+        return self.rate_per_s / self.devices
+
+
+@dataclass(frozen=True)
+class Goodput:
+    """Disaggregated against colocated for one workload and pair of objectives."""
+
+    setting: Setting
+    prompt: int
+    output: int
+    ttft: float
+    tpot: float
+    attainment: float
+    prefill: Side  # the best prefill configuration (rate 0: none meets the TTFT)
+    decode: Side
+    colocated: Side
+    transfer_bytes: float  # one prompt's KV cache
+    transfer_s: float  # its time between the two instances
+    disaggregated_per_device: float  # 0 where a side meets nothing
+    colocated_per_device: float
+
+    @property
+    def winner(self) -> str:
+        return "disaggregated" if self.disaggregated_per_device > self.colocated_per_device \
+            else "colocated"
+
+    def as_dict(self) -> dict[str, object]:
+        s = self.setting
+        sides = {f"{side.role}": {**asdict(side), "devices": side.devices,
+                                  "per_device": side.per_device}
+                 for side in (self.prefill, self.decode, self.colocated)}
+        return {"hardware": s.hardware.name, "model": s.model.name, "dtype": s.dtype,
+                "attention": s.attention, "prompt": self.prompt, "output": self.output,
+                "ttft_s": self.ttft, "tpot_s": self.tpot, "attainment": self.attainment,
+                **sides, "transfer_bytes": self.transfer_bytes,
+                "transfer_s": None if math.isinf(self.transfer_s) else self.transfer_s,
+                "disaggregated_per_device": self.disaggregated_per_device,
+                "colocated_per_device": self.colocated_per_device, "winner": self.winner}
+
+    def __str__(self) -> str:
+        s, p, d, c = self.setting, self.prefill, self.decode, self.colocated
+        link = "no link between them" if math.isinf(self.transfer_s) else \
+            f"{si(self.transfer_s, 's')} for its {si(self.transfer_bytes, 'B')}"
+        return "\n".join([
+            f"goodput per device ({s.hardware.name}, {s.model.name}, {s.precision_words}, "
+            f"{s.attention} attention; requests of {self.prompt:,} and {self.output:,} tokens; "
+            f"TTFT {si(self.ttft, 's')} and TPOT {si(self.tpot, 's')} at "
+            f"{self.attainment:.0%})",
+            f"  prefill      TP {p.tp} PP {p.pp}: {p.rate_per_s:,.4g} requests/s "
+            f"({p.per_device:,.4g} a device; a prompt {si(p.time_s, 's')})",
+            f"  decode       TP {d.tp}: {d.rate_per_s:,.4g} requests/s ({d.per_device:,.4g} a "
+            f"device; {d.batch:,} sequences, a step {si(d.time_s, 's')})",
+            f"  KV transfer  {link}",
+            f"  disaggregated  {self.disaggregated_per_device:,.4g} requests/s a device "
+            f"(the pair replicated to match its sides' rates)",
+            f"  colocated      {self.colocated_per_device:,.4g} requests/s a device "
+            + (f"(one device: {c.batch:,} decodes beside chunks of {c.chunk:,} tokens, a step "
+               f"{si(c.time_s, 's')})" if c.rate_per_s else
+               "(one device meets neither at any rate: its caches or the objectives do not fit"
+               " beside the weights)"),
+            f"  better         {self.winner}"])
+
+
+def md1_attainment(rate: float, service: float, objective: float,
+                   execution: float | None = None) -> float:
+    """P(execution + W ≤ objective) in an M/D/1 queue of Poisson arrivals at ``rate`` and
+    deterministic ``service`` (Erlang's waiting-time distribution); ``execution`` is the
+    service's by default (a pipeline's is its stages' sum, its service the slowest stage's);
+    0 at a load of 1 or more."""
+    import mpmath
+
+    rho, execution = rate * service, service if execution is None else execution
+    if rho >= 1 or objective < execution:
+        return 0.0
+    x = objective - execution
+    with mpmath.workdps(50):
+        r, d, xx = mpmath.mpf(rate), mpmath.mpf(service), mpmath.mpf(x)
+        total = mpmath.fsum((r * (k * d - xx)) ** k / mpmath.factorial(k)
+                            * mpmath.exp(-r * (k * d - xx))
+                            for k in range(int(math.floor(x / service)) + 1))
+        return float(min(1, max(0, (1 - mpmath.mpf(rho)) * total)))
+
+
+def _highest(feasible, low: float, high: float) -> float:
+    """The highest rate in (low, high) for which ``feasible`` holds (it holds below, fails
+    above), to a relative 1e-6; ``low`` where it fails everywhere above it."""
+    if not feasible(low + 1e-9 * (high - low)):
+        return 0.0
+    for _ in range(80):
+        mid = (low + high) / 2
+        low, high = (mid, high) if feasible(mid) else (low, mid)
+        if high - low <= 1e-6 * high:
+            break
+    return low
+
+
+def prefill_capacity(setting: Setting, prompt: int, ttft: float, attainment: float) -> Side:
+    """The highest rate whose TTFT attainment reaches ``attainment`` on the setting's
+    prefill instance: N_tp devices a stage, and N_pp stages that a prompt passes whole, one
+    after another (DistServe's inter-op instance: its execution the stages' sum with the
+    sends, a new prompt admitted at the slowest stage's time)."""
+    from ..evaluate.parallel import stage_times
+
+    one = replace(setting, batch=1, pipeline="whole")
+    execution = float(prefill_time(one, [prompt])[0])
+    if peak_bytes(one, prompt) > setting.hardware.memory_capacity:  # its share does not fit
+        return Side("prefill", setting.tp, setting.pp, 0.0, execution, service_s=execution)
+    service = float(stage_times(one, [prompt]).max()) if one.pp > 1 else execution
+    rate = _highest(lambda r: md1_attainment(r, service, ttft, execution) >= attainment,
+                    0.0, 1 / service) if execution <= ttft else 0.0
+    return Side("prefill", setting.tp, setting.pp, rate, execution, service_s=service)
+
+
+def decode_capacity(setting: Setting, prompt: int, output: int, tpot: float,
+                    transfer_s: float = 0.0) -> Side:
+    """The decode instance's capacity at the largest batch whose TPOT (a step and the KV
+    transfer's share) meets ``tpot`` and whose caches at the end fit."""
+    if output < 2:
+        raise InputError("output", "a decode instance needs at least 2 output tokens", output)
+    context = prompt + (output - 1) // 2
+    extra = transfer_s / (output - 1)
+    fits = _fits(setting, prompt + output - 1)
+
+    def time(b: int) -> float:
+        return decode(replace(setting, batch=b), context).time_s
+
+    if fits < 1 or time(1) + extra > tpot:
+        return Side("decode", setting.tp, 1, 0.0, time(1), 0)
+    low, high = 1, fits
+    while low < high:  # the largest batch that meets the objective: the step grows with it
+        mid = (low + high + 1) // 2
+        low, high = (mid, high) if time(mid) + extra <= tpot else (low, mid - 1)
+    t = time(low)
+    return Side("decode", setting.tp, 1, low / ((output - 1) * t), t, low)
+
+
+def _colocated_at(setting: Setting, prompt: int, output: int, ttft: float, tpot: float,
+                  rate: float) -> tuple[float, int, int, float]:
+    """(TTFT attainment, decodes, chunk, step time) of one colocated device at ``rate``; an
+    attainment of 0 where the decodes' caches do not fit or no chunk meets the TPOT."""
+    context = prompt + (output - 1) // 2
+    decodes = max(1, math.ceil(rate * (output - 1) * tpot))
+    if decodes > _fits(setting, prompt + output - 1):
+        return 0.0, decodes, 0, 0.0
+    b = budget(setting, decodes, context, tpot)
+    if b.chunk is None:
+        return 0.0, decodes, 0, 0.0
+    chunk = min(b.chunk, prompt)  # a prompt shorter than the budget: one step of its own
+    t = step(setting, chunk, 0, decodes, context).time_s
+    return md1_attainment(rate, math.ceil(prompt / chunk) * t, ttft), decodes, chunk, t
+
+
+def _fits(setting: Setting, context: int) -> int:
+    """Sequences whose KV caches of ``context`` tokens fit beside the weights (one device)."""
+    one = replace(setting, batch=1)
+    room = setting.hardware.memory_capacity - held_bytes(one, "weights", 0, "decode")
+    return max(0, int(room // held_bytes(one, "kv_cache", context, "decode")))
+
+
+def colocated_capacity(setting: Setting, prompt: int, output: int, ttft: float, tpot: float,
+                       attainment: float) -> Side:
+    """One device running prefill chunks beside its decodes (the hybrid step)."""
+    rate = _highest(lambda r: _colocated_at(setting, prompt, output, ttft, tpot, r)[0]
+                    >= attainment, 0.0, 1e4)
+    if rate == 0.0:
+        context = prompt + (output - 1) // 2
+        return Side("colocated", 1, 1, 0.0, step(setting, 0, 0, 1, context).time_s, 1)
+    _, decodes, chunk, t = _colocated_at(setting, prompt, output, ttft, tpot, rate)
+    return Side("colocated", 1, 1, rate, t, decodes, chunk, t * math.ceil(prompt / chunk))
+
+
+def attainment_curves(g: Goodput, rates: Sequence[float]) -> tuple[list[float], list[float]]:
+    """The TTFT-and-TPOT attainment of the disaggregated pair and of the colocated device at
+    each request rate per device in ``rates``. The pair at a fraction x of its goodput runs
+    each side at x times its capacity: the prefill's attainment at x·R_p, the decodes' TPOT met
+    up to x = 1 (their batch grows with the rate; past B* none meets it)."""
+    p, s = g.prefill, g.setting
+    pair = []
+    for r in rates:
+        x = r / g.disaggregated_per_device if g.disaggregated_per_device else math.inf
+        pair.append(0.0 if x > 1 else md1_attainment(x * p.rate_per_s, p.service_s, g.ttft,
+                                                        p.time_s))
+    colo = [_colocated_at(s, g.prompt, g.output, g.ttft, g.tpot, r)[0] for r in rates]
+    return pair, colo
+
+
+def _configurations(setting: Setting, devices: int, pipeline: bool) -> list[Setting]:
+    """The setting at each tensor (and, for a prefill instance, pipeline) degree of
+    :data:`DEGREES` within ``devices`` that the model can be split into (its heads, its
+    layers); the warning that one device's share outgrows the memory is the capacity's to
+    weigh (a configuration that does not fit serves nothing), not printed."""
+    out = []
+    for tp in DEGREES:
+        for pp in DEGREES if pipeline else (1,):
+            if tp * pp > devices:
+                continue
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                try:
+                    out.append(replace(setting, tp=tp, pp=pp))
+                except InputError:  # a split the model's shape does not allow
+                    continue
+    return out
+
+
+def goodput(setting: Setting, prompt: int, output: int, ttft: float, tpot: float,
+            attainment: float = 0.9, devices: int = 8,
+            link_bandwidth: float | None = None) -> Goodput:
+    """Disaggregated against colocated for the setting's device and model (its tp, pp and
+    batch are searched or set here: give them 1). ``devices``: the most one instance of a side
+    may take; ``link_bandwidth``: the KV transfer's bytes/s per link (default the device's
+    interconnect; ``math.inf``: a free transfer; 0: none possible)."""
+    if setting.parallel or setting.batch != 1:
+        raise InputError("tp", "goodput searches the parallelism itself: give no tp, pp, ep, "
+                         "cp or batch", setting.parallel_words.removeprefix(", ") or
+                         setting.batch)
+    if not 0 < attainment < 1:
+        raise InputError("attainment", "must be a fraction in (0, 1)", attainment)
+    beta = setting.hardware.link_bandwidth() if link_bandwidth is None else link_bandwidth
+    kv = held_bytes(setting, "kv_cache", prompt, "decode")
+    pre = [prefill_capacity(c, prompt, ttft, attainment)
+           for c in _configurations(setting, devices, pipeline=True)]
+    best_p = max(pre, key=lambda s: s.per_device)
+    # the prefill instance's shards send at once, each on its own link
+    transfer = math.inf if not beta else 0.0 if beta == math.inf else \
+        kv / (beta * best_p.devices)
+    dec = [decode_capacity(c, prompt, output, tpot, transfer)
+           for c in _configurations(setting, devices, pipeline=False)]
+    best_d = max(dec, key=lambda s: s.per_device)
+    pair = 0.0 if not (best_p.rate_per_s and best_d.rate_per_s) else \
+        1 / (best_p.devices / best_p.rate_per_s + best_d.devices / best_d.rate_per_s)
+    colo = colocated_capacity(setting, prompt, output, ttft, tpot, attainment)
+    return Goodput(setting, prompt, output, ttft, tpot, attainment, best_p, best_d, colo, kv,
+                   transfer, pair, colo.per_device)

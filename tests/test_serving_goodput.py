@@ -1,0 +1,100 @@
+"""Disaggregated against colocated (issue 30, part 3): Erlang's M/D/1 waiting-time distribution
+against a simulation, the placement search against a candidate-by-candidate search, and the
+KV transfer moving the choice as it must."""
+
+from __future__ import annotations
+
+import math
+import sys
+import warnings
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+from queue_simulation import waits  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def opt13b():
+    """OPT-13B on an A100-80GB, DistServe's chatbot workload's model (§6.1, Table 1: OPT-13B
+    with TTFT 0.25 s and TPOT 0.1 s)."""
+    from roofline.api import setting
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return setting("A100-80GB-SXM", "OPT-13B")
+
+
+@pytest.mark.parametrize("rate, service, objective", [(5.0, 0.1, 0.25), (15.0, 0.05, 0.2),
+                                                      (0.9, 1.0, 3.0)])
+def test_erlang_attainment_against_a_simulation(rate, service, objective):
+    from roofline.serving.goodput import md1_attainment
+
+    rng = np.random.default_rng(7)
+    w = waits(rng.exponential(1 / rate, 400_000), np.full(400_000, service))[20_000:]
+    simulated = float(np.mean(service + w <= objective))
+    assert md1_attainment(rate, service, objective) == pytest.approx(simulated, abs=4e-3)
+
+
+def test_prefill_capacity_meets_the_attainment_exactly_there(opt13b):
+    from roofline.serving.goodput import md1_attainment, prefill_capacity
+
+    side = prefill_capacity(opt13b, 512, 0.25, 0.9)
+    assert md1_attainment(side.rate_per_s, side.time_s, 0.25) == pytest.approx(0.9, abs=1e-5)
+    assert md1_attainment(side.rate_per_s * 1.01, side.time_s, 0.25) < 0.9
+
+
+def test_the_search_returns_the_best_candidate_of_each_side(opt13b):
+    """Every (TP, PP) candidate evaluated one by one: the search's choice has the most requests
+    per second per device, and the pair's goodput is DistServe's replication of the two."""
+    from roofline.serving.goodput import decode_capacity, goodput, prefill_capacity
+
+    g = goodput(opt13b, 512, 128, 0.25, 0.1)
+    pre = {(tp, pp): prefill_capacity(replace(opt13b, tp=tp, pp=pp), 512, 0.25, 0.9).per_device
+           for tp in (1, 2, 4, 8) for pp in (1, 2, 4, 8) if tp * pp <= 8}
+    dec = {tp: decode_capacity(replace(opt13b, tp=tp), 512, 128, 0.1, g.transfer_s).per_device
+           for tp in (1, 2, 4, 8)}
+    assert (g.prefill.tp, g.prefill.pp) == max(pre, key=pre.get)
+    assert g.decode.tp == max(dec, key=dec.get)
+    n_p, n_d = g.prefill.devices, g.decode.devices
+    assert g.disaggregated_per_device == pytest.approx(
+        1 / (n_p / g.prefill.rate_per_s + n_d / g.decode.rate_per_s))
+
+
+def test_decode_capacity_by_littles_law(opt13b):
+    from roofline.evaluate.phases import decode
+    from roofline.serving.goodput import decode_capacity
+
+    side = decode_capacity(opt13b, 512, 128, 0.1)
+    t = decode(replace(opt13b, batch=side.batch), 512 + 63).time_s
+    assert t <= 0.1 and side.rate_per_s == pytest.approx(side.batch / (127 * t))
+
+
+def test_the_kv_transfer_moves_the_choice_as_it_must(opt13b):
+    """Free: the pair does no worse than with the interconnect; no link: it serves nothing and
+    the colocated device wins; the transfer's bytes are the prompt's KV cache by hand
+    (2·40 layers·5,120·2 bytes a token)."""
+    from roofline.serving.goodput import goodput
+
+    base = goodput(opt13b, 512, 128, 0.25, 0.1)
+    free = goodput(opt13b, 512, 128, 0.25, 0.1, link_bandwidth=math.inf)
+    none = goodput(opt13b, 512, 128, 0.25, 0.1, link_bandwidth=0)
+    slow = goodput(opt13b, 512, 128, 0.25, 0.1, link_bandwidth=1e6)
+    assert base.transfer_bytes == 512 * 2 * 40 * 5120 * 2
+    assert free.disaggregated_per_device >= base.disaggregated_per_device > 0
+    assert none.disaggregated_per_device == 0 and none.winner == "colocated"
+    assert slow.disaggregated_per_device < base.disaggregated_per_device
+
+
+def test_bad_goodput_options_are_refused(opt13b):
+    from roofline.api import goodput
+    from roofline.errors import InputError
+
+    for kwargs, where in (({"attainment": 1.5}, "attainment"), ({"tp": 2}, "tp"),
+                          ({"output": 1}, "output"), ({"ttft": 0}, "ttft")):
+        args = {"prompt": 512, "output": 128, "ttft": 0.25, "tpot": 0.1, **kwargs}
+        with pytest.raises(InputError, match=where):
+            goodput("A100-80GB-SXM", "OPT-13B", **args)
