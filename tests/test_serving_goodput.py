@@ -98,3 +98,20 @@ def test_bad_goodput_options_are_refused(opt13b):
         args = {"prompt": 512, "output": 128, "ttft": 0.25, "tpot": 0.1, **kwargs}
         with pytest.raises(InputError, match=where):
             goodput("A100-80GB-SXM", "OPT-13B", **args)
+
+
+@pytest.mark.parametrize("rate, service, objective", [("5", "0.1", "0.25"), ("9.5", "0.1", "2"),
+                                                      ("0.9", "1", "3")])
+def test_attainment_is_the_catalogues_erlang_sum(rate, service, objective):
+    """The numbers (mpmath at 50 digits) are the catalogue's SymPy sum
+    (service.ttft.md1_attainment) evaluated exactly at rational numbers."""
+    from sympy import Rational
+
+    from roofline.derive.service import md1_attainment as form
+    from roofline.serving.goodput import md1_attainment
+    from roofline.symbols import R, t_pre, tau_ttft
+
+    exact = form().subs({R: Rational(rate), t_pre: Rational(service),
+                         tau_ttft: Rational(objective)}).doit().evalf(40)
+    assert md1_attainment(float(rate), float(service), float(objective)) == \
+        pytest.approx(float(exact), rel=1e-12)

@@ -13,9 +13,11 @@ Batching and chunked prefill are expressed through roofline operation times
 
 from __future__ import annotations
 
-from sympy import Eq, Expr, Integer, Rational, Sum, Symbol, simplify, solve
+from sympy import (Eq, Expr, Integer, Rational, Sum, Symbol, exp, factorial, floor, simplify,
+                   solve)
 
-from ..symbols import K_intra, R, T, T_chunk, i_chunk, n_rep, t_mean, t_pre, t_slo, t_sq
+from ..symbols import (K_intra, R, T, T_chunk, i_chunk, n_rep, t_mean, t_pre, t_slo, t_sq,
+                       tau_ttft)
 from .batching import (ROOFLINE, SARATHI, batch_stops_helping, batch_ttft_first,
                        batch_ttft_last, chunk_bytes_extra, chunk_operations, chunk_time,
                        min_compute_bound_chunk)
@@ -23,12 +25,14 @@ from .entry import Entry
 from .transformer import Architecture
 
 __all__ = [
-    "md1_queueing", "md1", "inter_op", "intra_op", "replicas", "mg1_queueing", "mg1",
+    "md1_queueing", "md1", "md1_attainment", "inter_op", "intra_op", "replicas", "mg1_queueing", "mg1",
     "max_rate", "max_rate_for_slo", "load_queueing_equals_execution", "inter_beats_intra_rate",
     "entries",
 ]
 
 DISTSERVE = "DistServe (Zhong et al. 2024, arXiv 2401.09670) §3.1"
+ERLANG = ("Erlang's M/D/1 waiting-time distribution (A. K. Erlang 1909; Kleinrock, Queueing "
+          "Systems Vol. I, 1975, §5)")
 PK = ("Pollaczek–Khinchine mean-value formula of the M/G/1 queue (Kleinrock, Queueing Systems "
       "Vol. I, 1975, ch. 5)")
 _QUEUE = ("Poisson arrivals at rate R", "one server, first come first served",
@@ -100,6 +104,21 @@ def mg1(rate: Expr = R, mean: Expr = t_mean, second: Expr = t_sq) -> Expr:
     return mean + mg1_queueing(rate, mean, second)
 
 
+def md1_attainment(rate: Expr = R, service: Expr = t_pre, objective: Expr = tau_ttft) -> Expr:
+    """P(t + W ≤ τ): the fraction of requests whose TTFT meets ``objective`` in an M/D/1 queue,
+    W its wait, from Erlang's waiting-time distribution with x = τ − t:
+    P(W ≤ x) = (1 − R·t)·Σ_{k=0}^{⌊x/t⌋} (R(k·t − x))^k/k!·e^{−R(k·t − x)}; needs R·t < 1 and
+    τ ≥ t. Source: A. K. Erlang (1909), as in Kleinrock, Queueing Systems Vol. I (1975), §5.
+
+    >>> float(md1_attainment().subs({R: 5, t_pre: Rational(1, 10), tau_ttft: Rational(1, 10)}))
+    0.5
+    """
+    k = Symbol("k", integer=True, nonnegative=True)
+    x = objective - service
+    term = (rate * (k * service - x))**k / factorial(k) * exp(-rate * (k * service - x))
+    return (1 - rate * service) * Sum(term, (k, 0, floor(x / service)))
+
+
 # --- solved forms --------------------------------------------------------------------------------
 def max_rate(execution: Expr, mean: Expr, second: Expr, slo: Expr = t_slo) -> Expr:
     """The arrival rate at which execution + R·E[s²]/(2(1 − R·E[s])) equals the target ``slo``.
@@ -162,6 +181,10 @@ def entries() -> list[Entry]:
         Entry("service.ttft.md1", md1(), "mean TTFT of one prefill instance (M/D/1)", "s",
               f"{DISTSERVE}, Eq. 1", (*_QUEUE, "one execution time t_pre for every prompt",
                                         "R·t_pre < 1")),
+        Entry("service.ttft.md1_attainment", md1_attainment(),
+              "fraction of requests whose TTFT meets tau_ttft (M/D/1)", "1",
+              f"{ERLANG}; the queue of {DISTSERVE}", (*_QUEUE, "R·t_pre < 1",
+                                                      "tau_ttft ≥ t_pre")),
         Entry("service.queueing.md1", md1_queueing(), "mean queueing delay before prefill "
               "(M/D/1)", "s", f"{DISTSERVE}, Eq. 1", (*_QUEUE, "R·t_pre < 1")),
         Entry("service.ttft.inter_op", exec_inter + queue_inter,

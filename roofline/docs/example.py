@@ -115,7 +115,8 @@ def build() -> Example:
                              s.fusion).xreplace(vals),
         # prefill beside decode (issue 30): the last chunk of the prompt beside 32 decodes
         C: Integer(EXAMPLE.chunk), T_pre: Integer(t - EXAMPLE.chunk), B_d: Integer(32),
-        S: Integer(t), T_out: Integer(128), tau_tpot: Rational(1, 20), tau_ttft: Integer(1),
+        S: Integer(t), T_out: Integer(128), tau_tpot: Rational(1, 20),
+        tau_ttft: Float(2 * point.time_s),
     })
     a, b = EXAMPLE.mix
     notes = {
@@ -152,7 +153,7 @@ def build() -> Example:
            for sym in (k_top, n_idx, H_idx)},
         T_pre: f"T − C: the last chunk of a {t}-token prompt", B_d: "an assumed 32 decodes",
         S: "T: the decodes' context as long as the prompt", T_out: "an assumed 128 tokens",
-        tau_tpot: "an assumed 50 ms objective", tau_ttft: "an assumed 1 s objective",
+        tau_tpot: "an assumed 50 ms objective", tau_ttft: "2·t_pre, as t_slo",
     }
     missing = [n for n, info in CATALOGUE.items() if info.symbol not in vals]
     if missing:

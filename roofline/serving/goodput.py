@@ -141,7 +141,10 @@ def md1_attainment(rate: float, service: float, objective: float,
     """P(execution + W ≤ objective) in an M/D/1 queue of Poisson arrivals at ``rate`` and
     deterministic ``service`` (Erlang's waiting-time distribution); ``execution`` is the
     service's by default (a pipeline's is its stages' sum, its service the slowest stage's);
-    0 at a load of 1 or more."""
+    0 at a load of 1 or more. The catalogue's ``service.ttft.md1_attainment``
+    (:func:`roofline.derive.service.md1_attainment`), its alternating sum evaluated at 50
+    digits (double precision loses it to cancellation near a load of 1; tested against the
+    SymPy sum at rational numbers)."""
     import mpmath
 
     rho, execution = rate * service, service if execution is None else execution
