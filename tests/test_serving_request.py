@@ -92,3 +92,16 @@ def test_bad_requests_are_refused(options, where):
     kwargs = {"prompt": 100, "output": 10, "tp": 2, **options}
     with pytest.raises(InputError, match=where):
         request("H100-SXM", "Llama-3-70B", **kwargs)
+
+
+def test_decode_bound_is_at_the_largest_batch_that_fits(h100):
+    """Decode alone: B/TPOT grows with the batch (the weights shared), so its bound is at the
+    most sequences that fit at the end, above this batch's own B/TPOT."""
+    from roofline.evaluate.phases import decode
+    from roofline.serving.request import request
+
+    r = request(h100, 2048, 128)
+    most = r.max_batch_at_end
+    assert r.decode_bound_tokens_per_s == pytest.approx(
+        most / decode(replace(h100, batch=most), 2048 + 126).time_s)
+    assert 4 / r.last_tpot_s < r.decode_bound_tokens_per_s

@@ -25,7 +25,8 @@ from dataclasses import dataclass, fields, replace
 import numpy as np
 
 from ..errors import InputError
-from ..evaluate.phases import check_count, decode_operations, held_bytes, prefill_time
+from ..evaluate.phases import (check_count, decode, decode_operations, held_bytes,
+                               prefill_time)
 from ..evaluate.setting import Setting
 from ..tables import si
 from .checks import first_split, shown
@@ -60,6 +61,8 @@ class Request:
     output_tokens_per_s: float  # the batch's: B·T_out / total
     bound_requests_per_s: float | None  # at max_batch_at_prompt: no schedule does better
     bound_output_tokens_per_s: float | None
+    # decode alone at the largest batch whose caches fit at the end: B/TPOT of its last step
+    decode_bound_tokens_per_s: float | None = None
 
     def as_dict(self) -> dict[str, object]:
         s = self.setting
@@ -101,7 +104,11 @@ class Request:
             f"{self.max_batch_at_end:,} such sequences fit",
             f"  throughput   {self.requests_per_s:,.4g} requests/s, "
             f"{self.output_tokens_per_s:,.4g} output tokens/s (this batch){fits}",
-            f"  bound        {bound}"])
+            f"  bound        {bound}",
+            *([f"  decode bound {self.decode_bound_tokens_per_s:,.4g} output tokens/s from the "
+               f"decode steps alone at {self.max_batch_at_end:,} sequences (the most that fit "
+               f"at the end; B/TPOT of the last step)"] if self.decode_bound_tokens_per_s
+              else [])])
 
 
 def decode_part(setting: Setting, prompt: int, output: int) -> tuple[float, float, float,
@@ -156,10 +163,12 @@ def request(setting: Setting, prompt: int, output: int) -> Request:
     if best > 0:
         b_pre, b_dec, *_ = _time(replace(setting, batch=best), prompt, output)
         bound = best / (b_pre + b_dec)
-    n = output - 1
+    n, most = output - 1, _fits(setting, end)
+    decoding = None if not (n and most) else \
+        most / decode(replace(setting, batch=most), end - 1).time_s
     return Request(setting, prompt, output, batch, pre, dec, total,
                    float(steps[0]) if n else 0.0, float(steps[-1]) if n else 0.0,
                    dec / n if n else 0.0, f, q, kv, weights + kv,
                    setting.hardware.memory_capacity, _fits(setting, end), best,
                    batch / total, batch * output / total, bound,
-                   bound * output if bound is not None else None)
+                   bound * output if bound is not None else None, decoding)
