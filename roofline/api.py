@@ -390,4 +390,8 @@ def goodput(hardware: str | Hardware, model: str | ModelShape, *, prompt: int, o
     with warnings.catch_warnings():  # one device's weights too large: the search weighs it
         warnings.simplefilter("ignore")
         s = setting(hardware, model, **options)
+    end = prompt + output - 1
+    message = s.model.beyond_context(end, f"goodput: {end} tokens at a request's end")
+    if message:
+        warnings.warn(message, stacklevel=2)
     return run(s, prompt, output, ttft, tpot, attainment, devices, link_bandwidth)

@@ -7,8 +7,8 @@ TTFT and a TPOT objective. The closed forms of the tool stand in for DistServe's
 its stages (DistServe's inter-op instance, ``pipeline="whole"``): its execution e is the
 stages' sum with the sends, and a new prompt enters at the slowest stage's time t (t = e on one
 stage); with Poisson arrivals at rate R it is an M/D/1 queue of service t, and a request's TTFT
-is e plus its wait W.
-The attainment P(t + W ≤ τ_TTFT) is Erlang's M/D/1 waiting-time distribution (A. K. Erlang
+is e plus its wait W: the attainment P(e + W ≤ τ_TTFT).
+The attainment P(e + W ≤ τ_TTFT) is Erlang's M/D/1 waiting-time distribution (A. K. Erlang
 1909; e.g. Kleinrock, Queueing Systems I, §5): P(W ≤ x) = (1 − ρ)·Σ_{k=0}^{⌊x/t⌋}
 (R(kt − x))^k/k!·e^{−R(kt − x)}, ρ = R·t, at x = τ_TTFT − e, evaluated at 50 digits
 (mpmath). Its capacity is the
@@ -27,11 +27,15 @@ of a prompt (its ``kv_cache`` form at T) crosses the interconnect between them, 
 the N_p links of the prefill instance's devices at once (each shard's own, DistServe §4.1);
 both instances in one node.
 
-**Colocated** (one device: the hybrid step is derived there): each step holds the decodes and a
-chunk of the budget that keeps their TPOT at the objective (``tpot_chunk_budget_tokens``); at
-rate R, B = R·(T_out − 1)·τ_TPOT decodes (an upper estimate: a step takes at most τ_TPOT), a
-prompt takes ⌈T/C⌉ steps of a chunk C = min(budget, T), and prompts queue for the chunk slot as
-an M/D/1 queue of that service (one prompt's chunks at a time, as Sarathi-Serve admits them). Its goodput is the highest R meeting the TTFT attainment with B fitting in memory.
+**Colocated** (one device: the hybrid step is derived there): each step holds the decodes and
+chunks filling the budget that keeps their TPOT under the objective (``tpot_chunk_budget_tokens``
+at half a prompt's tokens done, the mean offset of its chunks), from several prompts where they
+are short (Sarathi-Serve's stall-free batching); the decodes in flight B = R·(T_out − 1)·t by
+Little's law at the step's time t. A prompt takes T/C of the steps' capacity (its M/D/1
+service) and ⌈T/C⌉ steps to its first token. An engine may keep its steps shorter than the
+objective: the budgets of τ_TPOT, τ/2, τ/4 and τ/8 are tried, the best kept. Its goodput is the
+highest R meeting the TTFT attainment with the decodes' caches in memory. A colocated instance
+of several devices is not modelled.
 """
 
 from __future__ import annotations
@@ -96,6 +100,9 @@ class Goodput:
 
     @property
     def winner(self) -> str:
+        """The configuration with more goodput per device; "neither" where both serve none."""
+        if not (self.disaggregated_per_device or self.colocated_per_device):
+            return "neither"
         return "disaggregated" if self.disaggregated_per_device > self.colocated_per_device \
             else "colocated"
 
@@ -131,9 +138,20 @@ class Goodput:
             f"  colocated      {self.colocated_per_device:,.4g} requests/s a device "
             + (f"(one device: {c.batch:,} decodes beside chunks of {c.chunk:,} tokens, a step "
                f"{si(c.time_s, 's')})" if c.rate_per_s else
-               "(one device meets neither at any rate: its caches or the objectives do not fit"
-               " beside the weights)"),
+               "(one device serves none: "
+               + ("the weights alone exceed its memory, and a colocated instance of several "
+                  "devices is not modelled (the hybrid step is derived on one)"
+                  if self.colocated.time_s == 0 and _weights_exceed(s) else
+                  "its decodes' caches or the objectives do not fit beside the weights") + ")"),
             f"  better         {self.winner}"])
+
+
+_TERMS = 400  # service times of wait summed at most: beyond, the attainment at 400 (a floor)
+
+
+def _weights_exceed(setting: Setting) -> bool:
+    return held_bytes(replace(setting, batch=1), "weights", 0, "decode") \
+        >= setting.hardware.memory_capacity
 
 
 def md1_attainment(rate: float, service: float, objective: float,
@@ -142,16 +160,17 @@ def md1_attainment(rate: float, service: float, objective: float,
     deterministic ``service`` (Erlang's waiting-time distribution); ``execution`` is the
     service's by default (a pipeline's is its stages' sum, its service the slowest stage's);
     0 at a load of 1 or more. The catalogue's ``service.ttft.md1_attainment``
-    (:func:`roofline.derive.service.md1_attainment`), its alternating sum evaluated at 50
-    digits (double precision loses it to cancellation near a load of 1; tested against the
-    SymPy sum at rational numbers)."""
+    (:func:`roofline.derive.service.md1_attainment`, tested against the SymPy sum at rational
+    numbers). Its terms alternate in sign and grow as e^{2·R·x}, so it is summed with
+    0.87·R·x + 30 digits (mpmath); a wait of more than 400 service times is taken at 400,
+    which can only lower the attainment (the distribution grows with x)."""
     import mpmath
 
     rho, execution = rate * service, service if execution is None else execution
     if rho >= 1 or objective < execution:
         return 0.0
-    x = objective - execution
-    with mpmath.workdps(50):
+    x = min(objective - execution, _TERMS * service)
+    with mpmath.workdps(int(0.87 * rate * x) + 30):
         r, d, xx = mpmath.mpf(rate), mpmath.mpf(service), mpmath.mpf(x)
         total = mpmath.fsum((r * (k * d - xx)) ** k / mpmath.factorial(k)
                             * mpmath.exp(-r * (k * d - xx))
@@ -161,13 +180,13 @@ def md1_attainment(rate: float, service: float, objective: float,
 
 def _highest(feasible, low: float, high: float) -> float:
     """The highest rate in (low, high) for which ``feasible`` holds (it holds below, fails
-    above), to a relative 1e-6; ``low`` where it fails everywhere above it."""
+    above), to a relative 1e-5; 0 where it fails everywhere above ``low``."""
     if not feasible(low + 1e-9 * (high - low)):
         return 0.0
     for _ in range(80):
         mid = (low + high) / 2
         low, high = (mid, high) if feasible(mid) else (low, mid)
-        if high - low <= 1e-6 * high:
+        if high - low <= 1e-5 * high:
             break
     return low
 
@@ -214,18 +233,40 @@ def decode_capacity(setting: Setting, prompt: int, output: int, tpot: float,
 
 def _colocated_at(setting: Setting, prompt: int, output: int, ttft: float, tpot: float,
                   rate: float) -> tuple[float, int, int, float]:
-    """(TTFT attainment, decodes, chunk, step time) of one colocated device at ``rate``; an
-    attainment of 0 where the decodes' caches do not fit or no chunk meets the TPOT."""
-    context = prompt + (output - 1) // 2
-    decodes = max(1, math.ceil(rate * (output - 1) * tpot))
-    if decodes > _fits(setting, prompt + output - 1):
-        return 0.0, decodes, 0, 0.0
-    b = budget(setting, decodes, context, tpot)
-    if b.chunk is None:
-        return 0.0, decodes, 0, 0.0
-    chunk = min(b.chunk, prompt)  # a prompt shorter than the budget: one step of its own
-    t = step(setting, chunk, 0, decodes, context).time_s
-    return md1_attainment(rate, math.ceil(prompt / chunk) * t, ttft), decodes, chunk, t
+    """(TTFT attainment, decodes, chunk budget, step time) of one colocated device at ``rate``
+    whose steps keep the decodes' TPOT under ``tpot``; an attainment of 0 where the decodes'
+    caches do not fit or no chunk meets the TPOT. The decodes in flight follow the step time
+    (Little's law, B = R·(T_out − 1)·t, a few rounds to the fixed point); each step is filled
+    with chunks of the budget (from several prompts where they are short, as Sarathi-Serve's
+    stall-free batching fills it), its attention after half of a prompt's tokens, the mean
+    offset of its chunks; a prompt takes T/C of a step's capacity and ⌈T/C⌉ steps to its first
+    token."""
+    context, fits = prompt + (output - 1) // 2, _fits(setting, prompt + output - 1)
+    t, decodes, chunk = tpot, 0, 0
+    for _ in range(4):
+        wanted = max(1, math.ceil(rate * (output - 1) * t))
+        if wanted > fits:
+            return 0.0, wanted, 0, 0.0
+        if wanted == decodes:
+            break
+        decodes = wanted
+        first = budget(setting, decodes, context, tpot)
+        done = max(0, prompt - (first.chunk or 0)) // 2
+        b = budget(setting, decodes, context, tpot, done) if done else first
+        if b.chunk is None:
+            return 0.0, decodes, 0, 0.0
+        chunk, t = b.chunk, b.at.time_s
+    attained = md1_attainment(rate, prompt / chunk * t, ttft, math.ceil(prompt / chunk) * t)
+    return attained, decodes, chunk, t
+
+
+def _colocated_best(setting: Setting, prompt: int, output: int, ttft: float, tpot: float,
+                    rate: float) -> tuple[float, int, int, float]:
+    """:func:`_colocated_at` at the TPOT objective, or at a tighter one (half, a quarter, an
+    eighth: a smaller budget, faster first tokens) where that attains more: an engine may keep
+    its steps shorter than the objective asks."""
+    return max((_colocated_at(setting, prompt, output, ttft, tpot / 2**j, rate)
+                for j in range(4)), key=lambda found: found[0])
 
 
 def _fits(setting: Setting, context: int) -> int:
@@ -238,13 +279,12 @@ def _fits(setting: Setting, context: int) -> int:
 def colocated_capacity(setting: Setting, prompt: int, output: int, ttft: float, tpot: float,
                        attainment: float) -> Side:
     """One device running prefill chunks beside its decodes (the hybrid step)."""
-    rate = _highest(lambda r: _colocated_at(setting, prompt, output, ttft, tpot, r)[0]
+    rate = _highest(lambda r: _colocated_best(setting, prompt, output, ttft, tpot, r)[0]
                     >= attainment, 0.0, 1e4)
     if rate == 0.0:
-        context = prompt + (output - 1) // 2
-        return Side("colocated", 1, 1, 0.0, step(setting, 0, 0, 1, context).time_s, 1)
-    _, decodes, chunk, t = _colocated_at(setting, prompt, output, ttft, tpot, rate)
-    return Side("colocated", 1, 1, rate, t, decodes, chunk, t * math.ceil(prompt / chunk))
+        return Side("colocated", 1, 1, 0.0, 0.0, 0)
+    _, decodes, chunk, t = _colocated_best(setting, prompt, output, ttft, tpot, rate)
+    return Side("colocated", 1, 1, rate, t, decodes, chunk, t * prompt / chunk)
 
 
 def attainment_curves(g: Goodput, rates: Sequence[float]) -> tuple[list[float], list[float]]:
@@ -258,7 +298,7 @@ def attainment_curves(g: Goodput, rates: Sequence[float]) -> tuple[list[float], 
         x = r / g.disaggregated_per_device if g.disaggregated_per_device else math.inf
         pair.append(0.0 if x > 1 else md1_attainment(x * p.rate_per_s, p.service_s, g.ttft,
                                                         p.time_s))
-    colo = [_colocated_at(s, g.prompt, g.output, g.ttft, g.tpot, r)[0] for r in rates]
+    colo = [_colocated_best(s, g.prompt, g.output, g.ttft, g.tpot, r)[0] for r in rates]
     return pair, colo
 
 
@@ -294,19 +334,24 @@ def goodput(setting: Setting, prompt: int, output: int, ttft: float, tpot: float
                          setting.batch)
     if not 0 < attainment < 1:
         raise InputError("attainment", "must be a fraction in (0, 1)", attainment)
+    if link_bandwidth is not None and not link_bandwidth >= 0:
+        raise InputError("link_bandwidth", "must be bytes/s ≥ 0 (math.inf: a free transfer)",
+                         link_bandwidth)
     beta = setting.hardware.link_bandwidth() if link_bandwidth is None else link_bandwidth
     kv = held_bytes(setting, "kv_cache", prompt, "decode")
     pre = [prefill_capacity(c, prompt, ttft, attainment)
            for c in _configurations(setting, devices, pipeline=True)]
     best_p = max(pre, key=lambda s: s.per_device)
-    # the prefill instance's shards send at once, each on its own link
-    transfer = math.inf if not beta else 0.0 if beta == math.inf else \
-        kv / (beta * best_p.devices)
-    dec = [decode_capacity(c, prompt, output, tpot, transfer)
+    def transfer(decode_devices: int) -> float:
+        """The prompt's KV cache sent on min(N_p, N_d) links at once (each shard its own)."""
+        if beta == math.inf:
+            return 0.0
+        return math.inf if not beta else kv / (beta * min(best_p.devices, decode_devices))
+    dec = [decode_capacity(c, prompt, output, tpot, transfer(c.tp))
            for c in _configurations(setting, devices, pipeline=False)]
     best_d = max(dec, key=lambda s: s.per_device)
     pair = 0.0 if not (best_p.rate_per_s and best_d.rate_per_s) else \
         1 / (best_p.devices / best_p.rate_per_s + best_d.devices / best_d.rate_per_s)
     colo = colocated_capacity(setting, prompt, output, ttft, tpot, attainment)
     return Goodput(setting, prompt, output, ttft, tpot, attainment, best_p, best_d, colo, kv,
-                   transfer, pair, colo.per_device)
+                   transfer(best_d.tp), pair, colo.per_device)
