@@ -197,11 +197,11 @@ def _evaluate(name: str, c: dict[str, Any], vals: dict[str, Any], folding: _Boun
         return value(value=None, exists=False, reason=reason, evaluated=evaluated,
                      branch=c["main"])
 
-    # the tiled schedules' SRAM size M_sram, the interconnect's bandwidth beta_link: where the
-    # device gives none, a crossover that uses it is not evaluated
-    if "tau_tpot" not in vals and c["kind"] == "deadline":
+    if "tau_tpot" not in vals and c["kind"] == "deadline":  # a serving step's numbers
         return absent("not evaluated: a serving objective; `roofline hybrid` gives the TPOT "
                       "objective, the decodes and their context", evaluated=False)
+    # the tiled schedules' SRAM size M_sram, the interconnect's bandwidth beta_link: where the
+    # device gives none, a crossover that uses it is not evaluated
     if "t_launch" not in vals and c["kind"] == "overhead":
         return absent(f"not evaluated: {setting.hardware.name} gives no [estimate] (the launch "
                       "and host overhead)", evaluated=False)
