@@ -137,18 +137,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _tpot_arguments(p: argparse.ArgumentParser) -> None:
-    from .serve import _nonnegative
-    from .ttft_options import _count, _real
+    from .serve import add_step_arguments
+    from .ttft_options import _count
 
-    add_setting_arguments(p)
-    p.add_argument("--decodes", required=True, metavar="B_d[,B_d...]",
-                   help="decode sequences beside the chunk, a curve each (one to six)")
-    p.add_argument("--context", type=_count, required=True, metavar="S",
-                   help="tokens the decodes have cached")
-    p.add_argument("--tpot", type=_real, required=True, metavar="SECONDS",
-                   help="the TPOT objective")
-    p.add_argument("--done", type=_nonnegative, default=0, metavar="T_pre",
-                   help="tokens of the chunk's prompt prefilled before it (default 0)")
+    add_step_arguments(p, curves=True)
     p.add_argument("--max-chunk", type=_count, metavar="N",
                    help="the longest chunk on the axis (default: 1.5 times the largest budget)")
     p.add_argument("-o", "--output", required=True, metavar="FILE",
@@ -159,17 +151,12 @@ def _tpot_arguments(p: argparse.ArgumentParser) -> None:
 
 def _tpot_figure(args: argparse.Namespace, size: str | float):
     from ..api import hybrid
-    from ..errors import InputError
     from ..plot.tpot import tpot_figure
     from .analyze import _options, model_of
 
     decodes = parse_ints(args.decodes, "--decodes")
-    options = _options(args)
-    if options.pop("batch") != 1:
-        raise InputError("batch", "the step's decodes are --decodes; --batch stays 1",
-                         args.batch)
     first = hybrid(args.hardware, model_of(args), decodes=decodes[0], context=args.context,
-                   tpot=args.tpot, done=args.done, **options)  # roofline hybrid's checks
+                   tpot=args.tpot, done=args.done, **_options(args))  # roofline hybrid's checks
     s = first.setting
     return tpot_figure(s, decodes, args.context, args.tpot, args.done, args.max_chunk,
                        size), [s]

@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import json
 
-from ..errors import InputError
 from .analyze import _options, add_setting_arguments, model_of
 from .ttft_options import _count, _real
 
@@ -29,16 +28,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "batch): the decodes' TPOT alone, the largest chunk that keeps it under "
                     "--tpot, a step with --chunk, a --prompt prefilled in chunks beside the "
                     "decodes; one device")
-    add_setting_arguments(h)
-    h.add_argument("--decodes", type=_count, required=True, metavar="B_d",
-                   help="decode sequences in each step")
-    h.add_argument("--context", type=_count, required=True, metavar="S",
-                   help="tokens the decodes have cached")
-    h.add_argument("--tpot", type=_real, metavar="SECONDS",
-                   help="the TPOT objective: the largest chunk that meets it")
+    add_step_arguments(h, curves=False)
     h.add_argument("--chunk", type=_count, metavar="C", help="a step with a chunk of C tokens")
-    h.add_argument("--done", type=_nonnegative, default=0, metavar="T_pre",
-                   help="tokens of the chunk's prompt prefilled before it (default 0)")
     h.add_argument("--prompt", type=_count, metavar="T",
                    help="a prompt of T tokens prefilled in chunks (of --chunk, else of the "
                         "budget) beside the decodes")
@@ -64,6 +55,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     g.set_defaults(run=_run_goodput)
 
 
+def add_step_arguments(p: argparse.ArgumentParser, curves: bool) -> None:
+    """The setting and the step's options of ``roofline hybrid`` (one count of decodes, the
+    objective optional) and ``roofline plot tpot`` (``curves``: a count of decodes a curve, the
+    objective required)."""
+    add_setting_arguments(p)
+    p.add_argument("--decodes", type=None if curves else _count, required=True,
+                   metavar="B_d[,B_d...]" if curves else "B_d",
+                   help="decode sequences beside the chunk, a curve each (one to six)" if curves
+                   else "decode sequences in each step")
+    p.add_argument("--context", type=_count, required=True, metavar="S",
+                   help="tokens the decodes have cached")
+    p.add_argument("--tpot", type=_real, required=curves, metavar="SECONDS",
+                   help="the TPOT objective" + ("" if curves else
+                                                ": the largest chunk that meets it"))
+    p.add_argument("--done", type=_nonnegative, default=0, metavar="T_pre",
+                   help="tokens of the chunk's prompt prefilled before it (default 0)")
+
+
 def add_goodput_arguments(g: argparse.ArgumentParser) -> None:
     """The options of ``roofline goodput`` and ``roofline plot goodput``."""
     add_setting_arguments(g)
@@ -81,19 +90,11 @@ def add_goodput_arguments(g: argparse.ArgumentParser) -> None:
 
 
 def goodput_options(args: argparse.Namespace) -> dict:
-    """The keyword arguments of :func:`roofline.goodput` from the parsed options (the setting's
-    splits and batch refused: the search sets them)."""
-    options = _options(args)
-    if options.pop("batch") != 1:
-        raise InputError("batch", "goodput sets the decode batch itself; --batch stays 1",
-                         args.batch)
-    for split in ("tp", "pp", "ep", "cp"):
-        if options.pop(split) != 1:
-            raise InputError(split, "goodput searches the parallelism itself: give no --tp, "
-                             "--pp, --ep or --cp", getattr(args, split))
+    """The keyword arguments of :func:`roofline.goodput` from the parsed options (a split or a
+    batch given is refused there: the search sets them)."""
     return {"hardware": args.hardware, "model": model_of(args), "prompt": args.prompt,
             "output": args.output, "ttft": args.ttft, "tpot": args.tpot,
-            "attainment": args.attainment, "devices": args.devices, **options}
+            "attainment": args.attainment, "devices": args.devices, **_options(args)}
 
 
 def _nonnegative(text: str) -> int:
@@ -106,13 +107,9 @@ def _nonnegative(text: str) -> int:
 def _run_hybrid(args: argparse.Namespace) -> int:
     from ..api import hybrid
 
-    options = _options(args)
-    if options.pop("batch") != 1:
-        raise InputError("batch", "the step's decodes are --decodes; --batch stays 1",
-                         args.batch)
     result = hybrid(args.hardware, model_of(args), decodes=args.decodes, context=args.context,
                     tpot=args.tpot, chunk=args.chunk, done=args.done, prompt=args.prompt,
-                    **options)
+                    **_options(args))  # batch refused there: the decodes are --decodes
     _print(result, args.json)
     return 0
 

@@ -50,6 +50,8 @@ from ..evaluate.phases import decode, held_bytes, peak_bytes, prefill_time
 from ..evaluate.setting import Setting
 from ..tables import si
 from .hybrid import budget, step
+from .checks import first_split
+from .request import fits
 
 __all__ = ["Side", "Goodput", "md1_attainment", "prefill_capacity", "decode_capacity",
            "colocated_capacity", "goodput", "attainment_curves", "DEGREES"]
@@ -216,14 +218,14 @@ def decode_capacity(setting: Setting, prompt: int, output: int, tpot: float,
         raise InputError("output", "a decode instance needs at least 2 output tokens", output)
     context = prompt + (output - 1) // 2
     extra = transfer_s / (output - 1)
-    fits = _fits(setting, prompt + output - 1)
+    most = fits(setting, prompt + output - 1)
 
     def time(b: int) -> float:
         return decode(replace(setting, batch=b), context).time_s
 
-    if fits < 1 or time(1) + extra > tpot:
+    if most < 1 or time(1) + extra > tpot:
         return Side("decode", setting.tp, 1, 0.0, time(1), 0)
-    low, high = 1, fits
+    low, high = 1, most
     while low < high:  # the largest batch that meets the objective: the step grows with it
         mid = (low + high + 1) // 2
         low, high = (mid, high) if time(mid) + extra <= tpot else (low, mid - 1)
@@ -241,11 +243,11 @@ def _colocated_at(setting: Setting, prompt: int, output: int, ttft: float, tpot:
     stall-free batching fills it), its attention after half of a prompt's tokens, the mean
     offset of its chunks; a prompt takes T/C of a step's capacity and ⌈T/C⌉ steps to its first
     token."""
-    context, fits = prompt + (output - 1) // 2, _fits(setting, prompt + output - 1)
+    context, most = prompt + (output - 1) // 2, fits(setting, prompt + output - 1)
     t, decodes, chunk = tpot, 0, 0
     for _ in range(4):
         wanted = max(1, math.ceil(rate * (output - 1) * t))
-        if wanted > fits:
+        if wanted > most:
             return 0.0, wanted, 0, 0.0
         if wanted == decodes:
             break
@@ -267,13 +269,6 @@ def _colocated_best(setting: Setting, prompt: int, output: int, ttft: float, tpo
     its steps shorter than the objective asks."""
     return max((_colocated_at(setting, prompt, output, ttft, tpot / 2**j, rate)
                 for j in range(4)), key=lambda found: found[0])
-
-
-def _fits(setting: Setting, context: int) -> int:
-    """Sequences whose KV caches of ``context`` tokens fit beside the weights (one device)."""
-    one = replace(setting, batch=1)
-    room = setting.hardware.memory_capacity - held_bytes(one, "weights", 0, "decode")
-    return max(0, int(room // held_bytes(one, "kv_cache", context, "decode")))
 
 
 def colocated_capacity(setting: Setting, prompt: int, output: int, ttft: float, tpot: float,
@@ -328,9 +323,12 @@ def goodput(setting: Setting, prompt: int, output: int, ttft: float, tpot: float
     batch are searched or set here: give them 1). ``devices``: the most one instance of a side
     may take; ``link_bandwidth``: the KV transfer's bytes/s per link (default the device's
     interconnect; ``math.inf``: a free transfer; 0: none possible)."""
-    if setting.parallel or setting.batch != 1:
-        raise InputError("tp", "goodput searches the parallelism itself: give no tp, pp, ep, "
-                         "cp or batch", setting.parallel_words.removeprefix(", ") or
+    if setting.parallel:
+        name, value = first_split(setting)
+        raise InputError(name, "goodput searches the parallelism itself: give no tp, pp, ep "
+                         "or cp", value)
+    if setting.batch != 1:
+        raise InputError("batch", "goodput sets the decode batch itself: give none",
                          setting.batch)
     if not 0 < attainment < 1:
         raise InputError("attainment", "must be a fraction in (0, 1)", attainment)

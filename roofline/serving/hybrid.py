@@ -130,7 +130,6 @@ def budget(setting: Setting, decodes: int, context: int, objective: float,
     name = f"tpot_chunk_budget_tokens.{setting.attention}"
     value = crossover_at(setting, name, {"B_d": decodes, "S": context, "T_pre": done,
                                          "tau_tpot": objective})
-    closed = value.expr if value.exists else ""
     if not value.exists:
         return Budget(objective, decodes, context, done, name, "", None, None, None, None,
                       value.reason)
@@ -143,7 +142,7 @@ def budget(setting: Setting, decodes: int, context: int, objective: float,
     while meets(low + 1):
         low += 1
     at = step(setting, low, done, decodes, context) if meets(low) else None
-    return Budget(objective, decodes, context, done, name, closed, value.value,
+    return Budget(objective, decodes, context, done, name, value.expr, value.value,
                   low if at else None, at, step(setting, low + 1, done, decodes, context))
 
 

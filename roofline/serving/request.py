@@ -26,12 +26,12 @@ import numpy as np
 
 from ..errors import InputError
 from ..evaluate.phases import (check_count, decode, decode_operations, held_bytes,
-                               prefill_time)
+                               prefill_time, roofline_time)
 from ..evaluate.setting import Setting
 from ..tables import si
 from .checks import first_split, shown
 
-__all__ = ["Request", "request", "decode_part"]
+__all__ = ["Request", "request", "decode_part", "fits"]
 
 _MAX_OUTPUT = 10**7  # output tokens: more is surely a slip (and ~80 MB of arrays a column)
 
@@ -122,14 +122,14 @@ def decode_part(setting: Setting, prompt: int, output: int) -> tuple[float, floa
     for op in decode_operations(setting):
         f = op.count * op.flops(contexts, contexts)
         q = op.count * op.bytes(contexts, contexts)
-        t = np.maximum(f / peak, q / bw)
+        t = roofline_time(f, q, peak, bw)
         for _, level_bw, served in op.levels:
             t = np.maximum(t, op.count * served(contexts, contexts) / level_bw)
         times, flops, nbytes = times + t, flops + f, nbytes + q
     return float(times.sum()), float(flops.sum()), float(nbytes.sum()), times
 
 
-def _fits(setting: Setting, context: int) -> int:
+def fits(setting: Setting, context: int) -> int:
     """Sequences whose KV caches of ``context`` tokens fit beside the weights (one device)."""
     one = replace(setting, batch=1)
     room = setting.hardware.memory_capacity - held_bytes(one, "weights", 0, "decode")
@@ -158,17 +158,17 @@ def request(setting: Setting, prompt: int, output: int) -> Request:
     total = pre + dec
     kv = held_bytes(setting, "kv_cache", end, "decode")
     weights = held_bytes(setting, "weights", 0, "decode")
-    best = _fits(setting, prompt)
+    best, most = fits(setting, prompt), fits(setting, end)
     bound = None
     if best > 0:
         b_pre, b_dec, *_ = _time(replace(setting, batch=best), prompt, output)
         bound = best / (b_pre + b_dec)
-    n, most = output - 1, _fits(setting, end)
+    n = output - 1
     decoding = None if not (n and most) else \
         most / decode(replace(setting, batch=most), end - 1).time_s
     return Request(setting, prompt, output, batch, pre, dec, total,
                    float(steps[0]) if n else 0.0, float(steps[-1]) if n else 0.0,
                    dec / n if n else 0.0, f, q, kv, weights + kv,
-                   setting.hardware.memory_capacity, _fits(setting, end), best,
+                   setting.hardware.memory_capacity, most, best,
                    batch / total, batch * output / total, bound,
                    bound * output if bound is not None else None, decoding)
