@@ -73,6 +73,19 @@ def _cpu_seconds(pid: int) -> float:
     return 0.0 if stat is None else (int(stat[11]) + int(stat[12])) / TICKS
 
 
+def _handled(pid: int) -> bool:
+    """Whether the run has set its handlers of the stop signals (``SigCgt`` in
+    ``/proc/PID/status``): a signal before that ends it by the default action, as it would
+    any program still loading."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    caught = int(next(line.split()[1] for line in status.splitlines()
+                      if line.startswith("SigCgt:")), 16)
+    return all(caught >> (number - 1) & 1 for number in EXPECTED)
+
+
 def _files(folder: Path) -> list[str]:
     return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
 
@@ -100,7 +113,10 @@ def _stopped(tmp_path: Path, argv: list[str], ready: Callable[[int, int], bool],
             if run.poll() is None:
                 run.kill()
                 run.wait()
-        if run.returncode != 0:
+        done = run.returncode == 0 or (  # or it had written its files and restored the
+            run.returncode == -sent != -signal.SIGKILL  # signals' default action as it
+            and not err and any(tmp_path.iterdir()))  # ended, and the signal ended it then
+        if not done:
             break
         for path in tmp_path.iterdir():  # done before the signal came: again, from nothing
             shutil.rmtree(path) if path.is_dir() else path.unlink()
@@ -113,8 +129,8 @@ def _stopped(tmp_path: Path, argv: list[str], ready: Callable[[int, int], bool],
 
 def _after_cpu(seconds: float) -> Callable[[int, int], bool]:
     """Ready after ``seconds`` of CPU time in the run (the same work on a loaded machine as
-    on an idle one), half as many at each attempt after the first."""
-    return lambda pid, attempt: _cpu_seconds(pid) >= seconds / 2 ** attempt
+    on an idle one), half as many at each attempt after the first, its handlers set."""
+    return lambda pid, attempt: _cpu_seconds(pid) >= seconds / 2 ** attempt and _handled(pid)
 
 
 def _drawing(tmp_path: Path) -> Callable[[int, int], bool]:

@@ -220,14 +220,16 @@ def _handle_signals() -> None:
             pass
 
 
-def _default_signals() -> None:
-    """The stop signals' default action again (the process ends at once, by the signal): a
-    signal that lands while the interpreter shuts down must not raise in its clean-up code."""
+def _set_signals(action: str) -> None:
+    """The stop signals' default action again (``default``: the process ends at once, by the
+    signal; one that lands while the interpreter shuts down must not raise in its clean-up
+    code), or ignored (``ignore``: a stopped run leaving with its own status)."""
     import signal
 
+    handler = signal.SIG_DFL if action == "default" else signal.SIG_IGN
     for number in _STOPPED:
         try:
-            signal.signal(number, signal.SIG_DFL)
+            signal.signal(number, handler)
         except (ValueError, OSError):  # no such signal here
             pass
 
@@ -316,14 +318,15 @@ def console() -> None:
     except KeyboardInterrupt as stop:  # between main's return and the flush
         _drop_stdout()
         code = _stopped(stop)
-    _default_signals()  # the run is over: a signal now ends the process as it would any other
     if code - 128 in _STOPPED:  # once stopped, leave at once with status 128 + N, as a shell
-        for stream in (sys.stdout, sys.stderr):  # reports it, never by the signal that the
-            try:  # interpreter may re-raise at shutdown after a KeyboardInterrupt
+        _set_signals("ignore")  # reports it: a second signal now would end it by its number
+        for stream in (sys.stdout, sys.stderr):  # (and never by the signal that the
+            try:  # interpreter may re-raise at shutdown after a KeyboardInterrupt)
                 stream.flush()
             except (OSError, ValueError):
                 pass
         os._exit(code)  # (temporary files are removed already, by whoever made them)
+    _set_signals("default")  # the run is over: a signal now ends the process as any other's
     sys.exit(code)
 
 
