@@ -376,7 +376,7 @@ def goodput(hardware: str | Hardware, model: str | ModelShape, *, prompt: int, o
             link_bandwidth: float | None = None, **options: Any) -> Any:
     """Goodput per device of a disaggregated prefill–decode pair (each side's tensor and
     pipeline degrees searched up to ``devices``, the KV cache sent between them over the
-    interconnect, or at ``link_bandwidth`` bytes/s a link) against one colocated device with
+    interconnect, or at ``link_bandwidth`` bytes/s a link) against a colocated instance with
     chunked prefill, for requests of ``prompt`` and ``output`` tokens under a ``ttft`` and a
     ``tpot`` objective (seconds) met by ``attainment`` of the requests
     (:mod:`roofline.serving.goodput`). ``options`` as :func:`setting`, without splits."""

@@ -54,7 +54,7 @@ def test_request_text_and_json_agree(capsys):
     ([*HYBRID, "--decodes", "8", "--context", "100", "--tpot", "-1"], "TPOT objective"),
     ([*HYBRID, "--decodes", "8", "--context", "100", "--prompt", "500"], "needs a chunk"),
     ([*HYBRID, "--decodes", "8", "--context", "100", "--batch", "4"], "batch"),
-    ([*HYBRID, "--decodes", "8", "--context", "100", "--tp", "2"], "one device"),
+    ([*HYBRID, "--decodes", "8", "--context", "100", "--pp", "2"], "pp, ep and cp"),
     ([*HYBRID, "--decodes", "0", "--context", "100"], "positive integer"),
     (["hybrid", "--hardware", "H100-SXM", "--model", "DeepSeek-V2-Lite", "--decodes", "8",
       "--context", "100", "--tpot", "0.1"], "latent attention"),

@@ -50,15 +50,20 @@ def test_prefill_capacity_meets_the_attainment_exactly_there(opt13b):
 def test_the_search_returns_the_best_candidate_of_each_side(opt13b):
     """Every (TP, PP) candidate evaluated one by one: the search's choice has the most requests
     per second per device, and the pair's goodput is DistServe's replication of the two."""
-    from roofline.serving.goodput import decode_capacity, goodput, prefill_capacity
+    from roofline.serving.goodput import (colocated_capacity, decode_capacity, goodput,
+                                          prefill_capacity)
 
     g = goodput(opt13b, 512, 128, 0.25, 0.1)
     pre = {(tp, pp): prefill_capacity(replace(opt13b, tp=tp, pp=pp), 512, 0.25, 0.9).per_device
            for tp in (1, 2, 4, 8) for pp in (1, 2, 4, 8) if tp * pp <= 8}
     dec = {tp: decode_capacity(replace(opt13b, tp=tp), 512, 128, 0.1, g.transfer_s).per_device
            for tp in (1, 2, 4, 8)}
+    colo = {tp: colocated_capacity(replace(opt13b, tp=tp), 512, 128, 0.25, 0.1, 0.9).per_device
+            for tp in (1, 2, 4, 8)}
     assert (g.prefill.tp, g.prefill.pp) == max(pre, key=pre.get)
     assert g.decode.tp == max(dec, key=dec.get)
+    assert g.colocated.tp == max(colo, key=colo.get)
+    assert g.colocated_per_device == pytest.approx(max(colo.values()))
     n_p, n_d = g.prefill.devices, g.decode.devices
     assert g.disaggregated_per_device == pytest.approx(
         1 / (n_p / g.prefill.rate_per_s + n_d / g.decode.rate_per_s))
@@ -133,4 +138,22 @@ def test_neither_where_both_serve_none():
 
     g = goodput("A100-80GB-SXM", "Llama-3-70B", prompt=512, output=64, ttft=0.5, tpot=0.1,
                 devices=1)
-    assert g.winner == "neither" and "weights alone exceed" in str(g)
+    assert g.winner == "neither" and "weights exceed one device's memory" in str(g)
+
+
+def test_a_model_one_device_cannot_hold_is_colocated_under_tp():
+    """Llama-2-70B's 68,976,648,192 parameters (its safetensors metadata), 138 GB in bf16, do
+    not fit in an H100's 80 GB: the colocated instance takes TP 2 or more, and its capacity
+    at that degree is colocated_capacity's."""
+    from roofline.api import setting
+    from roofline.serving.goodput import colocated_capacity, goodput
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        s = setting("H100-SXM", "Llama-2-70B")
+    assert 2 * 68_976_648_192 > 80e9
+    g = goodput(s, 512, 64, 1.0, 0.1, devices=4)
+    assert g.colocated.tp in (2, 4) and g.colocated.rate_per_s > 0
+    assert g.colocated.rate_per_s == pytest.approx(colocated_capacity(
+        replace(s, tp=g.colocated.tp), 512, 64, 1.0, 0.1, 0.9).rate_per_s)
+    assert colocated_capacity(s, 512, 64, 1.0, 0.1, 0.9).rate_per_s == 0

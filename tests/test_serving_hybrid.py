@@ -134,7 +134,8 @@ def test_chunked_prompt_sums_its_steps(h100):
 
 
 @pytest.mark.parametrize("model, option, what", [
-    ("DeepSeek-V2-Lite", {}, "latent attention"), ("Llama-3-8B", {"tp": 2}, "one device"),
+    ("DeepSeek-V2-Lite", {}, "latent attention"), ("Llama-3-8B", {"pp": 2}, "pp, ep and cp"),
+    ("Llama-3-8B", {"tp": 2, "overlap": True}, "give no overlap"),
     ("Mistral-7B", {}, "local attention")])
 def test_a_step_not_derived_is_refused(model, option, what):
     from roofline.api import hybrid
@@ -148,3 +149,74 @@ def test_crossover_table_says_where_the_budget_is_evaluated(h100):
 
     v = crossover_value(h100, "tpot_chunk_budget_tokens.kernel")
     assert not v.exists and not v.evaluated and "roofline hybrid" in v.reason
+
+
+# --- under tensor parallelism ---------------------------------------------------------------
+def test_tp_no_chunk_is_decodes_result_under_tp(h100):
+    """C = 0 under TP 4: one device's decode step with its all-reduces, as ``decode`` has it."""
+    from roofline.evaluate.phases import decode
+    from roofline.serving.hybrid import step
+
+    s = replace(h100, tp=4)
+    alone, d = step(s, 0, 0, 48, 3000), decode(replace(s, batch=48), 3000)
+    assert (alone.time_s, alone.flops, alone.bytes) == pytest.approx(
+        (d.time_s, d.flops, d.bytes), rel=1e-12)
+    assert d.communication_s > 0
+
+
+def test_tp_step_communication_by_hand(h100):
+    """The step's collectives under TP 2 (H100's NVLink: α = 0.47 µs, β = 450 GB/s), written
+    out: 2·32 + 1 ring all-reduces of the (C + B_d)·D·2 bytes of the step's rows, each
+    2(N − 1)·α + 2(N − 1)/N·bytes/β, and the ring all-gather of the B_d decodes' logits,
+    (N − 1)·α + (N − 1)/N·B_d·V·2/β."""
+    from roofline.evaluate.phases import _results
+    from roofline.serving.hybrid import _ops
+
+    s = replace(h100, tp=2)
+    alpha, beta = 0.47e-6, 450e9
+    rows, decodes, width, vocab = 512 + 32, 32, 4096, 128_256
+    reduce = 2 * alpha + rows * width * 2 / beta
+    gather = alpha + decodes * vocab * 2 / (2 * beta)
+    results = _results(_ops(s), s.peak, s.bandwidth, 512, 1024, 32, 2048)
+    links = sum(r.time_s for r in results if r.kind == "communication")
+    assert links == pytest.approx(65 * reduce + gather, rel=1e-12)
+
+
+def test_tp_halves_the_layers_weights_read(h100):
+    """Under TP 2 a device reads half of each layer's projection weights: the bytes the chunk
+    and the decodes share (read once) are half the published layers' parameters, at 2 bytes,
+    less the norms' weights, which every device holds whole (2 a layer, 4,096 each)."""
+    from roofline.serving.hybrid import step
+
+    s = replace(h100, tp=2)
+    both = step(s, 512, 1024, 32, 2048)
+    chunk, decodes = step(s, 512, 1024, 0, 2048), step(s, 0, 0, 32, 2048)
+    norms = 32 * 2 * 4096
+    shared = (LAYER_PARAMETERS - norms) / 2 + norms
+    assert chunk.bytes + decodes.bytes - both.bytes == pytest.approx(2 * shared, rel=1e-12)
+
+
+@pytest.mark.parametrize("mode", ["ideal", "naive"])
+def test_tp_budget_meets_the_objective_at_its_closed_form(h100, mode):
+    """Under TP 2 the budget's closed form (its collectives' α and β in it) with the setting's
+    numbers gives its value, where the step takes τ exactly; one token more exceeds τ."""
+    from sympy import parse_expr
+
+    from roofline.evaluate.phases import step_totals
+    from roofline.serving.hybrid import _ops, budget, step
+    from roofline.symbols import local_dict
+
+    s = replace(h100, tp=2, attention=mode)
+    b = budget(s, 32, 2048, 0.020, done=1000)
+    assert b.chunk == math.floor(b.closed_form_tokens)
+    assert step(s, b.chunk, 1000, 32, 2048).time_s <= 0.020 \
+        < step(s, b.chunk + 1, 1000, 32, 2048).time_s
+    assert step_totals(_ops(s), s, b.closed_form_tokens, 1000, 32, 2048)[0] == \
+        pytest.approx(0.020, rel=1e-9)
+    numbers = {**s.numbers(), "alpha_link": 0.47e-6, "beta_link": 450e9, "B_d": 32, "S": 2048,
+               "T_pre": 1000, "tau_tpot": 0.020}
+    expr = parse_expr(b.closed_form, local_dict=local_dict())
+    assert float(expr.xreplace({x: numbers[x.name] for x in expr.free_symbols})) == \
+        pytest.approx(b.closed_form_tokens, rel=1e-9)
+    one = budget(replace(h100, attention=mode), 32, 2048, 0.020, done=1000)
+    assert b.chunk > one.chunk  # half the work a device, less the all-reduces

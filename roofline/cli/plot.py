@@ -38,9 +38,9 @@ _HELP = {
             "roofline ttft, --rate optional",
     "tpot": "the decodes' TPOT against the prefill chunk beside them in one step (Sarathi-Serve's "
             "hybrid batch), a curve per count of decodes, the TPOT objective and each curve's "
-            "chunk budget marked; one device",
+            "chunk budget marked; one device, or its share under --tp",
     "goodput": "requests meeting both objectives against the request rate per device, for a "
-               "disaggregated prefill-decode pair and a colocated device, each goodput marked; "
+               "disaggregated prefill-decode pair and a colocated instance, each goodput marked; "
                "the options of roofline goodput",
 }
 

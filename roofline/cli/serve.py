@@ -6,8 +6,8 @@ TPOT alone, the largest chunk that keeps it under ``--tpot``, a step with ``--ch
 ``--prompt`` prefilled in chunks beside the decodes. ``request``: requests of ``--prompt``
 tokens in and ``--output`` out, end to end: prefill, decode steps over the growing cache,
 memory, throughput and its bound. ``goodput``: a disaggregated prefill-decode pair against a
-colocated device, per device. Wiring only: :func:`roofline.hybrid`, :func:`roofline.request`
-and :func:`roofline.goodput` compute, the results print.
+colocated instance (its TP searched), per device. Wiring only: :func:`roofline.hybrid`,
+:func:`roofline.request` and :func:`roofline.goodput` compute, the results print.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="a prefill chunk beside decodes in one engine step (Sarathi-Serve's hybrid "
                     "batch): the decodes' TPOT alone, the largest chunk that keeps it under "
                     "--tpot, a step with --chunk, a --prompt prefilled in chunks beside the "
-                    "decodes; one device")
+                    "decodes; one device, or one device's share under --tp")
     add_step_arguments(h, curves=False)
     h.add_argument("--chunk", type=_count, metavar="C", help="a step with a chunk of C tokens")
     h.add_argument("--prompt", type=_count, metavar="T",
@@ -49,7 +49,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "goodput", help="disaggregated prefill and decode against colocated, per device",
         description="goodput per device (requests/s meeting both objectives at an attainment) "
                     "of a disaggregated prefill-decode pair, each side's TP and PP searched, "
-                    "against one colocated device with chunked prefill (DistServe §4)")
+                    "against a colocated instance with chunked prefill, its TP searched "
+                    "(DistServe §4)")
     add_goodput_arguments(g)
     g.add_argument("--json", action="store_true", help="print JSON")
     g.set_defaults(run=_run_goodput)

@@ -351,17 +351,20 @@ def _describe(branch: Branch) -> list[str]:
 def _deadline_crossovers(arch: Architecture, caches: tuple[str, ...]) -> list[Crossover]:
     """The largest prefill chunk whose hybrid step, beside B_d decodes at context S, meets the
     TPOT objective τ_TPOT, per attention mode (:mod:`.hybrid`: Sarathi-Serve's token budget less
-    the decodes' tokens). One device, where the hybrid step is derived."""
+    the decodes' tokens): on one device, or where ``arch.parallel`` on one device's share under
+    N_tp-way tensor parallelism with its all-reduces (the step is derived under it alone)."""
     from . import hybrid
 
-    if arch.parallel or hybrid.unsupported(arch) is not None:
+    if hybrid.unsupported(arch) is not None:
         return []
+    device = ("one device's share under N_tp-way tensor parallelism; its all-reduces of the "
+              "C + B_d rows at the link, on the critical path",) if arch.parallel else ()
     return [cross(
         f"tpot_chunk_budget_tokens.{mode}",
         f"largest prefill chunk whose hybrid step with B_d decodes at context S meets the TPOT "
         f"objective ({mode} attention)", "tokens", f"{hybrid.SOURCE}; {BOOK}", C,
         hybrid.step_time(arch, mode, caches, smooth=True), tau_tpot, "deadline",
         ("one engine step: the chunk after T_pre tokens of its prompt, B_d decodes at context "
-         "S; the weights read once", "each operation at its own roof, as prefill times it",
-         "the chunk in whole tokens is the value rounded down"))
+         "S; the weights read once", *device, "each operation at its own roof, as prefill "
+         "times it", "the chunk in whole tokens is the value rounded down"))
         for mode in attention.MODES]

@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from sympy import Expr, Max, Min, Symbol, ceiling, floor, summation
+from sympy import Expr, Integer, Max, Min, Symbol, ceiling, floor, summation
 
 from ..symbols import B, B_d, C, L, S, T, T_ctx, T_out, T_pre
 from .architecture import Architecture
@@ -44,7 +44,8 @@ from .entry import Entry
 from .layers import Operation, attention_step, total_bytes, total_flops
 from .transformer import edge_operations, layer_operations
 
-__all__ = ["SOURCE", "REQUEST", "unsupported", "hybrid_operations", "step_time",
+__all__ = ["SOURCE", "REQUEST", "unsupported", "hybrid_operations", "tp_hybrid_operations",
+           "step_time",
            "decode_sum", "request_decode_flops", "request_decode_bytes", "entries"]
 
 SOURCE = ("Sarathi-Serve (Agrawal et al. 2024, arXiv 2403.02310) §4.2–4.3: hybrid batches of "
@@ -102,6 +103,27 @@ def hybrid_operations(arch: Architecture = Architecture(), mode: str = "ideal",
     return [edges[0], *layers, *edges[1:]]
 
 
+def tp_hybrid_operations(arch: Architecture = Architecture(), mode: str = "ideal",
+                         caches: Sequence[str] = (), smooth: bool = False) -> list[Operation]:
+    """One device's hybrid step under N_tp-way tensor parallelism (Megatron-LM §3, as
+    :func:`roofline.derive.tensor_parallel.tp_decode_operations` splits a decode step): each
+    operation's share (its heads, its columns and rows, its max(1, n_kv/N_tp) heads of the KV
+    cache) and the collectives of the step's C + B_d rows: two all-reduces a layer and the
+    embedding's of (C + B_d)·D·b_a bytes each, the gather of the B_d decodes' logits (none
+    where the step holds no decodes)."""
+    from .tensor_parallel import COMMUNICATION, shard, with_communication
+
+    out = []
+    for op in with_communication([shard(op) for op in hybrid_operations(arch, mode, caches,
+                                                                         smooth)], C + B_d):
+        if op.kind == COMMUNICATION:  # B·tokens rows: here the step's C + B_d, B_d sampled
+            sampled = op.name == "tp.all_gather.logits"
+            op = op.xreplace({B: B_d if sampled else 1})
+            op = _times(op, Min(B_d, 1)) if sampled and not smooth else op
+        out.append(op)
+    return out
+
+
 def _times(op: Operation, factor: Expr) -> Operation:
     """``op`` with its FLOPs and bytes (at every level) multiplied by ``factor`` (0 or 1: an
     operation that a step runs or not)."""
@@ -112,8 +134,16 @@ def _times(op: Operation, factor: Expr) -> Operation:
 def step_time(arch: Architecture = Architecture(), mode: str = "ideal",
               caches: Sequence[str] = (), smooth: bool = False) -> Expr:
     """The roofline time of one hybrid step: Σ count·max(F/P, Q/β, ...), every operation at its
-    own roof (:func:`roofline.derive.bounds.total_time`); the decodes' TPOT."""
-    return total_time(hybrid_operations(arch, mode, caches, smooth))
+    own roof (:func:`roofline.derive.bounds.total_time`); the decodes' TPOT. Under
+    parallelism (``arch.parallel``) one device's under tensor parallelism, its collectives at
+    the link (the hybrid step is derived under tensor parallelism alone)."""
+    from .tensor_parallel import COMMUNICATION, beta_link
+
+    ops = (tp_hybrid_operations if arch.parallel else hybrid_operations)(
+        replace(arch, parallel=False), mode, caches, smooth)
+    links = sum((op.count * op.levels[0][1] for op in ops if op.kind == COMMUNICATION),
+                Integer(0)) / beta_link  # a collective's time, carried as bytes at the link
+    return total_time([op for op in ops if op.kind != COMMUNICATION]) + links
 
 
 def decode_sum(expr: Expr) -> Expr:

@@ -63,8 +63,10 @@ def sympy_part(arch: Architecture, caches: tuple[str, ...], part: str) -> dict[s
     if part == "hybrid":  # a prefill chunk beside decodes, each attention mode's
         from ..derive import hybrid
 
-        return {"hybrid": {} if hybrid.unsupported(arch) else {
-            mode: _ops(hybrid.hybrid_operations(arch, mode, caches)) for mode in ATTENTION_MODES}}
+        done = hybrid.unsupported(arch) is None
+        return {f"hybrid{tp}": {mode: _ops(ops(arch, mode, caches)) for mode in ATTENTION_MODES}
+                if done else {} for tp, ops in (("", hybrid.hybrid_operations),
+                                                ("_tp", hybrid.tp_hybrid_operations))}
     if part == "footprints":
         from ..derive import workspace
 
@@ -182,7 +184,7 @@ class _Forms(Mapping[str, Any]):
     ``prefill_parallel`` by attention mode, the rest by key; a key reads only its own part (a
     part of :class:`_Parts` is made or read on first use)."""
 
-    _OWN = {"decode": ("decode", "decode_tp"), "hybrid": ("hybrid",),
+    _OWN = {"decode": ("decode", "decode_tp"), "hybrid": ("hybrid", "hybrid_tp"),
             "footprints": ("weights", "kv_cache", "scores", "activations", "weights_parallel",
                            "kv_cache_tp", "kv_cache_parallel")}
 

@@ -1,11 +1,11 @@
 """Attainment against request rate per device, in the manner of DistServe's figures (arXiv
 2401.09670, §6): the fraction of requests meeting both the TTFT and the TPOT objective for the
-disaggregated pair and for the colocated device, the chosen attainment a horizontal line and
+disaggregated pair and for the colocated instance, the chosen attainment a horizontal line and
 each one's goodput (the highest rate per device that reaches it) marked.
 
 Every point is :func:`roofline.serving.goodput.attainment_curves` of the result of
 :func:`roofline.serving.goodput.goodput`: the pair at a fraction of its goodput runs each side
-at that fraction of its capacity; the colocated device its hybrid steps at that rate.
+at that fraction of its capacity; the colocated instance its hybrid steps at that rate.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def goodput_figure(g: Goodput, size: str | float = "page") -> Figure:
             ("disaggregated", pair, g.disaggregated_per_device, 0,
              f"disaggregated: prefill TP {p.tp} PP {p.pp} + decode TP {d.tp}"),
             ("colocated", colo, g.colocated_per_device, 1,
-             f"colocated: one device, chunks of up to {c.chunk:,} tokens beside the decodes"))
+             f"colocated: TP {c.tp}, chunks of up to {c.chunk:,} tokens beside the decodes"))
         for gid, ys, good, i, label in curves:
             color = _style.device_color(i)
             ax.plot(rates, np.array(ys) * 100, color=color, ls=_style.device_dashes(i), lw=1.4,

@@ -3,9 +3,9 @@ per count of decodes beside the chunk, the TPOT objective a horizontal line, and
 its budget, the largest whole chunk whose step meets the objective, marked and tagged.
 
 Every point is :func:`roofline.serving.hybrid.step`: the step's operations as SymPy derived
-them (:mod:`roofline.derive.hybrid`), each at its roofline, on one device; every budget is
-:func:`roofline.serving.hybrid.budget`, the crossover ``tpot_chunk_budget_tokens.<mode>`` at
-these numbers made whole. The house colours and a line style apart for each curve.
+them (:mod:`roofline.derive.hybrid`), each at its roofline, on one device or its share under
+TP; every budget is :func:`roofline.serving.hybrid.budget`, the crossover
+``tpot_chunk_budget_tokens.<mode>`` at these numbers made whole. The house colours and a line style apart for each curve.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ def _axis_end(budgets: list[int | None], given: int | None) -> int:
 def tpot_figure(setting: Setting, decodes: Sequence[int], context: int, objective: float,
                 done: int = 0, max_chunk: int | None = None, size: str | float = "page"
                 ) -> Figure:
-    """The figure for ``setting`` (one device): a curve per count of ``decodes`` at
+    """The figure for ``setting`` (one device, or its share under TP): a curve per count of ``decodes`` at
     ``context`` cached tokens, the chunk after ``done`` tokens of its prompt, the TPOT
     ``objective`` (seconds) and each curve's budget; the chunk axis to ``max_chunk`` tokens
     (default: past the largest budget)."""
@@ -79,9 +79,11 @@ def tpot_figure(setting: Setting, decodes: Sequence[int], context: int, objectiv
         ax.set_title(_style.wrap(title(f"TPOT against the prefill chunk at context {context:,}",
                                        [setting]), 0.85 * w, 8))
         legend_note(ax, note=(
-            f"One engine step: {after} beside the decodes, the weights read once for all rows; "
-            "every operation at its roofline (a bound). A dot: the budget, the largest whole "
-            f"chunk whose step meets the objective (tpot_chunk_budget_tokens.{setting.attention}"
-            " made whole)."))
+            f"One engine step: {after} beside the decodes, the weights read once for all rows"
+            + (f"; one device's share under TP {setting.tp}, with its all-reduces"
+               if setting.tp > 1 else "")
+            + "; every operation at its roofline (a bound). A dot: the budget, the largest "
+            "whole chunk whose step meets the objective (the crossover "
+            f"tpot_chunk_budget_tokens.{setting.attention} made whole)."))
         fit_height(fig, 1, 1.9 if _style.narrow(size) else 2.4)
     return fig

@@ -27,7 +27,8 @@ of a prompt (its ``kv_cache`` form at T) crosses the interconnect between them, 
 the N_p links of the prefill instance's devices at once (each shard's own, DistServe §4.1);
 both instances in one node.
 
-**Colocated** (one device: the hybrid step is derived there): each step holds the decodes and
+**Colocated** (N_tp devices, each step one device's share with its all-reduces; each TP degree
+searched as for the decode instance, the best per device kept): each step holds the decodes and
 chunks filling the budget that keeps their TPOT under the objective (``tpot_chunk_budget_tokens``
 at half a prompt's tokens done, the mean offset of its chunks), from several prompts where they
 are short (Sarathi-Serve's stall-free batching); the decodes in flight B = R·(T_out − 1)·t by
@@ -35,7 +36,7 @@ Little's law at the step's time t. A prompt takes T/C of the steps' capacity (it
 service) and ⌈T/C⌉ steps to its first token. An engine may keep its steps shorter than the
 objective: the budgets of τ_TPOT, τ/2, τ/4 and τ/8 are tried, the best kept. Its goodput is the
 highest R meeting the TTFT attainment with the decodes' caches in memory. A colocated instance
-of several devices is not modelled.
+under pipeline parallelism is not modelled (the hybrid step is derived under TP alone).
 """
 
 from __future__ import annotations
@@ -138,13 +139,12 @@ class Goodput:
             f"  disaggregated  {self.disaggregated_per_device:,.4g} requests/s a device "
             f"(the pair replicated to match its sides' rates)",
             f"  colocated      {self.colocated_per_device:,.4g} requests/s a device "
-            + (f"(one device: {c.batch:,} decodes beside chunks of {c.chunk:,} tokens, a step "
-               f"{si(c.time_s, 's')})" if c.rate_per_s else
-               "(one device serves none: "
-               + ("the weights alone exceed its memory, and a colocated instance of several "
-                  "devices is not modelled (the hybrid step is derived on one)"
-                  if self.colocated.time_s == 0 and _weights_exceed(s) else
-                  "its decodes' caches or the objectives do not fit beside the weights") + ")"),
+            + (f"(TP {c.tp}: {c.rate_per_s:,.4g} requests/s, {c.batch:,} decodes beside chunks "
+               f"of {c.chunk:,} tokens, a step {si(c.time_s, 's')})" if c.rate_per_s else
+               "(no TP degree up to the devices given serves any: "
+               + ("the weights exceed one device's memory; where a degree holds them, "
+                  if _weights_exceed(s) else "") + "its decodes' caches or the objectives do "
+               "not fit beside the weights)"),
             f"  better         {self.winner}"])
 
 
@@ -235,9 +235,9 @@ def decode_capacity(setting: Setting, prompt: int, output: int, tpot: float,
 
 def _colocated_at(setting: Setting, prompt: int, output: int, ttft: float, tpot: float,
                   rate: float) -> tuple[float, int, int, float]:
-    """(TTFT attainment, decodes, chunk budget, step time) of one colocated device at ``rate``
-    whose steps keep the decodes' TPOT under ``tpot``; an attainment of 0 where the decodes'
-    caches do not fit or no chunk meets the TPOT. The decodes in flight follow the step time
+    """(TTFT attainment, decodes, chunk budget, step time) of a colocated instance (the
+    setting's N_tp devices) at ``rate`` whose steps keep the decodes' TPOT under ``tpot``; an
+    attainment of 0 where the decodes' caches do not fit or no chunk meets the TPOT. The decodes in flight follow the step time
     (Little's law, B = R·(T_out − 1)·t, a few rounds to the fixed point); each step is filled
     with chunks of the budget (from several prompts where they are short, as Sarathi-Serve's
     stall-free batching fills it), its attention after half of a prompt's tokens, the mean
@@ -273,17 +273,18 @@ def _colocated_best(setting: Setting, prompt: int, output: int, ttft: float, tpo
 
 def colocated_capacity(setting: Setting, prompt: int, output: int, ttft: float, tpot: float,
                        attainment: float) -> Side:
-    """One device running prefill chunks beside its decodes (the hybrid step)."""
+    """One instance (the setting's N_tp devices, one step over all) running prefill chunks
+    beside its decodes (the hybrid step)."""
     rate = _highest(lambda r: _colocated_best(setting, prompt, output, ttft, tpot, r)[0]
                     >= attainment, 0.0, 1e4)
     if rate == 0.0:
-        return Side("colocated", 1, 1, 0.0, 0.0, 0)
+        return Side("colocated", setting.tp, 1, 0.0, 0.0, 0)
     _, decodes, chunk, t = _colocated_best(setting, prompt, output, ttft, tpot, rate)
-    return Side("colocated", 1, 1, rate, t, decodes, chunk, t * prompt / chunk)
+    return Side("colocated", setting.tp, 1, rate, t, decodes, chunk, t * prompt / chunk)
 
 
 def attainment_curves(g: Goodput, rates: Sequence[float]) -> tuple[list[float], list[float]]:
-    """The TTFT-and-TPOT attainment of the disaggregated pair and of the colocated device at
+    """The TTFT-and-TPOT attainment of the disaggregated pair and of the colocated instance at
     each request rate per device in ``rates``. The pair at a fraction x of its goodput runs
     each side at x times its capacity: the prefill's attainment at x·R_p, the decodes' TPOT met
     up to x = 1 (their batch grows with the rate; past B* none meets it)."""
@@ -293,7 +294,8 @@ def attainment_curves(g: Goodput, rates: Sequence[float]) -> tuple[list[float], 
         x = r / g.disaggregated_per_device if g.disaggregated_per_device else math.inf
         pair.append(0.0 if x > 1 else md1_attainment(x * p.rate_per_s, p.service_s, g.ttft,
                                                         p.time_s))
-    colo = [_colocated_best(s, g.prompt, g.output, g.ttft, g.tpot, r)[0] for r in rates]
+    c = replace(s, tp=g.colocated.tp)  # the colocated instance's rate: per device × N_tp
+    colo = [_colocated_best(c, g.prompt, g.output, g.ttft, g.tpot, r * c.tp)[0] for r in rates]
     return pair, colo
 
 
@@ -350,6 +352,8 @@ def goodput(setting: Setting, prompt: int, output: int, ttft: float, tpot: float
     best_d = max(dec, key=lambda s: s.per_device)
     pair = 0.0 if not (best_p.rate_per_s and best_d.rate_per_s) else \
         1 / (best_p.devices / best_p.rate_per_s + best_d.devices / best_d.rate_per_s)
-    colo = colocated_capacity(setting, prompt, output, ttft, tpot, attainment)
+    colo = max((colocated_capacity(c, prompt, output, ttft, tpot, attainment)
+                for c in _configurations(setting, devices, pipeline=False)),
+               key=lambda s: (s.per_device, -s.tp))  # the fewest devices where they tie
     return Goodput(setting, prompt, output, ttft, tpot, attainment, best_p, best_d, colo, kv,
                    transfer(best_d.tp), pair, colo.per_device)

@@ -19,6 +19,7 @@ from functools import lru_cache
 
 from ..errors import InputError
 from ..evaluate.compiled import CompiledOp, compile_ops
+from ..evaluate.links import linked
 from ..evaluate.phases import check_count, step_totals
 from ..evaluate.setting import Setting
 from ..tables import si
@@ -101,17 +102,24 @@ def _ops(setting: Setting) -> list[CompiledOp]:
     if reason is not None:
         raise InputError("model", f"the hybrid step is not derived for {reason}",
                          setting.model.name)
-    if setting.parallel:
-        name, value = first_split(setting)
-        raise InputError(name, "the hybrid step is evaluated on one device: give tp, pp, ep "
-                         "and cp 1", value)
+    if setting.pp > 1 or setting.ep > 1 or setting.cp > 1:
+        name = next(n for n in ("pp", "ep", "cp") if getattr(setting, n) > 1)
+        raise InputError(name, "the hybrid step is derived on one device or under tensor "
+                         "parallelism: give pp, ep and cp 1", getattr(setting, name))
+    if setting.tp > 1 and setting.overlap:
+        raise InputError("overlap", "the hybrid step's all-reduces are timed after the GEMM "
+                         "each reduces, as vLLM and TensorRT-LLM run them: give no overlap", True)
     setting.check_attention()
+    if setting.tp > 1:  # one device's share, its all-reduces at the tensor group's link
+        return linked(setting, setting.forms["hybrid_tp"][setting.attention], _FREE,
+                      compile_ops)
     forms = setting.forms["hybrid"][setting.attention]
     return compile_ops(forms, setting.numbers(), _FREE, setting.level_bandwidths)
 
 
 def step(setting: Setting, chunk: int, done: int, decodes: int, context: int) -> Step:
-    """One hybrid step of the setting (one device, its attention mode)."""
+    """One hybrid step of the setting (one device, or one device's share under its tensor
+    parallelism; its attention mode)."""
     for value, name in ((chunk, "chunk"), (done, "done"), (decodes, "decodes")):
         if value != 0:
             check_count(value, name)
@@ -197,7 +205,7 @@ class HybridResult:
         s, a = self.setting, self.alone
         lines = [f"hybrid step ({s.hardware.name}, {s.model.name}, {s.precision_words}, "
                  f"{s.attention} attention; {a.decodes:,} decodes at context {a.context:,} "
-                 "tokens; one device)",
+                 f"tokens; {_devices(s)})",
                  f"  decodes alone  {si(a.time_s, 's')} a step: their TPOT ({a.bound}-bound)"]
         if self.budget is not None:
             lines += _budget_lines(self.budget)
@@ -217,6 +225,10 @@ class HybridResult:
                          f"with no decodes {si(p.one_shot_s, 's')}); the decodes' TPOT at most "
                          f"{si(p.slowest_step_s, 's')}")
         return "\n".join(lines)
+
+
+def _devices(s: Setting) -> str:
+    return "one device" if s.tp == 1 else f"TP {s.tp}: one device's share, its all-reduces"
 
 
 def _tokens(n: int) -> str:
