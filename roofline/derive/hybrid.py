@@ -45,8 +45,7 @@ from .layers import Operation, attention_step, total_bytes, total_flops
 from .transformer import edge_operations, layer_operations
 
 __all__ = ["SOURCE", "REQUEST", "unsupported", "hybrid_operations", "tp_hybrid_operations",
-           "step_time",
-           "decode_sum", "request_decode_flops", "request_decode_bytes", "entries"]
+           "step_time", "decode_sum", "request_decode_flops", "request_decode_bytes", "entries"]
 
 SOURCE = ("Sarathi-Serve (Agrawal et al. 2024, arXiv 2403.02310) §4.2–4.3: hybrid batches of "
           "one prefill chunk and decodes, the token budget from the TBT objective")

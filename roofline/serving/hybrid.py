@@ -23,7 +23,7 @@ from ..evaluate.links import linked
 from ..evaluate.phases import check_count, step_totals
 from ..evaluate.setting import Setting
 from ..tables import si
-from .checks import first_split, shown
+from .checks import shown
 
 __all__ = ["Step", "Budget", "ChunkedPrompt", "HybridResult", "step", "budget",
            "chunked_prompt"]
@@ -193,7 +193,8 @@ class HybridResult:
     def as_dict(self) -> dict[str, object]:
         s, p = self.setting, self.prompt
         return {"hardware": s.hardware.name, "model": s.model.name, "dtype": s.dtype,
-                "precision": dict(s.precision), "fusion": s.fusion, "attention": s.attention, "decodes_alone": self.alone.as_dict(),
+                "precision": dict(s.precision), "fusion": s.fusion, "attention": s.attention,
+                "tp": s.tp, "decodes_alone": self.alone.as_dict(),
                 "budget": self.budget.as_dict() if self.budget else None,
                 "step": self.step.as_dict() if self.step else None,
                 "prompt": None if p is None else {
