@@ -56,12 +56,13 @@ def test_the_search_returns_the_best_candidate_of_each_side(opt13b):
     g = goodput(opt13b, 512, 128, 0.25, 0.1)
     pre = {(tp, pp): prefill_capacity(replace(opt13b, tp=tp, pp=pp), 512, 0.25, 0.9).per_device
            for tp in (1, 2, 4, 8) for pp in (1, 2, 4, 8) if tp * pp <= 8}
-    dec = {tp: decode_capacity(replace(opt13b, tp=tp), 512, 128, 0.1, g.transfer_s).per_device
-           for tp in (1, 2, 4, 8)}
+    dec = {(tp, pp): decode_capacity(replace(opt13b, tp=tp, pp=pp), 512, 128, 0.1,
+                                     g.transfer_s).per_device
+           for tp in (1, 2, 4, 8) for pp in (1, 2, 4, 8) if tp * pp <= 8}
     colo = {tp: colocated_capacity(replace(opt13b, tp=tp), 512, 128, 0.25, 0.1, 0.9).per_device
             for tp in (1, 2, 4, 8)}
     assert (g.prefill.tp, g.prefill.pp) == max(pre, key=pre.get)
-    assert g.decode.tp == max(dec, key=dec.get)
+    assert (g.decode.tp, g.decode.pp) == max(dec, key=dec.get)
     assert g.colocated.tp == max(colo, key=colo.get)
     assert g.colocated_per_device == pytest.approx(max(colo.values()))
     n_p, n_d = g.prefill.devices, g.decode.devices
@@ -76,6 +77,29 @@ def test_decode_capacity_by_littles_law(opt13b):
     side = decode_capacity(opt13b, 512, 128, 0.1)
     t = decode(replace(opt13b, batch=side.batch), 512 + 63).time_s
     assert t <= 0.1 and side.rate_per_s == pytest.approx(side.batch / (127 * t))
+
+
+def test_decode_under_pipeline_stages_by_hand(opt13b):
+    """Two stages: the batch as two micro-batches of ⌈B/2⌉, a step one device's decode step of
+    all 40 layers at ⌈B/2⌉ plus one send of its hidden states, α + ⌈B/2⌉·5,120·2/β at the
+    setting's link; each device holds half the weights and half of each cache (2·40·5,120·2
+    bytes a token in all): room for more sequences than on one device."""
+    from roofline.evaluate.phases import decode, held_bytes
+    from roofline.serving.goodput import decode_capacity
+    from roofline.serving.request import fits
+
+    two = replace(opt13b, pp=2)
+    side = decode_capacity(two, 512, 128, 0.1)
+    link = two.links["pp"]
+    micro = -(-side.batch // 2)
+    t = decode(replace(opt13b, batch=micro), 512 + 63).time_s \
+        + link.alpha + micro * 5120 * 2 / link.beta
+    assert side.time_s == pytest.approx(t, rel=1e-12) and t <= 0.1
+    assert side.rate_per_s == pytest.approx(side.batch / (127 * t), rel=1e-12)
+    weights = held_bytes(opt13b, "weights", 0, "decode")
+    cache = 2 * 40 * 5120 * 2 * (512 + 127)  # one sequence's keys and values at its end
+    assert fits(two, 512 + 127) == (80e9 - weights / 2) // (cache / 2)
+    assert fits(two, 512 + 127) > 2 * fits(opt13b, 512 + 127)
 
 
 def test_the_kv_transfer_moves_the_choice_as_it_must(opt13b):

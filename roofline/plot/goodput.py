@@ -39,7 +39,7 @@ def goodput_figure(g: Goodput, size: str | float = "page") -> Figure:
         ax = fig.subplots()
         curves = (
             ("disaggregated", pair, g.disaggregated_per_device, 0,
-             f"disaggregated: prefill TP {p.tp} PP {p.pp} + decode TP {d.tp}"),
+             f"disaggregated: prefill TP {p.tp} PP {p.pp} + decode TP {d.tp} PP {d.pp}"),
             ("colocated", colo, g.colocated_per_device, 1,
              f"colocated: TP {c.tp}, chunks of up to {c.chunk:,} tokens beside the decodes"))
         for gid, ys, good, i, label in curves:

@@ -14,7 +14,9 @@ The attainment P(e + W ≤ τ_TTFT) is Erlang's M/D/1 waiting-time distribution 
 (mpmath). Its capacity is the
 highest R whose attainment reaches the chosen fraction.
 
-**Decode instance** (N_tp): B sequences decode together, each step t_step(B) at the mean
+**Decode instance** (N_tp, and N_pp stages: the batch in N_pp micro-batches, a step one TP
+group's at ⌈B/N_pp⌉ sequences plus the stages' sends, each device its stage's layers of the
+weights and caches): B sequences decode together, each step t_step(B) at the mean
 context T + (T_out − 1)/2; a request stays T_out − 1 steps, so B = R·(T_out − 1)·t_step
 (Little's law). Its TPOT is t_step plus its share of the KV-cache transfer, t_kv/(T_out − 1)
 (DistServe's TPOT is the mean time per output token of a request); every request sees the same
@@ -133,8 +135,9 @@ class Goodput:
             f"{self.attainment:.0%})",
             f"  prefill      TP {p.tp} PP {p.pp}: {p.rate_per_s:,.4g} requests/s "
             f"({p.per_device:,.4g} a device; a prompt {si(p.time_s, 's')})",
-            f"  decode       TP {d.tp}: {d.rate_per_s:,.4g} requests/s ({d.per_device:,.4g} a "
-            f"device; {d.batch:,} sequences, a step {si(d.time_s, 's')})",
+            f"  decode       TP {d.tp} PP {d.pp}: {d.rate_per_s:,.4g} requests/s "
+            f"({d.per_device:,.4g} a device; {d.batch:,} sequences, a step "
+            f"{si(d.time_s, 's')})",
             f"  KV transfer  {link}",
             f"  disaggregated  {self.disaggregated_per_device:,.4g} requests/s a device "
             f"(the pair replicated to match its sides' rates)",
@@ -213,24 +216,44 @@ def prefill_capacity(setting: Setting, prompt: int, ttft: float, attainment: flo
 def decode_capacity(setting: Setting, prompt: int, output: int, tpot: float,
                     transfer_s: float = 0.0) -> Side:
     """The decode instance's capacity at the largest batch whose TPOT (a step and the KV
-    transfer's share) meets ``tpot`` and whose caches at the end fit."""
+    transfer's share) meets ``tpot`` and whose caches at the end fit. Under N_pp stages the
+    batch runs as N_pp micro-batches of ⌈B/N_pp⌉, one in each stage at a time: a token passes
+    every layer, so a step takes one TP group's decode step at the micro-batch, all layers,
+    plus the N_pp − 1 sends of its hidden states (:func:`roofline.derive.pipeline.send_time`),
+    and each device holds its stage's layers of the weights and of the B caches."""
     if output < 2:
         raise InputError("output", "a decode instance needs at least 2 output tokens", output)
     context = prompt + (output - 1) // 2
     extra = transfer_s / (output - 1)
     most = fits(setting, prompt + output - 1)
+    group, sends = replace(setting, pp=1), _sends(setting)
 
     def time(b: int) -> float:
-        return decode(replace(setting, batch=b), context).time_s
+        micro = -(-b // setting.pp)
+        return decode(replace(group, batch=micro), context).time_s + sends(micro)
 
-    if most < 1 or time(1) + extra > tpot:
-        return Side("decode", setting.tp, 1, 0.0, time(1), 0)
-    low, high = 1, most
+    if most < setting.pp or time(setting.pp) + extra > tpot:
+        return Side("decode", setting.tp, setting.pp, 0.0, time(setting.pp), 0)
+    low, high = setting.pp, most
     while low < high:  # the largest batch that meets the objective: the step grows with it
         mid = (low + high + 1) // 2
         low, high = (mid, high) if time(mid) + extra <= tpot else (low, mid - 1)
     t = time(low)
-    return Side("decode", setting.tp, 1, low / ((output - 1) * t), t, low)
+    return Side("decode", setting.tp, setting.pp, low / ((output - 1) * t), t, low)
+
+
+def _sends(setting: Setting):
+    """The N_pp − 1 sends of a decode step's micro-batch of ``rows`` sequences between the
+    stages (the catalogue's ``send_time`` at one token a sequence, the pipeline's link)."""
+    from ..derive.pipeline import send_time
+    from ..symbols import B, D, T, alpha_link, b_a, beta_link
+
+    if setting.pp == 1:
+        return lambda rows: 0.0
+    n, link = setting.numbers(), setting.links["pp"]
+    one = send_time().xreplace({T: 1, D: n["D"], b_a: n["b_a"], alpha_link: link.alpha,
+                                beta_link: link.beta})
+    return lambda rows: (setting.pp - 1) * float(one.xreplace({B: rows}))
 
 
 def _colocated_at(setting: Setting, prompt: int, output: int, ttft: float, tpot: float,
@@ -347,8 +370,8 @@ def goodput(setting: Setting, prompt: int, output: int, ttft: float, tpot: float
         if beta == math.inf:
             return 0.0
         return math.inf if not beta else kv / (beta * min(best_p.devices, decode_devices))
-    dec = [decode_capacity(c, prompt, output, tpot, transfer(c.tp))
-           for c in _configurations(setting, devices, pipeline=False)]
+    dec = [decode_capacity(c, prompt, output, tpot, transfer(c.tp * c.pp))
+           for c in _configurations(setting, devices, pipeline=True)]
     best_d = max(dec, key=lambda s: s.per_device)
     pair = 0.0 if not (best_p.rate_per_s and best_d.rate_per_s) else \
         1 / (best_p.devices / best_p.rate_per_s + best_d.devices / best_d.rate_per_s)
@@ -356,4 +379,4 @@ def goodput(setting: Setting, prompt: int, output: int, ttft: float, tpot: float
                 for c in _configurations(setting, devices, pipeline=False)),
                key=lambda s: (s.per_device, -s.tp))  # the fewest devices where they tie
     return Goodput(setting, prompt, output, ttft, tpot, attainment, best_p, best_d, colo, kv,
-                   transfer(best_d.tp), pair, colo.per_device)
+                   transfer(best_d.devices), pair, colo.per_device)

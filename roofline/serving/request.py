@@ -130,10 +130,11 @@ def decode_part(setting: Setting, prompt: int, output: int) -> tuple[float, floa
 
 
 def fits(setting: Setting, context: int) -> int:
-    """Sequences whose KV caches of ``context`` tokens fit beside the weights (one device)."""
-    one = replace(setting, batch=1)
-    room = setting.hardware.memory_capacity - held_bytes(one, "weights", 0, "decode")
-    return max(0, int(room // held_bytes(one, "kv_cache", context, "decode")))
+    """Sequences whose KV caches of ``context`` tokens fit beside the weights (one device; under
+    N_pp stages its stage's layers of both, as a prefill's stage holds them)."""
+    one, step = replace(setting, batch=1), "prefill" if setting.pp > 1 else "decode"
+    room = setting.hardware.memory_capacity - held_bytes(one, "weights", 0, step)
+    return max(0, int(room // held_bytes(one, "kv_cache", context, step)))
 
 
 def _time(setting: Setting, prompt: int, output: int) -> tuple[float, float, float, float,
