@@ -47,7 +47,8 @@ def test_each_budget_dot_is_under_the_objective_and_the_next_token_over(drawn):
 
 
 @pytest.mark.parametrize("extra, words", [
-    (["--decodes", "1,2,3,4,5,6,7"], "one to six"), (["--decodes", "8", "--pp", "2"], "pp, ep and cp"),
+    (["--decodes", "1,2,3,4,5,6,7"], "one to six"),
+    (["--decodes", "8", "--pp", "2"], "pp, ep and cp"),
     (["--decodes", "0"], "--decodes")])
 def test_bad_options_are_one_line(tmp_path, capsys, extra, words):
     argv = ["plot", "tpot", "--hardware", "H100-SXM", "--model", "Llama-3-8B", "--context",

@@ -5,7 +5,8 @@ its budget, the largest whole chunk whose step meets the objective, marked and t
 Every point is :func:`roofline.serving.hybrid.step`: the step's operations as SymPy derived
 them (:mod:`roofline.derive.hybrid`), each at its roofline, on one device or its share under
 TP; every budget is :func:`roofline.serving.hybrid.budget`, the crossover
-``tpot_chunk_budget_tokens.<mode>`` at these numbers made whole. The house colours and a line style apart for each curve.
+``tpot_chunk_budget_tokens.<mode>`` at these numbers made whole. The house colours and a line
+style apart for each curve.
 """
 
 from __future__ import annotations
@@ -42,9 +43,9 @@ def _axis_end(budgets: list[int | None], given: int | None) -> int:
 def tpot_figure(setting: Setting, decodes: Sequence[int], context: int, objective: float,
                 done: int = 0, max_chunk: int | None = None, size: str | float = "page"
                 ) -> Figure:
-    """The figure for ``setting`` (one device, or its share under TP): a curve per count of ``decodes`` at
-    ``context`` cached tokens, the chunk after ``done`` tokens of its prompt, the TPOT
-    ``objective`` (seconds) and each curve's budget; the chunk axis to ``max_chunk`` tokens
+    """The figure for ``setting`` (one device, or its share under TP): a curve per count of
+    ``decodes`` at ``context`` cached tokens, the chunk after ``done`` tokens of its prompt, the
+    TPOT ``objective`` (seconds) and each curve's budget; the chunk axis to ``max_chunk`` tokens
     (default: past the largest budget)."""
     if not decodes or len(decodes) > 6:
         raise InputError("decodes", "give one to six counts of decodes, one curve each",

@@ -259,13 +259,13 @@ def _sends(setting: Setting):
 def _colocated_at(setting: Setting, prompt: int, output: int, ttft: float, tpot: float,
                   rate: float) -> tuple[float, int, int, float]:
     """(TTFT attainment, decodes, chunk budget, step time) of a colocated instance (the
-    setting's N_tp devices) at ``rate`` whose steps keep the decodes' TPOT under ``tpot``; an
-    attainment of 0 where the decodes' caches do not fit or no chunk meets the TPOT. The decodes in flight follow the step time
-    (Little's law, B = R·(T_out − 1)·t, a few rounds to the fixed point); each step is filled
-    with chunks of the budget (from several prompts where they are short, as Sarathi-Serve's
-    stall-free batching fills it), its attention after half of a prompt's tokens, the mean
-    offset of its chunks; a prompt takes T/C of a step's capacity and ⌈T/C⌉ steps to its first
-    token."""
+    setting's N_tp devices) at ``rate`` whose steps keep the decodes' TPOT under ``tpot``; an attainment of 0
+    where the decodes' caches do not fit or no chunk meets the TPOT. The decodes in flight
+    follow the step time (Little's law, B = R·(T_out − 1)·t, a few rounds to the fixed point);
+    each step is filled with chunks of the budget (from several prompts where they are short, as
+    Sarathi-Serve's stall-free batching fills it), its attention after half of a prompt's
+    tokens, the mean offset of its chunks; a prompt takes T/C of a step's capacity and ⌈T/C⌉
+    steps to its first token."""
     context, most = prompt + (output - 1) // 2, fits(setting, prompt + output - 1)
     t, decodes, chunk = tpot, 0, 0
     for _ in range(4):
