@@ -21,8 +21,9 @@ REPO = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).parent / "fixtures" / "hardware"
 SHIPPED = sorted((REPO / "hardware").glob("*.toml"))
 EXPECTED_NAMES = {
-    "A100-40GB-SXM", "A100-80GB-SXM", "H100-SXM", "H100-PCIe", "H200-SXM", "B200", "L4", "L40S",
-    "RTX-4090", "MI300X", "MI325X", "TPU-v4", "TPU-v5e", "TPU-v5p", "TPU-v6e", "Gaudi2", "Gaudi3",
+    "A100-40GB-SXM", "A100-80GB-SXM", "A100-80GB-PCIe", "H100-SXM", "H100-PCIe", "H200-SXM",
+    "B200", "L4", "L40S", "RTX-4090", "MI300X", "MI325X", "TPU-v4", "TPU-v5e", "TPU-v5p",
+    "TPU-v6e", "Gaudi2", "Gaudi3",
 }
 
 
@@ -71,6 +72,7 @@ def test_h100_sxm_figures_and_ridge() -> None:
     ("A100-80GB-SXM", 153.0, 0.1),  # 312e12 / 2.039e12 ≈ 153 (datasheet)
     ("TPU-v5e", 240.0, 1.0),  # scaling-book: 1.97e14 / 8.2e11 ≈ 240
     ("A100-40GB-SXM", 312 / 1.555, 1e-9),
+    ("A100-80GB-PCIe", 312 / 1.935, 1e-9),  # A100 datasheet: 80GB PCIe 312 TFLOPS, 1,935 GB/s
 ])
 def test_ridge(name: str, ridge: float, tolerance: float) -> None:
     assert load_hardware(name).ridge("bf16") == pytest.approx(ridge, abs=tolerance)
@@ -143,7 +145,7 @@ def test_load_by_path(tmp_path: Path) -> None:
 
 def test_unknown_name_lists_valid_ones() -> None:
     with pytest.raises(UnknownNameError, match=r"unknown hardware 'Z80'; valid names: "
-                       r"A100-40GB-SXM, A100-80GB-SXM, B200, .*TPU-v6e$"):
+                       r"A100-40GB-SXM, A100-80GB-PCIe, A100-80GB-SXM, B200, .*TPU-v6e$"):
         load_hardware("Z80")
 
 
@@ -353,6 +355,7 @@ CAPACITIES: dict[str, tuple[int, int | None]] = {
     "A100-40GB-SXM": (40_000_000_000, 167_936),
     # NVIDIA A100 datasheet: "80GB HBM2e"; A100 whitepaper: 164 KB (KiB) per SM
     "A100-80GB-SXM": (80_000_000_000, 167_936),
+    "A100-80GB-PCIe": (80_000_000_000, 167_936),
     # NVIDIA HGX B200 specification: "180GB HBM3e"; 228 KiB per SM assumed from CC 9.0
     "B200": (180_000_000_000, 233_472),
     # Intel Gaudi 2: "96 GB HBM2E"; its 48 MB SRAM is chip-wide (no per-core figure)
@@ -611,6 +614,7 @@ CACHES: dict[str, tuple[int | None, int | None]] = {
     # NVIDIA A100 whitepaper: "L2 Cache Size 40960 KB" (KiB: 40 x 2**20)
     "A100-40GB-SXM": (41_943_040, None),
     "A100-80GB-SXM": (41_943_040, None),
+    "A100-80GB-PCIe": (41_943_040, None),
     # scaling-book gpus.md: 126 MB of L2; Chips and Cheese's B200 article: "126 MB of total capacity"
     "B200": (126_000_000, None),
     # Intel Gaudi 2 on-die SRAM "48 MB" (press reports of Intel figures); chip-wide, given as l2
@@ -658,6 +662,7 @@ BANDWIDTHS: dict[str, tuple[float, float, float | None]] = {
     # L2: the whitepaper's 5120 Bytes/clk x 1.41 GHz
     "A100-40GB-SXM": (128 * 108 * 1.41e9, 5120 * 1.41e9, None),
     "A100-80GB-SXM": (128 * 108 * 1.41e9, 5120 * 1.41e9, None),
+    "A100-80GB-PCIe": (128 * 108 * 1.41e9, 5120 * 1.41e9, None),
     # 128 B x 132 SMs x 1.98 GHz; L2: Chips and Cheese's 5.5 TB/s (H100 PCIe) x 1.98 / 1.755
     "H100-SXM": (128 * 132 * 1.98e9, 5.5e12 * 1.98 / 1.755, None),
     "H200-SXM": (128 * 132 * 1.98e9, 5.5e12 * 1.98 / 1.755, None),

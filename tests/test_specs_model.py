@@ -21,7 +21,7 @@ PRESETS = ("Llama-2-7B", "Llama-2-70B", "Llama-3-8B", "Llama-3-70B", "Mistral-7B
            "Mixtral-8x7B", "Qwen2.5-7B", "OPT-13B", "GPT-3-175B", "Llama-3.1-8B",
            "Llama-3.1-70B", "Llama-3.1-405B", "Gemma-2-9B", "Phi-3-mini-4k", "DeepSeek-V2-Lite",
            "DeepSeek-V3", "Qwen1.5-MoE-A2.7B", "Qwen3-8B", "Qwen3-30B-A3B", "gpt-oss-20b",
-           "Gemma-3-1B", "Qwen3-Next-80B-A3B", "DeepSeek-V3.2", "Llama-4-Scout-17B-16E")
+           "Gemma-3-1B", "Qwen3-Next-80B-A3B", "DeepSeek-V3.2", "Llama-4-Scout-17B-16E", "Yi-34B-200K")
 
 # The presets' shapes and exact parameter totals, copied here with their public sources (one per
 # row) so that nothing outside the repository is read. Shape: the config.json on the row (GPT-3:
@@ -126,6 +126,13 @@ REFERENCE = {
     # Meta's card: 17B active, 109B with the vision encoder (not counted here)
     "Llama-4-Scout-17B-16E": ((5120, 48, 40, 8, 128, 8192, 202048, 10485760, 16, 1),
                               "silu", False, False, "rms", True, 107_769_861_120),
+    # huggingface.co/01-ai/Yi-34B-200K/blob/main/config.json (a llama-type config: 56 query and
+    # 8 key/value heads, untied embeddings); Yi report (arXiv 2403.04652) Table 1: hidden 7168,
+    # 56 query and 8 key/value heads, 60 layers; 34B. Total by hand: 60 layers of
+    # 7168·(2·7168 + 2·1024) + 3·7168·20480 + 2·7168 = 557,856,768, two 64,000 × 7168 tables
+    # and the final norm: 34,388,917,248
+    "Yi-34B-200K": ((7168, 60, 56, 8, 128, 20480, 64000, 200000, 1, 1),
+                    "silu", False, False, "rms", True, 34_388_917_248),
 }
 
 
@@ -243,7 +250,7 @@ def test_load_by_path_names_by_stem(tmp_path: Path) -> None:
 
 def test_unknown_name_lists_valid_ones() -> None:
     with pytest.raises(UnknownNameError, match=r"unknown model 'BERT'; valid names: "
-                       r"DeepSeek-V2-Lite, DeepSeek-V3, DeepSeek-V3.2, GPT-3-175B, Gemma-2-9B, .*Qwen2.5-7B, Qwen3-30B-A3B, Qwen3-8B, Qwen3-Next-80B-A3B, gpt-oss-20b$"):
+                       r"DeepSeek-V2-Lite, DeepSeek-V3, DeepSeek-V3.2, GPT-3-175B, Gemma-2-9B, .*Qwen2.5-7B, Qwen3-30B-A3B, Qwen3-8B, Qwen3-Next-80B-A3B, Yi-34B-200K, gpt-oss-20b$"):
         load_model("BERT")
 
 
