@@ -224,6 +224,7 @@ def page(topic: str, entries: list[Entry], example: Example, hardware: Sequence[
     if topic == "hybrid":
         lines.append("- [Requests end to end against published throughput]"
                      "(#validation-table)")
+        lines.append("- [Engine steps against published measurements](#step-table)")
     for entry in entries:
         lines += ["", f'<a id="{anchor(entry.name)}"></a>', "", f"## `{entry.name}`", ""]
         lines.append(f"{md(entry.meaning[:1].upper() + entry.meaning[1:])}. "
@@ -243,9 +244,10 @@ def page(topic: str, entries: list[Entry], example: Example, hardware: Sequence[
 
         lines += estimate_table()
     if topic == "hybrid":
+        from .hybrid_table import hybrid_table
         from .throughput_table import throughput_table
 
-        lines += throughput_table()
+        lines += throughput_table() + hybrid_table()
     return tidy(lines)
 
 
