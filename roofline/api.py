@@ -311,46 +311,39 @@ def _intra_speedup(s: Setting, dist: Any, mean: float) -> float:
     return k
 
 
-def hybrid(hardware: str | Hardware, model: str | ModelShape, *, decodes: int, context: int,
-           tpot: float | None = None, chunk: int | None = None, done: int = 0,
-           prompt: int | None = None, **options: Any) -> Any:
+def hybrid(hardware: str | Hardware, model: str | ModelShape, *, decodes: int,
+           context: int | None = None, tpot: float | None = None, chunk: int | None = None,
+           done: int = 0, prompt: int | None = None, **options: Any) -> Any:
     """Prefill beside decode (Sarathi-Serve's hybrid step, :mod:`roofline.serving.hybrid`):
     ``decodes`` sequences at ``context`` cached tokens, alone; with ``tpot`` (seconds) the
     largest chunk, after ``done`` tokens of its prompt, whose step meets that TPOT objective
     (the crossover ``tpot_chunk_budget_tokens.<mode>`` and the whole-token budget); with ``chunk``
     the step of that chunk after ``done``; with ``prompt`` that prompt prefilled in chunks of
-    ``chunk`` (else of the budget) beside the decodes. One device; ``options`` as
-    :func:`setting` (``batch`` stays 1: the decodes are ``decodes``)."""
-    from .serving import checks
+    ``chunk`` (else of the budget) beside the decodes. ``decodes`` 0: the chunk (or the prompt's
+    chunks) alone, with no context and no objective. One device, or one device's share under
+    ``tp``; ``options`` as :func:`setting` (``batch`` stays 1: the decodes are ``decodes``)."""
     from .serving import hybrid as h
 
     if options.get("batch", 1) != 1:
         raise InputError("batch", "the step's decodes are given by decodes; batch stays 1",
                          options["batch"])
-    for value, name in ((decodes, "decodes"), (context, "context"), (chunk, "chunk"),
-                        (prompt, "prompt"), (done or None, "done")):
-        if value is not None:
-            evaluate.check_count(value, name)
+    h.check_options(decodes, context, tpot, chunk, done, prompt)
     s = setting(hardware, model, **options)
-    if tpot is not None:
-        checks.check_slo(tpot, "tpot", "the TPOT objective")
-    if done and chunk is None and tpot is None:
-        raise InputError("done", "places a chunk: give chunk or tpot with it", done)
-    if prompt is not None and chunk is None and tpot is None:
-        raise InputError("prompt", "needs a chunk: give chunk, or a tpot objective whose "
-                         "budget sets each chunk", prompt)
-    b = h.budget(s, decodes, context, tpot, done) if tpot is not None else None
-    one = h.step(s, chunk, done, decodes, context) if chunk is not None else None
-    chunked = None if prompt is None else h.chunked_prompt(s, prompt, chunk, decodes, context,
-                                                           tpot)
-    longest = max(context + (len(chunked.steps) if chunked else 1), done + (chunk or 0),
+    at = context or 1  # the step's S, which no term holds where there are no decodes
+    b = h.budget(s, decodes, at, tpot, done) if tpot is not None else None
+    one = h.step(s, chunk, done, decodes, at) if chunk is not None else None
+    chunked = None if prompt is None else h.chunked_prompt(s, prompt, chunk, decodes, at, tpot)
+    longest = max((context or 0) + (len(chunked.steps) if chunked else 1), done + (chunk or 0),
                   prompt or 0, done + (b.chunk or 0) if b else 0)
-    for message in (s.model.beyond_context(longest, f"hybrid: {longest} tokens"),
-                    evaluate.check_memory(replace(s, batch=decodes), context + 1,
-                                          "the decodes' step", "decode")):
+    messages = [s.model.beyond_context(longest, f"hybrid: {longest} tokens")]
+    if decodes:
+        messages.append(evaluate.check_memory(replace(s, batch=decodes), at + 1,
+                                              "the decodes' step", "decode"))
+    for message in messages:
         if message:
             warnings.warn(message, stacklevel=2)
-    return h.HybridResult(s, h.step(s, 0, 0, decodes, context), b, one, chunked)
+    alone = h.step(s, 0, 0, decodes, at) if decodes else None
+    return h.HybridResult(s, alone, b, one, chunked)
 
 
 def request(hardware: str | Hardware, model: str | ModelShape, *, prompt: int, output: int,

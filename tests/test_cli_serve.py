@@ -55,7 +55,11 @@ def test_request_text_and_json_agree(capsys):
     ([*HYBRID, "--decodes", "8", "--context", "100", "--prompt", "500"], "needs a chunk"),
     ([*HYBRID, "--decodes", "8", "--context", "100", "--batch", "4"], "batch"),
     ([*HYBRID, "--decodes", "8", "--context", "100", "--pp", "2"], "pp, ep and cp"),
-    ([*HYBRID, "--decodes", "0", "--context", "100"], "positive integer"),
+    ([*HYBRID, "--decodes", "0", "--context", "100"], "with no decodes give none"),
+    ([*HYBRID, "--decodes", "0", "--context", "100", "--chunk", "512"],
+     "with no decodes give none"),
+    ([*HYBRID, "--decodes", "0"], "a step of nothing"),
+    ([*HYBRID, "--decodes", "4"], "give it with the decodes"),
     (["hybrid", "--hardware", "H100-SXM", "--model", "DeepSeek-V2-Lite", "--decodes", "8",
       "--context", "100", "--tpot", "0.1"], "latent attention"),
     ([*REQUEST, "--prompt", "100", "--output", "0"], "positive integer"),
@@ -95,3 +99,26 @@ def test_hybrid_prompt_under_a_budget_meets_the_objective(capsys):
     steps = out["prompt"]["steps"]
     assert sum(s["chunk"] for s in steps) == 8192
     assert all(s["time_s"] <= 0.05 for s in steps) and out["prompt"]["slowest_step_s"] <= 0.05
+
+
+def test_a_chunk_alone_with_no_decodes(capsys):
+    """--decodes 0: the chunk's step alone (B_d = 0: the chunk's prefill, by substitution in
+    tests/test_serving_hybrid.py), the same as a chunk beside decodes less what the decodes add
+    (a second road: the step with decodes and the decodes alone, one weight read shared)."""
+    from roofline.api import setting
+    from roofline.serving.hybrid import step
+
+    assert cli.main([*HYBRID, "--decodes", "0", "--chunk", "512", "--done", "1024",
+                     "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["decodes_alone"] is None and out["budget"] is None
+    s = setting("H100-SXM", "Llama-3-8B")
+    both, decodes = step(s, 512, 1024, 32, 2048), step(s, 0, 0, 32, 2048)
+    weights = both.bytes - out["step"]["bytes"] - decodes.bytes  # −(one read of the layers)
+    assert out["step"]["flops"] == pytest.approx(both.flops - decodes.flops, rel=1e-12)
+    assert -weights == pytest.approx(2 * (32 * (4096 * 10240 + 3 * 4096 * 14336)
+                                          + 32 * 2 * 4096), rel=1e-12)
+    assert cli.main([*HYBRID, "--decodes", "0", "--chunk", "512", "--prompt", "2048"]) == 0
+    text = capsys.readouterr().out
+    assert "no decodes" in text and "in 4 steps of up to 512 alone" in text
+    assert "TPOT" not in text

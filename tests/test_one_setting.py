@@ -44,9 +44,12 @@ def _crossovers(hardware, split, name):
 
 
 def _settings():
+    """Each split on each device with a link and bf16 whose node holds the split's devices (a
+    split beyond the node needs a network: its own tests)."""
     for split in SPLITS:
         for hw in list_hardware():
-            if hw.link_bandwidth() is not None and "bf16" in hw.peak_flops:
+            inside = hw.devices_per_node is None or max(split.values()) <= hw.devices_per_node
+            if hw.link_bandwidth() is not None and "bf16" in hw.peak_flops and inside:
                 yield hw, split
 
 

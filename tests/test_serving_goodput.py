@@ -59,11 +59,12 @@ def test_the_search_returns_the_best_candidate_of_each_side(opt13b):
     dec = {(tp, pp): decode_capacity(replace(opt13b, tp=tp, pp=pp), 512, 128, 0.1,
                                      g.transfer_s).per_device
            for tp in (1, 2, 4, 8) for pp in (1, 2, 4, 8) if tp * pp <= 8}
-    colo = {tp: colocated_capacity(replace(opt13b, tp=tp), 512, 128, 0.25, 0.1, 0.9).per_device
-            for tp in (1, 2, 4, 8)}
+    colo = {(tp, pp): colocated_capacity(replace(opt13b, tp=tp, pp=pp), 512, 128, 0.25, 0.1,
+                                         0.9).per_device
+            for tp in (1, 2, 4, 8) for pp in (1, 2, 4, 8) if tp * pp <= 8}
     assert (g.prefill.tp, g.prefill.pp) == max(pre, key=pre.get)
     assert (g.decode.tp, g.decode.pp) == max(dec, key=dec.get)
-    assert g.colocated.tp == max(colo, key=colo.get)
+    assert (g.colocated.tp, g.colocated.pp) == max(colo, key=colo.get)
     assert g.colocated_per_device == pytest.approx(max(colo.values()))
     n_p, n_d = g.prefill.devices, g.decode.devices
     assert g.disaggregated_per_device == pytest.approx(
@@ -77,6 +78,29 @@ def test_decode_capacity_by_littles_law(opt13b):
     side = decode_capacity(opt13b, 512, 128, 0.1)
     t = decode(replace(opt13b, batch=side.batch), 512 + 63).time_s
     assert t <= 0.1 and side.rate_per_s == pytest.approx(side.batch / (127 * t))
+
+
+def test_colocated_under_pipeline_stages_by_hand(opt13b):
+    """Two stages: the decodes in two micro-batches, each a hybrid step of one device (all 40
+    layers) with a chunk and ⌈B/2⌉ decodes plus one send of its C + ⌈B/2⌉ rows, α + rows·5,120·2/β
+    at the setting's link, within the TPOT objective; the stages hold two micro-batches, so a
+    prompt takes T/(2·C) of a step's time. With a budget above the 512-token prompt its chunks
+    hold whole prompts (done 0)."""
+    from roofline.serving.goodput import colocated_capacity
+    from roofline.serving.hybrid import step
+
+    two = replace(opt13b, pp=2)
+    side = colocated_capacity(two, 512, 64, 0.5, 0.1, 0.9)  # a TTFT that lets steps fill τ
+    link = two.links["pp"]
+    assert (link.alpha, link.beta) == (0.47e-6, 300e9)  # NCCL's NVLink step; 600 GB/s both ways
+    micro = -(-side.batch // 2)
+    assert side.chunk >= 512 and side.rate_per_s > 0
+    t = step(opt13b, side.chunk, 0, micro, 512 + 31).time_s \
+        + link.alpha + (side.chunk + micro) * 5120 * 2 / link.beta
+    assert side.time_s == pytest.approx(t, rel=1e-12) and t <= 0.1
+    assert side.service_s == pytest.approx(t * 512 / (2 * side.chunk), rel=1e-12)
+    one = colocated_capacity(opt13b, 512, 64, 0.5, 0.1, 0.9)  # half the weights a device: more
+    assert side.batch > one.batch  # room for caches beside them
 
 
 def test_decode_under_pipeline_stages_by_hand(opt13b):
@@ -165,10 +189,10 @@ def test_neither_where_both_serve_none():
     assert g.winner == "neither" and "weights exceed one device's memory" in str(g)
 
 
-def test_a_model_one_device_cannot_hold_is_colocated_under_tp():
+def test_a_model_one_device_cannot_hold_is_colocated_on_several():
     """Llama-2-70B's 68,976,648,192 parameters (its safetensors metadata), 138 GB in bf16, do
-    not fit in an H100's 80 GB: the colocated instance takes TP 2 or more, and its capacity
-    at that degree is colocated_capacity's."""
+    not fit in an H100's 80 GB: the colocated instance takes 2 devices or more (TP, PP), and
+    its capacity at that setting is colocated_capacity's."""
     from roofline.api import setting
     from roofline.serving.goodput import colocated_capacity, goodput
 
@@ -177,7 +201,7 @@ def test_a_model_one_device_cannot_hold_is_colocated_under_tp():
         s = setting("H100-SXM", "Llama-2-70B")
     assert 2 * 68_976_648_192 > 80e9
     g = goodput(s, 512, 64, 1.0, 0.1, devices=4)
-    assert g.colocated.tp in (2, 4) and g.colocated.rate_per_s > 0
+    assert g.colocated.devices in (2, 4) and g.colocated.rate_per_s > 0
     assert g.colocated.rate_per_s == pytest.approx(colocated_capacity(
-        replace(s, tp=g.colocated.tp), 512, 64, 1.0, 0.1, 0.9).rate_per_s)
+        replace(s, tp=g.colocated.tp, pp=g.colocated.pp), 512, 64, 1.0, 0.1, 0.9).rate_per_s)
     assert colocated_capacity(s, 512, 64, 1.0, 0.1, 0.9).rate_per_s == 0

@@ -6,7 +6,7 @@ TPOT alone, the largest chunk that keeps it under ``--tpot``, a step with ``--ch
 ``--prompt`` prefilled in chunks beside the decodes. ``request``: requests of ``--prompt``
 tokens in and ``--output`` out, end to end: prefill, decode steps over the growing cache,
 memory, throughput and its bound. ``goodput``: a disaggregated prefill-decode pair against a
-colocated instance (its TP searched), per device. Wiring only: :func:`roofline.hybrid`,
+colocated instance (its TP and PP searched), per device. Wiring only: :func:`roofline.hybrid`,
 :func:`roofline.request` and :func:`roofline.goodput` compute, the results print.
 """
 
@@ -49,7 +49,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "goodput", help="disaggregated prefill and decode against colocated, per device",
         description="goodput per device (requests/s meeting both objectives at an attainment) "
                     "of a disaggregated prefill-decode pair, each side's TP and PP searched, "
-                    "against a colocated instance with chunked prefill, its TP searched "
+                    "against a colocated instance with chunked prefill, its TP and PP searched "
                     "(DistServe §4)")
     add_goodput_arguments(g)
     g.add_argument("--json", action="store_true", help="print JSON")
@@ -61,12 +61,13 @@ def add_step_arguments(p: argparse.ArgumentParser, curves: bool) -> None:
     objective optional) and ``roofline plot tpot`` (``curves``: a count of decodes a curve, the
     objective required)."""
     add_setting_arguments(p)
-    p.add_argument("--decodes", type=None if curves else _count, required=True,
+    p.add_argument("--decodes", type=None if curves else _nonnegative, required=True,
                    metavar="B_d[,B_d...]" if curves else "B_d",
                    help="decode sequences beside the chunk, a curve each (one to six)" if curves
-                   else "decode sequences in each step")
-    p.add_argument("--context", type=_count, required=True, metavar="S",
-                   help="tokens the decodes have cached")
+                   else "decode sequences in each step (0: the chunk or prompt alone)")
+    p.add_argument("--context", type=_count, required=curves, metavar="S",
+                   help="tokens the decodes have cached" + ("" if curves else
+                                                             " (with decodes above 0)"))
     p.add_argument("--tpot", type=_real, required=curves, metavar="SECONDS",
                    help="the TPOT objective" + ("" if curves else
                                                 ": the largest chunk that meets it"))

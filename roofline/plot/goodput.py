@@ -41,7 +41,7 @@ def goodput_figure(g: Goodput, size: str | float = "page") -> Figure:
             ("disaggregated", pair, g.disaggregated_per_device, 0,
              f"disaggregated: prefill TP {p.tp} PP {p.pp} + decode TP {d.tp} PP {d.pp}"),
             ("colocated", colo, g.colocated_per_device, 1,
-             f"colocated: TP {c.tp}, chunks of up to {c.chunk:,} tokens beside the decodes"))
+             f"colocated: TP {c.tp} PP {c.pp}, chunks of up to {c.chunk:,} tokens beside the decodes"))
         for gid, ys, good, i, label in curves:
             color = _style.device_color(i)
             ax.plot(rates, np.array(ys) * 100, color=color, ls=_style.device_dashes(i), lw=1.4,

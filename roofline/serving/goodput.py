@@ -29,16 +29,19 @@ of a prompt (its ``kv_cache`` form at T) crosses the interconnect between them, 
 the N_p links of the prefill instance's devices at once (each shard's own, DistServe §4.1);
 both instances in one node.
 
-**Colocated** (N_tp devices, each step one device's share with its all-reduces; each TP degree
-searched as for the decode instance, the best per device kept): each step holds the decodes and
-chunks filling the budget that keeps their TPOT under the objective (``tpot_chunk_budget_tokens``
-at half a prompt's tokens done, the mean offset of its chunks), from several prompts where they
-are short (Sarathi-Serve's stall-free batching); the decodes in flight B = R·(T_out − 1)·t by
-Little's law at the step's time t. A prompt takes T/C of the steps' capacity (its M/D/1
-service) and ⌈T/C⌉ steps to its first token. An engine may keep its steps shorter than the
-objective: the budgets of τ_TPOT, τ/2, τ/4 and τ/8 are tried, the best kept. Its goodput is the
-highest R meeting the TTFT attainment with the decodes' caches in memory. A colocated instance
-under pipeline parallelism is not modelled (the hybrid step is derived under TP alone).
+**Colocated** (N_tp devices a stage and N_pp stages, each degree searched as for the decode
+instance, the best per device kept): each step holds the decodes and chunks filling the budget
+that keeps their TPOT under the objective (``tpot_chunk_budget_tokens`` at half a prompt's
+tokens done, the mean offset of its chunks), from several prompts where they are short
+(Sarathi-Serve's stall-free batching); the decodes in flight B = R·(T_out − 1)·t by Little's law
+at the step's time t. Under N_pp stages the engine keeps N_pp hybrid micro-batches in flight,
+each with ⌈B/N_pp⌉ of the decodes and its own chunks (Sarathi-Serve §4.4: uniform hybrid batches
+keep the pipeline's bubbles small): a micro-batch's step is one TP group's hybrid step, all
+layers, plus the N_pp − 1 sends of its C + B/N_pp rows, and it meets the objective; each device
+holds its stage's layers of the weights and caches. A prompt takes T/(C·N_pp) of the steps'
+capacity (its M/D/1 service) and ⌈T/C⌉ steps to its first token. An engine may keep its steps
+shorter than the objective: the budgets of τ_TPOT, τ/2, τ/4 and τ/8 are tried, the best kept.
+Its goodput is the highest R meeting the TTFT attainment with the decodes' caches in memory.
 """
 
 from __future__ import annotations
@@ -54,6 +57,7 @@ from ..evaluate.setting import Setting
 from ..tables import si
 from .hybrid import budget, step
 from .checks import first_split
+from .queue import md1_attainment
 from .request import fits
 
 __all__ = ["Side", "Goodput", "md1_attainment", "prefill_capacity", "decode_capacity",
@@ -142,45 +146,20 @@ class Goodput:
             f"  disaggregated  {self.disaggregated_per_device:,.4g} requests/s a device "
             f"(the pair replicated to match its sides' rates)",
             f"  colocated      {self.colocated_per_device:,.4g} requests/s a device "
-            + (f"(TP {c.tp}: {c.rate_per_s:,.4g} requests/s, {c.batch:,} decodes beside chunks "
+            + (f"(TP {c.tp} PP {c.pp}: {c.rate_per_s:,.4g} requests/s, {c.batch:,} decodes beside chunks "
                f"of {c.chunk:,} tokens, a step {si(c.time_s, 's')})" if c.rate_per_s else
-               "(no TP degree up to the devices given serves any: "
+               "(no TP and PP degrees up to the devices given serve any: "
                + ("the weights exceed one device's memory; where a degree holds them, "
                   if _weights_exceed(s) else "") + "its decodes' caches or the objectives do "
                "not fit beside the weights)"),
             f"  better         {self.winner}"])
 
 
-_TERMS = 400  # service times of wait summed at most: beyond, the attainment at 400 (a floor)
 
 
 def _weights_exceed(setting: Setting) -> bool:
     return held_bytes(replace(setting, batch=1), "weights", 0, "decode") \
         >= setting.hardware.memory_capacity
-
-
-def md1_attainment(rate: float, service: float, objective: float,
-                   execution: float | None = None) -> float:
-    """P(execution + W ≤ objective) in an M/D/1 queue of Poisson arrivals at ``rate`` and
-    deterministic ``service`` (Erlang's waiting-time distribution); ``execution`` is the
-    service's by default (a pipeline's is its stages' sum, its service the slowest stage's);
-    0 at a load of 1 or more. The catalogue's ``service.ttft.md1_attainment``
-    (:func:`roofline.derive.service.md1_attainment`, tested against the SymPy sum at rational
-    numbers). Its terms alternate in sign and grow as e^{2·R·x}, so it is summed with
-    0.87·R·x + 30 digits (mpmath); a wait of more than 400 service times is taken at 400,
-    which can only lower the attainment (the distribution grows with x)."""
-    import mpmath
-
-    rho, execution = rate * service, service if execution is None else execution
-    if rho >= 1 or objective < execution:
-        return 0.0
-    x = min(objective - execution, _TERMS * service)
-    with mpmath.workdps(int(0.87 * rate * x) + 30):
-        r, d, xx = mpmath.mpf(rate), mpmath.mpf(service), mpmath.mpf(x)
-        total = mpmath.fsum((r * (k * d - xx)) ** k / mpmath.factorial(k)
-                            * mpmath.exp(-r * (k * d - xx))
-                            for k in range(int(math.floor(x / service)) + 1))
-        return float(min(1, max(0, (1 - mpmath.mpf(rho)) * total)))
 
 
 def _highest(feasible, low: float, high: float) -> float:
@@ -259,30 +238,54 @@ def _sends(setting: Setting):
 def _colocated_at(setting: Setting, prompt: int, output: int, ttft: float, tpot: float,
                   rate: float) -> tuple[float, int, int, float]:
     """(TTFT attainment, decodes, chunk budget, step time) of a colocated instance (the
-    setting's N_tp devices) at ``rate`` whose steps keep the decodes' TPOT under ``tpot``; an attainment of 0
-    where the decodes' caches do not fit or no chunk meets the TPOT. The decodes in flight
-    follow the step time (Little's law, B = R·(T_out − 1)·t, a few rounds to the fixed point);
-    each step is filled with chunks of the budget (from several prompts where they are short, as
+    setting's N_tp devices a stage, N_pp stages) at ``rate`` whose steps keep the decodes' TPOT
+    under ``tpot``; an attainment of 0 where the decodes' caches do not fit or no chunk meets
+    the TPOT. The decodes in flight follow the step time (Little's law, B = R·(T_out − 1)·t, a
+    few rounds to the fixed point), ⌈B/N_pp⌉ in each of the N_pp micro-batches; each step is
+    filled with chunks of the budget (from several prompts where they are short, as
     Sarathi-Serve's stall-free batching fills it), its attention after half of a prompt's
-    tokens, the mean offset of its chunks; a prompt takes T/C of a step's capacity and ⌈T/C⌉
-    steps to its first token."""
+    tokens, the mean offset of its chunks; a prompt takes T/(C·N_pp) of the steps' capacity and
+    ⌈T/C⌉ steps to its first token."""
     context, most = prompt + (output - 1) // 2, fits(setting, prompt + output - 1)
+    stages, group, sends = setting.pp, replace(setting, pp=1), _sends(setting)
     t, decodes, chunk = tpot, 0, 0
     for _ in range(4):
-        wanted = max(1, math.ceil(rate * (output - 1) * t))
+        wanted = max(stages, math.ceil(rate * (output - 1) * t))
         if wanted > most:
             return 0.0, wanted, 0, 0.0
         if wanted == decodes:
             break
         decodes = wanted
-        first = budget(setting, decodes, context, tpot)
-        done = max(0, prompt - (first.chunk or 0)) // 2
-        b = budget(setting, decodes, context, tpot, done) if done else first
-        if b.chunk is None:
+        found = _micro_budget(group, sends, -(-decodes // stages), context, prompt, tpot)
+        if found is None:
             return 0.0, decodes, 0, 0.0
-        chunk, t = b.chunk, b.at.time_s
-    attained = md1_attainment(rate, prompt / chunk * t, ttft, math.ceil(prompt / chunk) * t)
+        chunk, t = found
+    attained = md1_attainment(rate, prompt / (chunk * stages) * t, ttft,
+                              math.ceil(prompt / chunk) * t)
     return attained, decodes, chunk, t
+
+
+def _micro_budget(group: Setting, sends, micro: int, context: int, prompt: int,
+                  tpot: float) -> tuple[int, float] | None:
+    """(chunk, step time) of one micro-batch of ``micro`` decodes: the budget at half a
+    prompt's tokens done within the objective less the sends of the micro-batch's rows; where
+    the chunk's own rows make the sends longer, a second round with them counted (its chunk is
+    no larger, so its sends no longer). None where no chunk meets it."""
+    rows = 0  # the chunk's rows counted in the sends
+    for _ in range(2):
+        room = tpot - sends(micro + rows)
+        if room <= 0:
+            return None
+        first = budget(group, micro, context, room)
+        done = max(0, prompt - (first.chunk or 0)) // 2
+        b = budget(group, micro, context, room, done) if done else first
+        if b.chunk is None:
+            return None
+        chunk, at = b.chunk, b.at.time_s
+        if sends(micro + chunk) <= sends(micro + rows):
+            break
+        rows = chunk
+    return chunk, at + sends(micro + chunk)
 
 
 def _colocated_best(setting: Setting, prompt: int, output: int, ttft: float, tpot: float,
@@ -296,14 +299,15 @@ def _colocated_best(setting: Setting, prompt: int, output: int, ttft: float, tpo
 
 def colocated_capacity(setting: Setting, prompt: int, output: int, ttft: float, tpot: float,
                        attainment: float) -> Side:
-    """One instance (the setting's N_tp devices, one step over all) running prefill chunks
-    beside its decodes (the hybrid step)."""
+    """One instance (the setting's N_tp devices a stage, N_pp stages) running prefill chunks
+    beside its decodes (the hybrid step, in N_pp micro-batches under pipeline stages)."""
     rate = _highest(lambda r: _colocated_best(setting, prompt, output, ttft, tpot, r)[0]
                     >= attainment, 0.0, 1e4)
     if rate == 0.0:
-        return Side("colocated", setting.tp, 1, 0.0, 0.0, 0)
+        return Side("colocated", setting.tp, setting.pp, 0.0, 0.0, 0)
     _, decodes, chunk, t = _colocated_best(setting, prompt, output, ttft, tpot, rate)
-    return Side("colocated", setting.tp, 1, rate, t, decodes, chunk, t * prompt / chunk)
+    return Side("colocated", setting.tp, setting.pp, rate, t, decodes, chunk,
+                t * prompt / (chunk * setting.pp))
 
 
 def attainment_curves(g: Goodput, rates: Sequence[float]) -> tuple[list[float], list[float]]:
@@ -317,19 +321,19 @@ def attainment_curves(g: Goodput, rates: Sequence[float]) -> tuple[list[float], 
         x = r / g.disaggregated_per_device if g.disaggregated_per_device else math.inf
         pair.append(0.0 if x > 1 else md1_attainment(x * p.rate_per_s, p.service_s, g.ttft,
                                                         p.time_s))
-    c = replace(s, tp=g.colocated.tp)  # the colocated instance's rate: per device × N_tp
-    colo = [_colocated_best(c, g.prompt, g.output, g.ttft, g.tpot, r * c.tp)[0] for r in rates]
+    c = replace(s, tp=g.colocated.tp, pp=g.colocated.pp)  # its rate: per device × its devices
+    colo = [_colocated_best(c, g.prompt, g.output, g.ttft, g.tpot, r * c.tp * c.pp)[0]
+            for r in rates]
     return pair, colo
 
 
-def _configurations(setting: Setting, devices: int, pipeline: bool) -> list[Setting]:
-    """The setting at each tensor (and, for a prefill instance, pipeline) degree of
-    :data:`DEGREES` within ``devices`` that the model can be split into (its heads, its
-    layers); the warning that one device's share outgrows the memory is the capacity's to
+def _configurations(setting: Setting, devices: int) -> list[Setting]:
+    """The setting at each tensor and pipeline degree of :data:`DEGREES` within ``devices``
+    that the model can be split into (its heads, its layers); the warning that one device's share outgrows the memory is the capacity's to
     weigh (a configuration that does not fit serves nothing), not printed."""
     out = []
     for tp in DEGREES:
-        for pp in DEGREES if pipeline else (1,):
+        for pp in DEGREES:
             if tp * pp > devices:
                 continue
             with warnings.catch_warnings():
@@ -363,7 +367,7 @@ def goodput(setting: Setting, prompt: int, output: int, ttft: float, tpot: float
     beta = setting.hardware.link_bandwidth() if link_bandwidth is None else link_bandwidth
     kv = held_bytes(setting, "kv_cache", prompt, "decode")
     pre = [prefill_capacity(c, prompt, ttft, attainment)
-           for c in _configurations(setting, devices, pipeline=True)]
+           for c in _configurations(setting, devices)]
     best_p = max(pre, key=lambda s: s.per_device)
     def transfer(decode_devices: int) -> float:
         """The prompt's KV cache sent on min(N_p, N_d) links at once (each shard its own)."""
@@ -371,12 +375,12 @@ def goodput(setting: Setting, prompt: int, output: int, ttft: float, tpot: float
             return 0.0
         return math.inf if not beta else kv / (beta * min(best_p.devices, decode_devices))
     dec = [decode_capacity(c, prompt, output, tpot, transfer(c.tp * c.pp))
-           for c in _configurations(setting, devices, pipeline=True)]
+           for c in _configurations(setting, devices)]
     best_d = max(dec, key=lambda s: s.per_device)
     pair = 0.0 if not (best_p.rate_per_s and best_d.rate_per_s) else \
         1 / (best_p.devices / best_p.rate_per_s + best_d.devices / best_d.rate_per_s)
     colo = max((colocated_capacity(c, prompt, output, ttft, tpot, attainment)
-                for c in _configurations(setting, devices, pipeline=False)),
-               key=lambda s: (s.per_device, -s.tp))  # the fewest devices where they tie
+                for c in _configurations(setting, devices)),
+               key=lambda s: (s.per_device, -s.devices, -s.pp))  # fewest devices on a tie
     return Goodput(setting, prompt, output, ttft, tpot, attainment, best_p, best_d, colo, kv,
                    transfer(best_d.devices), pair, colo.per_device)

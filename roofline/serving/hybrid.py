@@ -26,7 +26,7 @@ from ..tables import si
 from .checks import shown
 
 __all__ = ["Step", "Budget", "ChunkedPrompt", "HybridResult", "step", "budget",
-           "chunked_prompt"]
+           "chunked_prompt", "check_options"]
 
 _FREE = ("C", "T_pre", "B_d", "S")  # the step's symbols, in the order its functions take them
 
@@ -179,13 +179,45 @@ def chunked_prompt(setting: Setting, prompt: int, chunk: int | None, decodes: in
                          alone.time_s)
 
 
+def check_options(decodes: int, context: int | None, tpot: float | None, chunk: int | None,
+                  done: int, prompt: int | None) -> None:
+    """The options of :func:`roofline.hybrid` together: counts where counts belong, a context
+    with the decodes and only with them, the objective the decodes', a chunk or a prompt where
+    there are no decodes, ``done`` and ``prompt`` with what places them."""
+    from .checks import check_slo
+
+    for value, name in ((decodes or None, "decodes"), (context, "context"), (chunk, "chunk"),
+                        (prompt, "prompt"), (done or None, "done")):
+        if value is not None:
+            check_count(value, name)
+    if decodes == 0:
+        for value, name, rule in (
+                (context, "context", "is the decodes' cached tokens: with no decodes give none"),
+                (tpot, "tpot", "is the decodes' objective: with no decodes give none")):
+            if value is not None:
+                raise InputError(name, rule, value)
+        if chunk is None and prompt is None:
+            raise InputError("decodes", "0 leaves a step of nothing: give a chunk or a prompt "
+                             "to prefill alone", 0)
+    elif context is None:
+        raise InputError("context", "the decodes' cached tokens: give it with the decodes",
+                         None)
+    if tpot is not None:
+        check_slo(tpot, "tpot", "the TPOT objective")
+    if done and chunk is None and tpot is None:
+        raise InputError("done", "places a chunk: give chunk or tpot with it", done)
+    if prompt is not None and chunk is None and tpot is None:
+        raise InputError("prompt", "needs a chunk: give chunk, or a tpot objective whose "
+                         "budget sets each chunk", prompt)
+
+
 @dataclass(frozen=True)
 class HybridResult:
     """``roofline hybrid``: the decodes alone, and as asked the chunk budget for a TPOT
     objective, one step with a given chunk, a prompt prefilled in chunks beside the decodes."""
 
     setting: Setting
-    alone: Step  # the decodes with no chunk (C = 0): a decode step
+    alone: Step | None  # the decodes with no chunk (C = 0): a decode step; None: no decodes
     budget: Budget | None = None
     step: Step | None = None
     prompt: ChunkedPrompt | None = None
@@ -194,7 +226,7 @@ class HybridResult:
         s, p = self.setting, self.prompt
         return {"hardware": s.hardware.name, "model": s.model.name, "dtype": s.dtype,
                 "precision": dict(s.precision), "fusion": s.fusion, "attention": s.attention,
-                "tp": s.tp, "decodes_alone": self.alone.as_dict(),
+                "tp": s.tp, "decodes_alone": self.alone.as_dict() if self.alone else None,
                 "budget": self.budget.as_dict() if self.budget else None,
                 "step": self.step.as_dict() if self.step else None,
                 "prompt": None if p is None else {
@@ -204,10 +236,12 @@ class HybridResult:
 
     def __str__(self) -> str:
         s, a = self.setting, self.alone
+        decodes = f"{a.decodes:,} decodes at context {a.context:,} tokens" if a else "no decodes"
         lines = [f"hybrid step ({s.hardware.name}, {s.model.name}, {s.precision_words}, "
-                 f"{s.attention} attention; {a.decodes:,} decodes at context {a.context:,} "
-                 f"tokens; {_devices(s)})",
-                 f"  decodes alone  {si(a.time_s, 's')} a step: their TPOT ({a.bound}-bound)"]
+                 f"{s.attention} attention; {decodes}; {_devices(s)})"]
+        if a is not None:
+            lines.append(f"  decodes alone  {si(a.time_s, 's')} a step: their TPOT "
+                         f"({a.bound}-bound)")
         if self.budget is not None:
             lines += _budget_lines(self.budget)
         if self.step is not None:
@@ -220,11 +254,13 @@ class HybridResult:
             p = self.prompt
             how = " (each the budget at its offset)" if self.budget and self.step is None \
                 else ""
+            beside = "beside the decodes" if p.decodes else "alone"
             lines.append(f"  a prompt       of {_tokens(p.prompt)} in {len(p.steps)} "
-                         f"step{'s' if len(p.steps) > 1 else ''} of up to {p.chunk:,} beside "
-                         f"the decodes{how}: {si(p.total_s, 's')} to its first token (one-shot "
-                         f"with no decodes {si(p.one_shot_s, 's')}); the decodes' TPOT at most "
-                         f"{si(p.slowest_step_s, 's')}")
+                         f"step{'s' if len(p.steps) > 1 else ''} of up to {p.chunk:,} {beside}"
+                         f"{how}: {si(p.total_s, 's')} to its first token (one-shot with no "
+                         f"decodes {si(p.one_shot_s, 's')})"
+                         + (f"; the decodes' TPOT at most {si(p.slowest_step_s, 's')}"
+                            if p.decodes else ""))
         return "\n".join(lines)
 
 

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from ..specs.distribution import Distribution
 
 __all__ = ["QueueModel", "queue_model", "QueuePoint", "ttft", "ttft_curve", "max_rate",
-           "inter_beats_intra_rate", "moments"]
+           "inter_beats_intra_rate", "moments", "md1_attainment"]
 
 
 @cache
@@ -164,3 +164,30 @@ def inter_beats_intra_rate(mean: float, speedup: float) -> float:
     if speedup == 2:
         return math.inf
     return scalar(_forms()["inter_intra"], {t_pre: mean, K_intra: speedup})
+
+
+_TERMS = 400  # service times of wait summed at most: beyond, the attainment at 400 (a floor)
+
+
+def md1_attainment(rate: float, service: float, objective: float,
+                   execution: float | None = None) -> float:
+    """P(execution + W ≤ objective) in an M/D/1 queue of Poisson arrivals at ``rate`` and
+    deterministic ``service`` (Erlang's waiting-time distribution); ``execution`` is the
+    service's by default (a pipeline's is its stages' sum, its service the slowest stage's);
+    0 at a load of 1 or more. The catalogue's ``service.ttft.md1_attainment``
+    (:func:`roofline.derive.service.md1_attainment`, tested against the SymPy sum at rational
+    numbers). Its terms alternate in sign and grow as e^{2·R·x}, so it is summed with
+    0.87·R·x + 30 digits (mpmath); a wait of more than 400 service times is taken at 400,
+    which can only lower the attainment (the distribution grows with x)."""
+    import mpmath
+
+    rho, execution = rate * service, service if execution is None else execution
+    if rho >= 1 or objective < execution:
+        return 0.0
+    x = min(objective - execution, _TERMS * service)
+    with mpmath.workdps(int(0.87 * rate * x) + 30):
+        r, d, xx = mpmath.mpf(rate), mpmath.mpf(service), mpmath.mpf(x)
+        total = mpmath.fsum((r * (k * d - xx)) ** k / mpmath.factorial(k)
+                            * mpmath.exp(-r * (k * d - xx))
+                            for k in range(int(math.floor(x / service)) + 1))
+        return float(min(1, max(0, (1 - mpmath.mpf(rho)) * total)))
