@@ -41,7 +41,7 @@ def test_hardware_list(capsys: pytest.CaptureFixture[str]) -> None:
 def test_hardware_list_json(capsys: pytest.CaptureFixture[str]) -> None:
     status, out, _ = _run(capsys, "hardware", "list", "--json")
     data = json.loads(out)
-    assert status == 0 and len(data) == 18
+    assert status == 0 and len(data) == 19
     assert [d["name"] for d in data] == sorted(d["name"] for d in data)
 
 

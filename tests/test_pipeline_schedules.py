@@ -11,7 +11,6 @@ import json
 import subprocess
 import sys
 import warnings
-from pathlib import Path
 
 import pytest
 
@@ -20,7 +19,6 @@ from roofline.evaluate.crossover import crossover_value
 from roofline.evaluate.parallel import stage_times
 from roofline.specs.hardware import load_hardware
 
-H20 = Path(__file__).parent / "fixtures" / "hardware" / "H20.toml"
 
 
 def _quiet(call, *args, **kw):
@@ -79,7 +77,7 @@ def test_published_chunked_pipeline_is_not_beaten():
     shape, fp8 weights) at 128K input tokens on 4 nodes of 8 H20, TP 8 and PP 4, first token
     in 15.7 s. The chunked bound (fp8 GEMMs at the fp8 peak, the permissive reading) stays
     under it; the whole-prompt schedule's sum, the default before, is beaten by it."""
-    hw = load_hardware(H20)
+    hw = load_hardware("H20")  # also a row of published/parallel.toml
     options = {"dtype": "fp8", "tp": 8, "pp": 4, "network": "InfiniBand-NDR"}
     measured = 15.7
     (chunked,) = _quiet(api.prefill, hw, "DeepSeek-V3", [131072], **options).points

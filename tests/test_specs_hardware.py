@@ -21,8 +21,8 @@ REPO = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).parent / "fixtures" / "hardware"
 SHIPPED = sorted((REPO / "hardware").glob("*.toml"))
 EXPECTED_NAMES = {
-    "A100-40GB-SXM", "A100-80GB-SXM", "A100-80GB-PCIe", "H100-SXM", "H100-PCIe", "H200-SXM",
-    "B200", "L4", "L40S", "RTX-4090", "MI300X", "MI325X", "TPU-v4", "TPU-v5e", "TPU-v5p",
+    "A100-40GB-SXM", "A100-80GB-SXM", "A100-80GB-PCIe", "H20", "H100-SXM", "H100-PCIe",
+    "H200-SXM", "B200", "L4", "L40S", "RTX-4090", "MI300X", "MI325X", "TPU-v4", "TPU-v5e", "TPU-v5p",
     "TPU-v6e", "Gaudi2", "Gaudi3",
 }
 
@@ -356,6 +356,8 @@ CAPACITIES: dict[str, tuple[int, int | None]] = {
     # NVIDIA A100 datasheet: "80GB HBM2e"; A100 whitepaper: 164 KB (KiB) per SM
     "A100-80GB-SXM": (80_000_000_000, 167_936),
     "A100-80GB-PCIe": (80_000_000_000, 167_936),
+    # willitrunai.com/gpus/h20-96gb: "96 GB HBM3"; CUDA guide: 228 KB (KiB) per SM for CC 9.0
+    "H20": (96_000_000_000, 233_472),
     # NVIDIA HGX B200 specification: "180GB HBM3e"; 228 KiB per SM assumed from CC 9.0
     "B200": (180_000_000_000, 233_472),
     # Intel Gaudi 2: "96 GB HBM2E"; its 48 MB SRAM is chip-wide (no per-core figure)
@@ -615,6 +617,8 @@ CACHES: dict[str, tuple[int | None, int | None]] = {
     "A100-40GB-SXM": (41_943_040, None),
     "A100-80GB-SXM": (41_943_040, None),
     "A100-80GB-PCIe": (41_943_040, None),
+    # ke60.top/article/1471031.html: "60 MB L2" (a third-party page: NVIDIA prints none)
+    "H20": (60_000_000, None),
     # scaling-book gpus.md: 126 MB of L2; Chips and Cheese's B200 article: "126 MB of total capacity"
     "B200": (126_000_000, None),
     # Intel Gaudi 2 on-die SRAM "48 MB" (press reports of Intel figures); chip-wide, given as l2

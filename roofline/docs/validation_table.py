@@ -15,6 +15,8 @@ the compute (the default) and hidden under it.
 
 from __future__ import annotations
 
+import re
+
 from statistics import median
 
 from ..derive.architecture import DEFAULT_ATTENTION
@@ -105,7 +107,8 @@ def parallel_table() -> list[str]:
     devices = sorted({c.measurement.device for c in rows})
     models = sorted({c.measurement.model for c in rows})
     splits = sorted({c.measurement.split for c in rows},
-                    key=lambda t: [int(w) if w.isdigit() else w for w in t.split()])
+                    key=lambda t: [int(w) if w.isdigit() else w
+                                   for w in re.findall(r"[A-Z]+|\d+", t)])
     by_degree = "; ".join(
         f"{n}: {_range([c.ratio for c in rows if c.measurement.split == n])}, "
         f"{sum(c.measurement.split == n for c in rows)} rows" for n in splits)

@@ -192,10 +192,10 @@ class ParallelMeasurement:
 
     @property
     def split(self) -> str:
-        """The degrees in words: "TP 8", "TP 8, PP 2", "EP 32"."""
+        """The degrees in words: "TP 8", "TP 8 × PP 2", "EP 32"."""
         parts = [f"{k} {n}" for k, n in (("TP", self.tp), ("PP", self.pp), ("EP", self.ep))
                  if n > 1 or k == "TP" and self.ep == 1]
-        return ", ".join(parts)
+        return " × ".join(parts)
 
 
 def read_parallel_measurements(path: str | Path) -> list[ParallelMeasurement]:
