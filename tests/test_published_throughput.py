@@ -43,3 +43,21 @@ def test_a_malformed_row_is_one_line(tmp_path, change, where):
     with pytest.raises(SpecError, match=where) as e:
         read_throughput_measurements(path)
     assert "\n" not in str(e.value)
+
+
+def test_no_published_row_beats_the_decode_steps_bound():
+    """A batch's output rate (its prefill included) is at most its decode steps' own rate, and
+    that at most the decode bound `roofline request` prints (the most sequences that fit at the
+    end, their tokens over their steps' sum)."""
+    import warnings
+
+    from roofline.api import setting
+    from roofline.serving.request import request
+    from roofline.specs.published_throughput import load_throughput_measurements
+
+    for m in load_throughput_measurements():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            s = setting(m.device, m.model, dtype=m.dtype, batch=m.batch, fusion="elementwise")
+        bound = request(s, m.prompt_tokens, m.output_tokens).decode_bound_tokens_per_s
+        assert bound is None or m.output_tokens_per_s <= bound, (m.model, m.batch, bound)

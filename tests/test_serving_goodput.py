@@ -205,3 +205,23 @@ def test_a_model_one_device_cannot_hold_is_colocated_on_several():
     assert g.colocated.rate_per_s == pytest.approx(colocated_capacity(
         replace(s, tp=g.colocated.tp, pp=g.colocated.pp), 512, 64, 1.0, 0.1, 0.9).rate_per_s)
     assert colocated_capacity(s, 512, 64, 1.0, 0.1, 0.9).rate_per_s == 0
+
+
+def test_short_prompts_are_prefilled_together():
+    """128-token prompts of Llama-3-8B on an H100: a prefill of one is memory-bound (the
+    weights read for 128 rows), so prompts run k at a time serve more; the chosen k's service is
+    its batch's time over k and its rate meets the attainment exactly (M/D/1 at that service,
+    the batch's execution added), above the rate of prompts one at a time."""
+    from roofline.api import setting
+    from roofline.evaluate.phases import prefill_time
+    from roofline.serving.goodput import _prefill_at, md1_attainment, prefill_capacity
+
+    s = setting("H100-SXM", "Llama-3-8B")
+    side = prefill_capacity(s, 128, 0.1, 0.9)
+    assert side.batch > 1
+    e = float(prefill_time(replace(s, batch=side.batch), [128])[0])
+    assert side.time_s == pytest.approx(e, rel=1e-12)
+    assert side.service_s == pytest.approx(e / side.batch, rel=1e-12)
+    assert md1_attainment(side.rate_per_s, side.service_s, 0.1, e) == pytest.approx(0.9,
+                                                                                   abs=1e-4)
+    assert side.rate_per_s > _prefill_at(s, 128, 0.1, 0.9, 1).rate_per_s

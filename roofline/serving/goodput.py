@@ -7,7 +7,10 @@ TTFT and a TPOT objective. The closed forms of the tool stand in for DistServe's
 its stages (DistServe's inter-op instance, ``pipeline="whole"``): its execution e is the
 stages' sum with the sends, and a new prompt enters at the slowest stage's time t (t = e on one
 stage); with Poisson arrivals at rate R it is an M/D/1 queue of service t, and a request's TTFT
-is e plus its wait W: the attainment P(e + W ≤ τ_TTFT).
+is e plus its wait W: the attainment P(e + W ≤ τ_TTFT). Where prompts are short enough that a
+prefill is memory-bound, the instance may run k of them together (k = 1, 2, 4, 8, the best
+kept): e the batch's execution and t its stage time over k, a prompt's share (the same packing
+the colocated instance's chunks get; the wait to gather k prompts is not counted).
 The attainment P(e + W ≤ τ_TTFT) is Erlang's M/D/1 waiting-time distribution (A. K. Erlang
 1909; e.g. Kleinrock, Queueing Systems I, §5): P(W ≤ x) = (1 − ρ)·Σ_{k=0}^{⌊x/t⌋}
 (R(kt − x))^k/k!·e^{−R(kt − x)}, ρ = R·t, at x = τ_TTFT − e, evaluated at 50 digits
@@ -64,6 +67,7 @@ __all__ = ["Side", "Goodput", "md1_attainment", "prefill_capacity", "decode_capa
            "colocated_capacity", "goodput", "attainment_curves", "DEGREES"]
 
 DEGREES = (1, 2, 4, 8)  # tensor (and pipeline) degrees searched, within the devices given
+PREFILL_BATCHES = (1, 2, 4, 8)  # prompts a prefill instance runs together, searched
 
 
 @dataclass(frozen=True)
@@ -76,7 +80,7 @@ class Side:
     pp: int
     rate_per_s: float
     time_s: float  # the prefill's bound (prefill), a step's (decode, colocated)
-    batch: int = 0  # decodes in a step (decode, colocated)
+    batch: int = 0  # prompts in a prefill; decodes in a step (decode, colocated)
     chunk: int = 0  # the chunk budget (colocated)
     service_s: float = 0.0  # the time between prompts admitted (prefill, colocated)
 
@@ -138,7 +142,9 @@ class Goodput:
             f"TTFT {si(self.ttft, 's')} and TPOT {si(self.tpot, 's')} at "
             f"{self.attainment:.0%})",
             f"  prefill      TP {p.tp} PP {p.pp}: {p.rate_per_s:,.4g} requests/s "
-            f"({p.per_device:,.4g} a device; a prompt {si(p.time_s, 's')})",
+            f"({p.per_device:,.4g} a device; "
+            + (f"{p.batch} prompts together in {si(p.time_s, 's')})" if p.batch > 1 else
+               f"a prompt {si(p.time_s, 's')})"),
             f"  decode       TP {d.tp} PP {d.pp}: {d.rate_per_s:,.4g} requests/s "
             f"({d.per_device:,.4g} a device; {d.batch:,} sequences, a step "
             f"{si(d.time_s, 's')})",
@@ -179,17 +185,27 @@ def prefill_capacity(setting: Setting, prompt: int, ttft: float, attainment: flo
     """The highest rate whose TTFT attainment reaches ``attainment`` on the setting's
     prefill instance: N_tp devices a stage, and N_pp stages that a prompt passes whole, one
     after another (DistServe's inter-op instance: its execution the stages' sum with the
-    sends, a new prompt admitted at the slowest stage's time)."""
+    sends, a new prompt admitted at the slowest stage's time); prompts prefilled k at a time
+    where that serves more (k of :data:`PREFILL_BATCHES` whose activations fit: the batch's
+    execution e_k, a prompt's share of the service t_k/k, as the colocated instance packs
+    prompts into its chunks), the best k kept."""
+    sides = [_prefill_at(setting, prompt, ttft, attainment, k) for k in PREFILL_BATCHES]
+    return max(sides, key=lambda s: (s.rate_per_s, -s.batch))
+
+
+def _prefill_at(setting: Setting, prompt: int, ttft: float, attainment: float,
+                batch: int) -> Side:
     from ..evaluate.parallel import stage_times
 
-    one = replace(setting, batch=1, pipeline="whole")
+    one = replace(setting, batch=batch, pipeline="whole")
     execution = float(prefill_time(one, [prompt])[0])
     if peak_bytes(one, prompt) > setting.hardware.memory_capacity:  # its share does not fit
-        return Side("prefill", setting.tp, setting.pp, 0.0, execution, service_s=execution)
-    service = float(stage_times(one, [prompt]).max()) if one.pp > 1 else execution
+        return Side("prefill", setting.tp, setting.pp, 0.0, execution, batch,
+                    service_s=execution)
+    service = (float(stage_times(one, [prompt]).max()) if one.pp > 1 else execution) / batch
     rate = _highest(lambda r: md1_attainment(r, service, ttft, execution) >= attainment,
                     0.0, 1 / service) if execution <= ttft else 0.0
-    return Side("prefill", setting.tp, setting.pp, rate, execution, service_s=service)
+    return Side("prefill", setting.tp, setting.pp, rate, execution, batch, service_s=service)
 
 
 def decode_capacity(setting: Setting, prompt: int, output: int, tpot: float,

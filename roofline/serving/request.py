@@ -61,7 +61,9 @@ class Request:
     output_tokens_per_s: float  # the batch's: B·T_out / total
     bound_requests_per_s: float | None  # at max_batch_at_prompt: no schedule does better
     bound_output_tokens_per_s: float | None
-    # decode alone at the largest batch whose caches fit at the end: B/TPOT of its last step
+    # decode alone at the largest batch whose caches fit at the end: its B·(T_out − 1) tokens
+    # over its steps' sum (B/t_step grows with B, the weights shared: no static batch whose
+    # caches fit decodes faster)
     decode_bound_tokens_per_s: float | None = None
 
     def as_dict(self) -> dict[str, object]:
@@ -107,7 +109,8 @@ class Request:
             f"  bound        {bound}",
             *([f"  decode bound {self.decode_bound_tokens_per_s:,.4g} output tokens/s from the "
                f"decode steps alone at {self.max_batch_at_end:,} sequences (the most that fit "
-               f"at the end; B/TPOT of the last step)"] if self.decode_bound_tokens_per_s
+               f"at the end; their B·(T_out − 1) tokens over their steps' sum)"]
+              if self.decode_bound_tokens_per_s
               else [])])
 
 
@@ -166,7 +169,7 @@ def request(setting: Setting, prompt: int, output: int) -> Request:
         bound = best / (b_pre + b_dec)
     n = output - 1
     decoding = None if not (n and most) else \
-        most / decode(replace(setting, batch=most), end - 1).time_s
+        most * n / decode_part(replace(setting, batch=most), prompt, output)[0]
     return Request(setting, prompt, output, batch, pre, dec, total,
                    float(steps[0]) if n else 0.0, float(steps[-1]) if n else 0.0,
                    dec / n if n else 0.0, f, q, kv, weights + kv,
