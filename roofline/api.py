@@ -329,7 +329,7 @@ def hybrid(hardware: str | Hardware, model: str | ModelShape, *, decodes: int,
                          options["batch"])
     h.check_options(decodes, context, tpot, chunk, done, prompt)
     s = setting(hardware, model, **options)
-    at = context or 1  # the step's S, which no term holds where there are no decodes
+    at = context or 0  # the decodes' S: 0 where there are none (no term holds it then)
     b = h.budget(s, decodes, at, tpot, done) if tpot is not None else None
     one = h.step(s, chunk, done, decodes, at) if chunk is not None else None
     chunked = None if prompt is None else h.chunked_prompt(s, prompt, chunk, decodes, at, tpot)

@@ -44,12 +44,29 @@ def test_each_budget_dot_is_under_the_objective_and_the_next_token_over(drawn):
         assert t <= 40 < step(s, int(c) + 1, 512, count, 4096).time_s * 1e3
     (_, _), (y, _) = _line(fig, "objective").get_data()
     assert y == pytest.approx(40)
+    for count in (8, 64):  # each budget's line from its dot down to the chunk axis
+        (c,), (t,) = _line(fig, f"budget.{count}").get_data()
+        x, y = _line(fig, f"budget_line.{count}").get_data()
+        assert list(x) == [c, c] and list(y) == [0, t]
+
+
+def test_a_budget_beyond_the_axis_says_so():
+    from roofline.api import setting
+    from roofline.plot import _style
+    from roofline.plot.tpot import tpot_figure
+
+    _style.headless()
+    fig = tpot_figure(setting("H100-SXM", "Llama-3-8B"), [1], 2048, 0.03, max_chunk=100)
+    (label,) = [t.get_text() for t in fig.axes[0].get_legend().get_texts()
+                if t.get_text().startswith("1 decode:")]
+    assert "(beyond the axis)" in label
 
 
 @pytest.mark.parametrize("extra, words", [
     (["--decodes", "1,2,3,4,5,6,7"], "one to six"),
     (["--decodes", "8", "--pp", "2"], "pp, ep and cp"),
-    (["--decodes", "0"], "--decodes")])
+    (["--decodes", "0"], "--decodes"),
+    (["--decodes", "8", "--max-chunk", "0"], "--max-chunk")])
 def test_bad_options_are_one_line(tmp_path, capsys, extra, words):
     argv = ["plot", "tpot", "--hardware", "H100-SXM", "--model", "Llama-3-8B", "--context",
             "1024", "--tpot", "0.05", "-o", str(tmp_path / "f.png"), *extra]

@@ -140,7 +140,7 @@ def test_attention_biases_the_code_lacks_are_refused(tmp_path: Path, model_type:
     keys = dict(json.loads(Path(load_model("Qwen3-8B" if model_type == "qwen3"
                                            else "gpt-oss-20b").path).read_text()))
     keys["attention_bias"] = bias
-    with pytest.raises(SpecError, match=re.escape(f"attention_bias: not supported")):
+    with pytest.raises(SpecError, match=re.escape("attention_bias: not supported")):
         read_model(_config(tmp_path, model_type, **keys))
 
 

@@ -225,3 +225,21 @@ def test_short_prompts_are_prefilled_together():
     assert md1_attainment(side.rate_per_s, side.service_s, 0.1, e) == pytest.approx(0.9,
                                                                                    abs=1e-4)
     assert side.rate_per_s > _prefill_at(s, 128, 0.1, 0.9, 1).rate_per_s
+
+
+def test_a_pair_of_cards_per_bridge_is_said():
+    """A100 80GB PCIe cards are joined in pairs (interconnect.devices_per_node 2): goodput
+    searches instances of up to 2 devices and says so; a pair of instances on 4 devices says
+    its transfer is timed at the bridge, the more permissive bound."""
+    from roofline.api import setting
+    from roofline.serving.goodput import goodput
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        s = setting("A100-80GB-PCIe", "Yi-34B-200K")
+    g = goodput(s, 1024, 64, 1.0, 0.1)
+    assert max(g.prefill.devices, g.decode.devices, g.colocated.devices) <= 2
+    text = str(g)
+    assert "instances of up to 2 devices" in text
+    assert ("span more than the 2" in text) == (g.prefill.devices + g.decode.devices > 2)
+    assert g.as_dict()["devices"] == 8

@@ -366,5 +366,7 @@ def _deadline_crossovers(arch: Architecture, caches: tuple[str, ...]) -> list[Cr
         hybrid.step_time(arch, mode, caches, smooth=True), tau_tpot, "deadline",
         ("one engine step: the chunk after T_pre tokens of its prompt, B_d decodes at context "
          "S; the weights read once", *device, "each operation at its own roof, as prefill "
-         "times it", "the chunk in whole tokens is the value rounded down"))
+         "times it", "the chunk in whole tokens: the value rounded down in ideal and naive "
+         "attention; in tiled modes, whose block counts the form relaxes, the largest whole "
+         "chunk whose step meets the objective, up to a few tokens below (roofline hybrid)"))
         for mode in attention.MODES]

@@ -31,8 +31,6 @@ N_ep·B sequences. With tensor parallelism beside it, each expert's width is spl
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from sympy import Expr, Integer, Max, Min
 
 from ..symbols import (B, D, G_node, M_node, N_ep, T, alpha_link, alpha_net, b_a, b_w, beta_link,

@@ -40,7 +40,6 @@ that hides it completely, as fused GEMM + communication kernels aim to (e.g. Wan
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 
 from sympy import Expr, Integer, Max
 

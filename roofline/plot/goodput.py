@@ -30,7 +30,9 @@ def goodput_figure(g: Goodput, size: str | float = "page") -> Figure:
     """The figure of ``g``: attainment (%) against requests per second per device."""
     best = max(g.disaggregated_per_device, g.colocated_per_device)
     end = 1.6 * best if best > 0 else 1.0
-    rates = np.linspace(end / _POINTS, end, _POINTS)
+    served = [r for r in (g.disaggregated_per_device, g.colocated_per_device) if r > 0]
+    start = 0.5 * min(served) if served else 0.0  # below both goodputs: 100 % met, no news
+    rates = np.linspace(max(start, end / _POINTS), end, _POINTS)
     pair, colo = attainment_curves(g, rates)
     p, d, c = g.prefill, g.decode, g.colocated
     w = _style.width(size)
@@ -46,22 +48,22 @@ def goodput_figure(g: Goodput, size: str | float = "page") -> Figure:
             color = _style.device_color(i)
             ax.plot(rates, np.array(ys) * 100, color=color, ls=_style.device_dashes(i), lw=1.4,
                     label=f"{label}: goodput {good:,.3g} requests/s a device", gid=gid)
-            if good > 0:
-                ax.plot([good], [g.attainment * 100], marker="o", ms=4, color=color,
-                        ls="none", gid=f"goodput.{gid}")
-        ax.axhline(g.attainment * 100, color=_style.OKABE_ITO["vermillion"], lw=1.0, ls="--",
+            if good > 0:  # a marker of its own: the two goodputs may lie close together
+                ax.plot([good], [g.attainment * 100], marker="os"[i], ms=5 - i, color=color,
+                        mfc="none" if i else color, ls="none", gid=f"goodput.{gid}")
+        ax.axhline(g.attainment * 100, color="0.45", lw=0.9, ls=":",
                    label=f"attainment {g.attainment:.0%}", gid="attainment")
-        ax.set_xlim(0, end)
+        ax.set_xlim(rates[0], end)
         ax.set_ylim(0, 102)
         ax.set_xlabel("request rate per device (requests/s)")
         ax.set_ylabel("requests meeting both objectives (%)")
         ax.set_title(_style.wrap(title(
-            f"Attainment of TTFT {g.ttft * 1e3:g} ms and TPOT {g.tpot * 1e3:g} ms, "
-            f"{g.prompt:,} in and {g.output:,} out", [g.setting]), 0.85 * w, 8))
+            f"TTFT {g.ttft * 1e3:g} ms, TPOT {g.tpot * 1e3:g} ms met, "
+            f"{g.prompt:,} in, {g.output:,} out", [g.setting]), 0.85 * w, 8))
         legend_note(ax, note=(
             "The pair replicated to match its sides' rates; its KV cache sent over the "
             "interconnect. Every time at the roofline (a bound); TTFT by Erlang's M/D/1 waiting "
-            "times; TPOT met or not by every request alike (one step time a batch). A dot: the "
-            "goodput."))
+            "times; TPOT met or not by every request alike (one step time a batch). A marker: "
+            "each one's goodput; the rates below half the smaller goodput, all met, left out."))
         fit_height(fig, 1, 1.9 if _style.narrow(size) else 2.4)
     return fig

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import InputError
+from ..evaluate.phases import check_count
 from ..serving.hybrid import budget, step
 from . import _style
 from ._common import fit_height, legend_note, title
@@ -50,6 +51,8 @@ def tpot_figure(setting: Setting, decodes: Sequence[int], context: int, objectiv
     if not decodes or len(decodes) > 6:
         raise InputError("decodes", "give one to six counts of decodes, one curve each",
                          ",".join(map(str, decodes)))
+    if max_chunk is not None:
+        check_count(max_chunk, "max_chunk")
     found = [budget(setting, b, context, objective, done) for b in decodes]
     end = _axis_end([f.chunk for f in found], max_chunk)
     w = _style.width(size)
@@ -61,14 +64,17 @@ def tpot_figure(setting: Setting, decodes: Sequence[int], context: int, objectiv
                                                [b.chunk] if b.chunk is not None else []]))
             times = [step(setting, int(c), done, count, context).time_s for c in chunks]
             color = _style.device_color(i)
-            label = f"{count:,} decodes: " + (f"budget {b.chunk:,} tokens" if b.chunk
-                                              is not None else "no chunk meets it")
+            beyond = " (beyond the axis)" if b.chunk is not None and b.chunk > end else ""
+            label = f"{count:,} decode{'s' if count != 1 else ''}: " + (
+                f"budget {b.chunk:,} tokens{beyond}" if b.chunk is not None
+                else "no chunk meets it")
             ax.plot(chunks, np.array(times) * 1e3, color=color, ls=_style.device_dashes(i),
                     lw=1.4, label=label, gid=f"tpot.{count}")
             if b.chunk is not None and b.chunk <= end:
                 ax.plot([b.chunk], [b.at.time_s * 1e3], marker="o", ms=4, color=color,
                         ls="none", gid=f"budget.{count}")
-                ax.axvline(b.chunk, color=color, lw=0.6, ls=":", gid=f"budget_line.{count}")
+                ax.plot([b.chunk, b.chunk], [0, b.at.time_s * 1e3], color=color, lw=0.6,
+                        ls=":", gid=f"budget_line.{count}")  # from the dot down to the axis
         ax.axhline(objective * 1e3, color=_style.OKABE_ITO["vermillion"], lw=1.0, ls="--",
                    label=f"TPOT objective {objective * 1e3:g} ms", gid="objective")
         ax.set_xlim(0, end)

@@ -52,14 +52,14 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import replace
 
 from ..errors import InputError
 from ..evaluate.phases import decode, held_bytes, peak_bytes, prefill_time
 from ..evaluate.setting import Setting
-from ..tables import si
-from .hybrid import budget, step
 from .checks import first_split
+from .goodput_result import Goodput, Side
+from .hybrid import budget
 from .queue import md1_attainment
 from .request import fits
 
@@ -68,104 +68,6 @@ __all__ = ["Side", "Goodput", "md1_attainment", "prefill_capacity", "decode_capa
 
 DEGREES = (1, 2, 4, 8)  # tensor (and pipeline) degrees searched, within the devices given
 PREFILL_BATCHES = (1, 2, 4, 8)  # prompts a prefill instance runs together, searched
-
-
-@dataclass(frozen=True)
-class Side:
-    """One instance's configuration and its capacity: requests per second meeting its
-    objective, and per device."""
-
-    role: str  # prefill, decode or colocated
-    tp: int
-    pp: int
-    rate_per_s: float
-    time_s: float  # the prefill's bound (prefill), a step's (decode, colocated)
-    batch: int = 0  # prompts in a prefill; decodes in a step (decode, colocated)
-    chunk: int = 0  # the chunk budget (colocated)
-    service_s: float = 0.0  # the time between prompts admitted (prefill, colocated)
-
-    @property
-    def devices(self) -> int:
-        return self.tp * self.pp
-
-    @property
-    def per_device(self) -> float:
-        return self.rate_per_s / self.devices
-
-
-@dataclass(frozen=True)
-class Goodput:
-    """Disaggregated against colocated for one workload and pair of objectives."""
-
-    setting: Setting
-    prompt: int
-    output: int
-    ttft: float
-    tpot: float
-    attainment: float
-    prefill: Side  # the best prefill configuration (rate 0: none meets the TTFT)
-    decode: Side
-    colocated: Side
-    transfer_bytes: float  # one prompt's KV cache
-    transfer_s: float  # its time between the two instances
-    disaggregated_per_device: float  # 0 where a side meets nothing
-    colocated_per_device: float
-
-    @property
-    def winner(self) -> str:
-        """The configuration with more goodput per device; "neither" where both serve none."""
-        if not (self.disaggregated_per_device or self.colocated_per_device):
-            return "neither"
-        return "disaggregated" if self.disaggregated_per_device > self.colocated_per_device \
-            else "colocated"
-
-    def as_dict(self) -> dict[str, object]:
-        s = self.setting
-        sides = {f"{side.role}": {**asdict(side), "devices": side.devices,
-                                  "per_device": side.per_device}
-                 for side in (self.prefill, self.decode, self.colocated)}
-        return {"hardware": s.hardware.name, "model": s.model.name, "dtype": s.dtype,
-                "attention": s.attention, "prompt": self.prompt, "output": self.output,
-                "ttft_s": self.ttft, "tpot_s": self.tpot, "attainment": self.attainment,
-                **sides, "transfer_bytes": self.transfer_bytes,
-                "transfer_s": None if math.isinf(self.transfer_s) else self.transfer_s,
-                "disaggregated_per_device": self.disaggregated_per_device,
-                "colocated_per_device": self.colocated_per_device, "winner": self.winner}
-
-    def __str__(self) -> str:
-        s, p, d, c = self.setting, self.prefill, self.decode, self.colocated
-        link = "no link between them" if math.isinf(self.transfer_s) else \
-            f"{si(self.transfer_s, 's')} for its {si(self.transfer_bytes, 'B')}"
-        return "\n".join([
-            f"goodput per device ({s.hardware.name}, {s.model.name}, {s.precision_words}, "
-            f"{s.attention} attention; requests of {self.prompt:,} and {self.output:,} tokens; "
-            f"TTFT {si(self.ttft, 's')} and TPOT {si(self.tpot, 's')} at "
-            f"{self.attainment:.0%})",
-            f"  prefill      TP {p.tp} PP {p.pp}: {p.rate_per_s:,.4g} requests/s "
-            f"({p.per_device:,.4g} a device; "
-            + (f"{p.batch} prompts together in {si(p.time_s, 's')})" if p.batch > 1 else
-               f"a prompt {si(p.time_s, 's')})"),
-            f"  decode       TP {d.tp} PP {d.pp}: {d.rate_per_s:,.4g} requests/s "
-            f"({d.per_device:,.4g} a device; {d.batch:,} sequences, a step "
-            f"{si(d.time_s, 's')})",
-            f"  KV transfer  {link}",
-            f"  disaggregated  {self.disaggregated_per_device:,.4g} requests/s a device "
-            f"(the pair replicated to match its sides' rates)",
-            f"  colocated      {self.colocated_per_device:,.4g} requests/s a device "
-            + (f"(TP {c.tp} PP {c.pp}: {c.rate_per_s:,.4g} requests/s, {c.batch:,} decodes beside chunks "
-               f"of {c.chunk:,} tokens, a step {si(c.time_s, 's')})" if c.rate_per_s else
-               "(no TP and PP degrees up to the devices given serve any: "
-               + ("the weights exceed one device's memory; where a degree holds them, "
-                  if _weights_exceed(s) else "") + "its decodes' caches or the objectives do "
-               "not fit beside the weights)"),
-            f"  better         {self.winner}"])
-
-
-
-
-def _weights_exceed(setting: Setting) -> bool:
-    return held_bytes(replace(setting, batch=1), "weights", 0, "decode") \
-        >= setting.hardware.memory_capacity
 
 
 def _highest(feasible, low: float, high: float) -> float:
@@ -375,6 +277,10 @@ def goodput(setting: Setting, prompt: int, output: int, ttft: float, tpot: float
     if setting.batch != 1:
         raise InputError("batch", "goodput sets the decode batch itself: give none",
                          setting.batch)
+    if setting.overlap:
+        raise InputError("overlap", "goodput times each all-reduce after the GEMM it reduces, "
+                         "as vLLM runs them (the colocated instance's hybrid step has no other "
+                         "schedule): give no overlap", True)
     if not 0 < attainment < 1:
         raise InputError("attainment", "must be a fraction in (0, 1)", attainment)
     if link_bandwidth is not None and not link_bandwidth >= 0:
@@ -399,4 +305,4 @@ def goodput(setting: Setting, prompt: int, output: int, ttft: float, tpot: float
                 for c in _configurations(setting, devices)),
                key=lambda s: (s.per_device, -s.devices, -s.pp))  # fewest devices on a tie
     return Goodput(setting, prompt, output, ttft, tpot, attainment, best_p, best_d, colo, kv,
-                   transfer(best_d.devices), pair, colo.per_device)
+                   transfer(best_d.devices), pair, colo.per_device, devices)

@@ -106,7 +106,7 @@ def _ops(setting: Setting) -> list[CompiledOp]:
         name = next(n for n in ("pp", "ep", "cp") if getattr(setting, n) > 1)
         raise InputError(name, "the hybrid step is derived on one device or under tensor "
                          "parallelism: give pp, ep and cp 1", getattr(setting, name))
-    if setting.tp > 1 and setting.overlap:
+    if setting.overlap:
         raise InputError("overlap", "the hybrid step's all-reduces are timed after the GEMM "
                          "each reduces, as vLLM and TensorRT-LLM run them: give no overlap", True)
     setting.check_attention()
@@ -123,7 +123,8 @@ def step(setting: Setting, chunk: int, done: int, decodes: int, context: int) ->
     for value, name in ((chunk, "chunk"), (done, "done"), (decodes, "decodes")):
         if value != 0:
             check_count(value, name)
-    check_count(context, "context")
+    if decodes or context:  # no decodes: no context (0), which no term of the step holds
+        check_count(context, "context")
     time_s, f, q, _, bound = step_totals(_ops(setting), setting, chunk, done, decodes, context)
     return Step(chunk, done, decodes, context, time_s, f, q, bound)
 
@@ -171,9 +172,9 @@ def chunked_prompt(setting: Setting, prompt: int, chunk: int | None, decodes: in
                                  f"the objective ({b.reason})", objective)
             size = b.chunk
         steps.append(step(setting, min(size, prompt - done), done, decodes,
-                          context + len(steps)))
+                          context + len(steps) if decodes else 0))
         done += steps[-1].chunk
-    alone = step(setting, prompt, 0, 0, context)  # one chunk of the whole prompt, no decodes
+    alone = step(setting, prompt, 0, 0, 0)  # one chunk of the whole prompt, no decodes
     return ChunkedPrompt(prompt, max(s.chunk for s in steps), decodes, tuple(steps),
                          sum(s.time_s for s in steps), max(s.time_s for s in steps),
                          alone.time_s)
@@ -236,7 +237,8 @@ class HybridResult:
 
     def __str__(self) -> str:
         s, a = self.setting, self.alone
-        decodes = f"{a.decodes:,} decodes at context {a.context:,} tokens" if a else "no decodes"
+        decodes = f"{a.decodes:,} decode{'s' if a.decodes != 1 else ''} at context " \
+            f"{a.context:,} tokens" if a else "no decodes"
         lines = [f"hybrid step ({s.hardware.name}, {s.model.name}, {s.precision_words}, "
                  f"{s.attention} attention; {decodes}; {_devices(s)})"]
         if a is not None:
@@ -258,7 +260,8 @@ class HybridResult:
             lines.append(f"  a prompt       of {_tokens(p.prompt)} in {len(p.steps)} "
                          f"step{'s' if len(p.steps) > 1 else ''} of up to {p.chunk:,} {beside}"
                          f"{how}: {si(p.total_s, 's')} to its first token (one-shot with no "
-                         f"decodes {si(p.one_shot_s, 's')})"
+                         f"decodes {si(p.one_shot_s, 's')}; no LM head in either, as a step "
+                         "charges none for its chunk's last token)"
                          + (f"; the decodes' TPOT at most {si(p.slowest_step_s, 's')}"
                             if p.decodes else ""))
         return "\n".join(lines)

@@ -25,7 +25,7 @@ from dataclasses import dataclass, fields, replace
 import numpy as np
 
 from ..errors import InputError
-from ..evaluate.phases import (check_count, decode, decode_operations, held_bytes,
+from ..evaluate.phases import (check_count, decode_operations, held_bytes,
                                prefill_time, roofline_time)
 from ..evaluate.setting import Setting
 from ..tables import si

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..errors import SpecError
 from ._shipped import shipped_dir
-from .published import CONFIDENCE, check_row, measurement_rows
+from .published import check_row, measurement_rows
 
 __all__ = ["GemmMeasurement", "GEMM_DTYPES", "USES", "read_gemm_measurements",
            "load_gemm_measurements"]
