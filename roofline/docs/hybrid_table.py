@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from statistics import median
 
 from .markdown import folded, md, table
+from .throughput_table import BoundCheck
 
 __all__ = ["HybridCheck", "hybrid_checks", "hybrid_table"]
 
@@ -17,18 +18,9 @@ _KINDS = {"decodes": "decodes alone", "chunk": "prefill alone", "hybrid": "chunk
 
 
 @dataclass(frozen=True)
-class HybridCheck:
-    measurement: object  # a HybridMeasurement
-    bound_s: float  # the step (or the chunked prompt's steps) at the roofline
-
-    @property
-    def holds(self) -> bool:
-        return self.bound_s <= self.measurement.time_s  # type: ignore[attr-defined]
-
-    @property
-    def tightness(self) -> float:
-        """Bound over measured time: 1 where the engine reaches the roofline."""
-        return self.bound_s / self.measurement.time_s  # type: ignore[attr-defined]
+class HybridCheck(BoundCheck):
+    """An engine step (or a chunked prompt's steps) at the roofline against its published
+    time."""
 
     @property
     def kind(self) -> str:

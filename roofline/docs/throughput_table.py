@@ -9,14 +9,15 @@ from dataclasses import dataclass
 
 from .markdown import folded, md, table
 
-__all__ = ["ThroughputCheck", "throughput_checks", "throughput_table"]
+__all__ = ["BoundCheck", "ThroughputCheck", "throughput_checks", "throughput_table"]
 
 
 @dataclass(frozen=True)
-class ThroughputCheck:
-    measurement: object  # a ThroughputMeasurement
-    bound_s: float  # the batch's prefill and decode steps at the roofline
-    fits: bool  # the batch's KV caches at the end fit beside the weights in the model
+class BoundCheck:
+    """One published time against the roofline's bound of the same work."""
+
+    measurement: object  # a record with a time_s
+    bound_s: float
 
     @property
     def holds(self) -> bool:
@@ -26,6 +27,13 @@ class ThroughputCheck:
     def tightness(self) -> float:
         """Bound over measured time: 1 where the engine reaches the roofline."""
         return self.bound_s / self.measurement.time_s  # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True)
+class ThroughputCheck(BoundCheck):
+    """A batch's prefill and decode steps at the roofline against its published time."""
+
+    fits: bool  # the batch's KV caches at the end fit beside the weights in the model
 
 
 def throughput_checks() -> list[ThroughputCheck]:

@@ -15,15 +15,17 @@ third, ``published/gemm.toml``, is :mod:`.published_gemm`'s):
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ..errors import SpecError
 from ._shipped import shipped_dir
 from .dtypes import COMPUTE_DTYPES
 from .files import parse_toml, read_text
+
+_Row = TypeVar("_Row")  # what a file's parser makes of one row
 
 __all__ = ["Measurement", "CONVENTIONS", "CONFIDENCE", "load_measurements", "read_measurements",
            "ParallelMeasurement", "METRICS", "TOKENS", "load_parallel_measurements",
@@ -90,6 +92,14 @@ def measurement_rows(path: Path) -> list[Any]:
     return rows
 
 
+def parsed_rows(path: str | Path, parse: Callable[[Any, str], _Row]) -> list[_Row]:
+    """Each ``[[measurement]]`` of the file at ``path`` through ``parse(row, where)``, ``where``
+    naming the file and the entry for its one-line errors."""
+    path = Path(path)
+    return [parse(row, f"{path}: measurement[{i}]")
+            for i, row in enumerate(measurement_rows(path))]
+
+
 def check_row(row: Any, where: str, keys: set[str], integers: tuple[str, ...],
               strings: tuple[str, ...], optional: frozenset[str] = frozenset()) -> None:
     """A table with exactly ``keys`` (``note`` and ``optional`` may be left out), positive
@@ -119,8 +129,7 @@ def check_row(row: Any, where: str, keys: set[str], integers: tuple[str, ...],
 def read_measurements(path: str | Path) -> list[Measurement]:
     """The attention measurements of one file; a :class:`SpecError` naming the file, the entry
     and the rule for anything malformed."""
-    path = Path(path)
-    return [_measurement(row, f"{path}: measurement[{i}]") for i, row in enumerate(measurement_rows(path))]
+    return parsed_rows(path, _measurement)
 
 
 def load_measurements() -> list[Measurement]:

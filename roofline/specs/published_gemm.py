@@ -20,7 +20,7 @@ from typing import Any
 
 from ..errors import SpecError
 from ._shipped import shipped_dir
-from .published import check_row, measurement_rows
+from .published import check_row, parsed_rows
 
 __all__ = ["GemmMeasurement", "GEMM_DTYPES", "USES", "read_gemm_measurements",
            "load_gemm_measurements"]
@@ -70,8 +70,7 @@ class GemmMeasurement:
 def read_gemm_measurements(path: str | Path) -> list[GemmMeasurement]:
     """The GEMM measurements of one file; a :class:`SpecError` naming the file, the entry and
     the rule for anything malformed."""
-    path = Path(path)
-    return [_gemm(row, f"{path}: measurement[{i}]") for i, row in enumerate(measurement_rows(path))]
+    return parsed_rows(path, _gemm)
 
 
 def load_gemm_measurements() -> list[GemmMeasurement]:

@@ -25,7 +25,7 @@ from typing import Any
 from ..errors import SpecError
 from ._shipped import shipped_dir
 from .dtypes import COMPUTE_DTYPES
-from .published import check_row, measurement_rows
+from .published import check_row, parsed_rows
 
 __all__ = ["HybridMeasurement", "read_hybrid_measurements", "load_hybrid_measurements"]
 
@@ -80,9 +80,7 @@ class HybridMeasurement:
 def read_hybrid_measurements(path: str | Path) -> list[HybridMeasurement]:
     """The measurements of one file; a :class:`SpecError` naming the file, the entry and the
     rule for anything malformed."""
-    path = Path(path)
-    return [_row(row, f"{path}: measurement[{i}]")
-            for i, row in enumerate(measurement_rows(path))]
+    return parsed_rows(path, _row)
 
 
 def load_hybrid_measurements() -> list[HybridMeasurement]:

@@ -19,7 +19,7 @@ from typing import Any
 from ..errors import SpecError
 from ._shipped import shipped_dir
 from .dtypes import COMPUTE_DTYPES
-from .published import check_row, measurement_rows
+from .published import check_row, parsed_rows
 
 __all__ = ["ThroughputMeasurement", "read_throughput_measurements",
            "load_throughput_measurements"]
@@ -56,9 +56,7 @@ class ThroughputMeasurement:
 def read_throughput_measurements(path: str | Path) -> list[ThroughputMeasurement]:
     """The measurements of one file; a :class:`SpecError` naming the file, the entry and the
     rule for anything malformed."""
-    path = Path(path)
-    return [_row(row, f"{path}: measurement[{i}]")
-            for i, row in enumerate(measurement_rows(path))]
+    return parsed_rows(path, _row)
 
 
 def load_throughput_measurements() -> list[ThroughputMeasurement]:
