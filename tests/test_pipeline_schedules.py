@@ -74,14 +74,14 @@ def test_chunked_bound_lies_under_the_slowest_stage_and_the_sum(model, options):
 def test_published_chunked_pipeline_is_not_beaten():
     """SGLang's chunked pipeline parallelism (LMSYS blog "Pipeline Parallelism in SGLang",
     2026-01-15, lmsys.org/blog/2026-01-15-chunked-pipeline): DeepSeek-V3.1 (DeepSeek-V3's
-    shape, fp8 weights) at 128K input tokens on 4 nodes of 8 H20, TP 8 and PP 4, first token
-    in 15.7 s. The chunked bound (fp8 GEMMs at the fp8 peak, the permissive reading) stays
+    shape, fp8 weights) at 128K (128,000) input tokens on 4 nodes of 8 H20, TP 8 and PP 4, first
+    token in 15.7 s. The chunked bound (fp8 GEMMs at the fp8 peak, the permissive reading) stays
     under it; the whole-prompt schedule's sum, the default before, is beaten by it."""
     hw = load_hardware("H20")  # also a row of published/parallel.toml
     options = {"dtype": "fp8", "tp": 8, "pp": 4, "network": "InfiniBand-NDR"}
     measured = 15.7
-    (chunked,) = _quiet(api.prefill, hw, "DeepSeek-V3", [131072], **options).points
-    (whole,) = _quiet(api.prefill, hw, "DeepSeek-V3", [131072], pipeline="whole",
+    (chunked,) = _quiet(api.prefill, hw, "DeepSeek-V3", [128_000], **options).points
+    (whole,) = _quiet(api.prefill, hw, "DeepSeek-V3", [128_000], pipeline="whole",
                       **options).points
     assert chunked.time_s <= measured < whole.time_s
     assert 2 < measured / chunked.time_s < 3.5  # how tight: about 2.7×

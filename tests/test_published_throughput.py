@@ -46,9 +46,10 @@ def test_a_malformed_row_is_one_line(tmp_path, change, where):
 
 
 def test_no_published_row_beats_the_decode_steps_bound():
-    """A batch's output rate (its prefill included) is at most its decode steps' own rate, and
-    that at most the decode bound `roofline request` prints (the most sequences that fit at the
-    end, their tokens over their steps' sum)."""
+    """The decode bound `roofline request` prints (the most sequences that fit at the end, their
+    tokens over their steps' sum) bounds the decode steps' own rate; a batch's rate counts the
+    prefill's first token as well, so it is no theorem that a row stays under it, but a row
+    above it would mean the decode steps outrun their roofline unless its prefill is tiny."""
     import warnings
 
     from roofline.api import setting

@@ -150,7 +150,11 @@ def _tpot_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _tpot_figure(args: argparse.Namespace, size: str | float):
+    import warnings
+    from dataclasses import replace
+
     from ..api import hybrid
+    from ..evaluate.phases import check_memory
     from ..plot.tpot import tpot_figure
     from .analyze import _options, model_of
 
@@ -158,6 +162,11 @@ def _tpot_figure(args: argparse.Namespace, size: str | float):
     first = hybrid(args.hardware, model_of(args), decodes=decodes[0], context=args.context,
                    tpot=args.tpot, done=args.done, **_options(args))  # roofline hybrid's checks
     s = first.setting
+    for count in decodes[1:]:  # the first's warning is hybrid's
+        message = check_memory(replace(s, batch=count), args.context + 1, "the decodes' step",
+                               "decode")
+        if message:
+            warnings.warn(message, stacklevel=2)
     return tpot_figure(s, decodes, args.context, args.tpot, args.done, args.max_chunk,
                        size), [s]
 

@@ -133,10 +133,9 @@ def parallel_table() -> list[str]:
              f"{by_degree}. With the collectives hidden under the compute (`--overlap`, the "
              f"more permissive bound): {_range(overlapped)}.",
              f"- **Mixture of experts:** {len(routed)} rows of "
-             f"{md(', '.join(sorted({c.measurement.model for c in routed})))} come from a "
-             "benchmark whose prompt is one token id repeated, so every token takes the same "
-             "route and each MoE layer reads n\\_a experts' weights: the bound is that of the "
-             "model with n\\_e = n\\_a. With every expert that may receive a token read (the "
+             f"{md(', '.join(sorted({c.measurement.model for c in routed})))}: "
+             f"{_held_as_one_route(routed)}, each MoE layer reads n\\_a experts' weights "
+             "at the least: the bound is that of the model with n\\_e = n\\_a. With every expert that may receive a token read (the "
              "model's count for a prompt of varied tokens) the bound is beaten by "
              f"{len(spread_beaten)} of them"
              + (": " + "; ".join(
@@ -165,3 +164,16 @@ def parallel_table() -> list[str]:
               "all-reduces, the all-to-alls, the logits' gather). Binds: whether the prefill's FLOPs over the peak or its bytes "
               "over the bandwidth are the larger."]
     return lines
+
+
+def _held_as_one_route(routed: list) -> str:
+    """Why the routed rows are held at n_a experts a layer: a prompt of one token id repeated
+    (every token takes the same route), or one the source does not describe (the fewest experts
+    any prompt reaches: the more permissive reading)."""
+    repeated = sum(c.measurement.tokens == "repeated" for c in routed)
+    unstated = len(routed) - repeated
+    parts = ([f"{repeated} from a benchmark whose prompt is one token id repeated, so every "
+              "token takes the same route"] if repeated else []) \
+        + ([f"{unstated} whose source does not say what its prompt holds, held at the fewest "
+            "experts any prompt reaches (the more permissive reading)"] if unstated else [])
+    return "; ".join(parts)

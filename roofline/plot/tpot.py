@@ -12,12 +12,13 @@ style apart for each curve.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..errors import InputError
-from ..evaluate.phases import check_count
+from ..evaluate.phases import check_count, check_memory
 from ..serving.hybrid import budget, step
 from . import _style
 from ._common import fit_height, legend_note, title
@@ -65,9 +66,10 @@ def tpot_figure(setting: Setting, decodes: Sequence[int], context: int, objectiv
             times = [step(setting, int(c), done, count, context).time_s for c in chunks]
             color = _style.device_color(i)
             beyond = " (beyond the axis)" if b.chunk is not None and b.chunk > end else ""
+            over = check_memory(replace(setting, batch=count), context + 1, "", "decode")
             label = f"{count:,} decode{'s' if count != 1 else ''}: " + (
                 f"budget {b.chunk:,} tokens{beyond}" if b.chunk is not None
-                else "no chunk meets it")
+                else "no chunk meets it") + ("; its caches exceed the memory" if over else "")
             ax.plot(chunks, np.array(times) * 1e3, color=color, ls=_style.device_dashes(i),
                     lw=1.4, label=label, gid=f"tpot.{count}")
             if b.chunk is not None and b.chunk <= end:
