@@ -134,8 +134,8 @@ def parallel_table() -> list[str]:
              f"more permissive bound): {_range(overlapped)}.",
              f"- **Mixture of experts:** {len(routed)} rows of "
              f"{md(', '.join(sorted({c.measurement.model for c in routed})))}: "
-             f"{_held_as_one_route(routed)}, each MoE layer reads n\\_a experts' weights "
-             "at the least: the bound is that of the model with n\\_e = n\\_a. With every expert that may receive a token read (the "
+             f"{_held_as_one_route(routed)}. In each, a MoE layer is held at n\\_a experts' "
+             "weights: the bound is that of the model with n\\_e = n\\_a. With every expert that may receive a token read (the "
              "model's count for a prompt of varied tokens) the bound is beaten by "
              f"{len(spread_beaten)} of them"
              + (": " + "; ".join(
