@@ -29,8 +29,9 @@ whose TPOT meets the objective and whose caches at the end fit: R = B/((T_out �
 **The pair** (DistServe Algorithm 1): each side's configuration with the most requests per
 second per device, replicated to match: goodput per device 1/(N_p/R_p + N_d/R_d). The KV cache
 of a prompt (its ``kv_cache`` form at T) crosses the interconnect between them, on
-the N_p links of the prefill instance's devices at once (each shard's own, DistServe §4.1);
-both instances in one node.
+the N_p links of the prefill instance's devices at once (each shard's own, DistServe §4.1),
+timed at the interconnect: both instances within it (where the pair spans more devices than it
+joins, the result says so: the transfer may then be slower, the more permissive bound).
 
 **Colocated** (N_tp devices a stage and N_pp stages, each degree searched as for the decode
 instance, the best per device kept): each step holds the decodes and chunks filling the budget
