@@ -220,3 +220,28 @@ def test_tp_budget_meets_the_objective_at_its_closed_form(h100, mode):
         pytest.approx(b.closed_form_tokens, rel=1e-9)
     one = budget(replace(h100, attention=mode), 32, 2048, 0.020, done=1000)
     assert b.chunk > one.chunk  # half the work a device, less the all-reduces
+
+
+def test_the_steps_collectives_under_tp():
+    """Under TP 2 a step's collectives are its part of the time: with no chunk, the decode
+    step's own all-reduces (``decode``'s communication_s, a second road); with a chunk, the
+    all-reduces of C + B_d rows, as many as a prefill of that many tokens carries, and the
+    gather of the B_d decodes' logits (one row's in the prefill)."""
+    from dataclasses import replace
+
+    from roofline.api import prefill, setting
+    from roofline.evaluate.phases import decode
+    from roofline.serving.hybrid import step
+
+    s = setting("H100-SXM", "Llama-3-8B", tp=2)
+    alone = step(s, 0, 0, 8, 1024)
+    assert alone.communication_s == pytest.approx(
+        decode(replace(s, batch=8), 1024).communication_s, rel=1e-12)
+    both = step(s, 512, 0, 8, 1024)
+    ops = {o.name: o.time_s
+           for o in prefill("H100-SXM", "Llama-3-8B", [520], tp=2).points[0].operations}
+    gather_one = ops["tp.all_gather.logits"]
+    reduces = sum(t for n, t in ops.items() if n.startswith("tp.all_reduce"))
+    gather_eight = both.communication_s - reduces
+    assert 0 < gather_one < gather_eight < both.communication_s
+    assert both.communication_s < both.time_s

@@ -27,8 +27,9 @@ if TYPE_CHECKING:
 
 __all__ = ["roofline_time", "level_time", "timed", "OpResult", "PrefillPoint", "DecodeResult",
            "operations", "prefill_time", "prefill_columns", "exposed_fraction", "decode",
-           "step_totals", "decode_operations", "check_prompts", "check_count", "footprint", "held_bytes", "memory_bytes", "check_memory",
-           "activation_bytes", "peak_bytes"]
+           "step_totals", "step_results", "decode_operations", "check_prompts", "check_count",
+           "footprint", "held_bytes", "memory_bytes", "check_memory", "activation_bytes",
+           "peak_bytes"]
 
 
 _INF = float("inf")
@@ -207,8 +208,13 @@ def step_totals(ops: list[CompiledOp], setting: Setting, *at: Any
                 ) -> tuple[float, float, float, float, str]:
     """(time, FLOPs, bytes, intensity, bound) of the operations ``ops`` at the point ``at``,
     each at its own roof on the setting's device."""
-    return _totals(_results(ops, setting.peak, setting.bandwidth, *at), setting.peak,
-                   setting.bandwidth)
+    return _totals(step_results(ops, setting, *at), setting.peak, setting.bandwidth)
+
+
+def step_results(ops: list[CompiledOp], setting: Setting, *at: Any) -> list[OpResult]:
+    """Each operation of ``ops`` at the point ``at``, at its own roof on the setting's
+    device."""
+    return _results(ops, setting.peak, setting.bandwidth, *at)
 
 
 def exposed_fraction(compute: Any, communication: Any) -> Any:

@@ -20,7 +20,7 @@ from functools import lru_cache
 from ..errors import InputError
 from ..evaluate.compiled import CompiledOp, compile_ops
 from ..evaluate.links import linked
-from ..evaluate.phases import check_count, step_totals
+from ..evaluate.phases import bound as regime, check_count, step_results
 from ..evaluate.setting import Setting
 from ..tables import si
 from .checks import shown
@@ -45,6 +45,7 @@ class Step:
     flops: float
     bytes: float
     bound: str  # compute or memory, of the step as a whole
+    communication_s: float = 0.0  # its collectives' part of time_s (under TP), at the link
 
     def as_dict(self) -> dict[str, object]:
         return {k: shown(v) if isinstance(v, float) else v for k, v in asdict(self).items()}
@@ -125,8 +126,11 @@ def step(setting: Setting, chunk: int, done: int, decodes: int, context: int) ->
             check_count(value, name)
     if decodes or context:  # no decodes: no context (0), which no term of the step holds
         check_count(context, "context")
-    time_s, f, q, _, bound = step_totals(_ops(setting), setting, chunk, done, decodes, context)
-    return Step(chunk, done, decodes, context, time_s, f, q, bound)
+    results = step_results(_ops(setting), setting, chunk, done, decodes, context)
+    f, q = sum(r.flops for r in results), sum(r.bytes for r in results)
+    return Step(chunk, done, decodes, context, sum(r.time_s for r in results), f, q,
+                regime(f, q, setting.peak, setting.bandwidth),
+                sum(r.time_s for r in results if r.kind == "communication"))
 
 
 def budget(setting: Setting, decodes: int, context: int, objective: float,
@@ -249,9 +253,10 @@ class HybridResult:
         if self.step is not None:
             t, b = self.step, self.budget
             over = ", over the TPOT objective" if b and t.time_s > b.objective_s else ""
+            comm = f", its collectives {si(t.communication_s, 's')}" if s.tp > 1 else ""
             lines.append(f"  with a chunk   of {_tokens(t.chunk)} ({_after(t.done)}): "
                          f"{si(t.time_s, 's')} a step ({t.bound}-bound; {si(t.flops, 'FLOP')}, "
-                         f"{si(t.bytes, 'B')}){over}")
+                         f"{si(t.bytes, 'B')}{comm}){over}")
         if self.prompt is not None:
             p = self.prompt
             how = " (each the budget at its offset)" if self.budget and self.step is None \
