@@ -275,7 +275,7 @@ def scores_fit(setting: Setting, tokens: np.ndarray | Sequence[int]) -> np.ndarr
 def prefill_fits(setting: Setting, tokens: np.ndarray | Sequence[int]) -> np.ndarray:
     """Whether a prefill of T tokens fits in the device's memory at each T: its peak, the rule
     of ``prefill``'s warning and of ``prefill_exceeds_memory_tokens``
-    (:func:`roofline.evaluate.phases.peak_bytes`: the weights, the KV cache of the setting's
+    (:func:`roofline.evaluate.memory.peak_bytes`: the weights, the KV cache of the setting's
     batch and the live activations; where those are not derived, naive attention's scores)."""
     xs = _array(tokens, "prompt")
     used = np.broadcast_to(evaluate.peak_bytes(setting, xs), xs.shape)

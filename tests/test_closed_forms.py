@@ -18,7 +18,7 @@ from sympy import Rational, lambdify, oo, parse_expr
 
 from roofline import api
 from roofline.errors import InputError
-from roofline.specs.hardware import list_hardware
+from roofline.specs.hardware import list_hardware, load_hardware
 from roofline.specs.model import list_models
 from roofline.symbols import local_dict
 
@@ -70,6 +70,8 @@ def _settings():
     for hw in list_hardware():
         for split in SPLITS:
             yield hw, split
+    yield load_hardware("H100-SXM"), {"pp": 3}  # the fullest stage's memory forms (on one
+    # device: each costs minutes of the suite)
 
 
 @pytest.mark.parametrize("hw, split", list(_settings()),

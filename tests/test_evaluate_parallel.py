@@ -12,7 +12,7 @@ import pytest
 
 from roofline import api
 from roofline.errors import InputError
-from roofline.evaluate import phases, points
+from roofline.evaluate import memory, phases, points
 from roofline.evaluate.links import boundary_crosses, crossing_boundaries, spans
 
 warnings.filterwarnings("ignore")
@@ -162,7 +162,7 @@ def test_per_device_memory_under_expert_parallelism():
     assert not any("do not fit" in str(w.message) for w in caught)
     weights = 2 * (46_702_792_704 - 32 * 7 * 3 * 4096 * 14336)
     kv = 2 * 32 * 8 * 128 * 4096 * 2
-    assert phases.memory_bytes(s, 4096) == pytest.approx(weights + kv, rel=1e-12)
+    assert memory.memory_bytes(s, 4096) == pytest.approx(weights + kv, rel=1e-12)
 
 
 def test_decode_under_tensor_parallelism_by_hand():

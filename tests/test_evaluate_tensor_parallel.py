@@ -10,7 +10,7 @@ import pytest
 
 from roofline import api
 from roofline.errors import InputError
-from roofline.evaluate import phases
+from roofline.evaluate import memory, phases
 from roofline.specs.hardware import load_hardware
 from roofline.specs.model import load_model
 
@@ -75,7 +75,7 @@ def test_per_device_memory():
         warnings.simplefilter("always")
         s = api.setting(hw, model, tp=2)  # 69 GB each: no warning
         assert not any("do not fit" in str(w.message) for w in caught)
-    assert phases.memory_bytes(s, 4096) == pytest.approx(
+    assert memory.memory_bytes(s, 4096) == pytest.approx(
         (2 * 68_976_648_192 - 2 * (80 * 2 * 8192 + 8192)) / 2 + 2 * (80 * 2 * 8192 + 8192)
         + 2 * 80 * 4 * 128 * 4096 * 2)
 

@@ -106,9 +106,12 @@ def test_colocated_under_pipeline_stages_by_hand(opt13b):
 def test_decode_under_pipeline_stages_by_hand(opt13b):
     """Two stages: the batch as two micro-batches of ⌈B/2⌉, a step one device's decode step of
     all 40 layers at ⌈B/2⌉ plus one send of its hidden states, α + ⌈B/2⌉·5,120·2/β at the
-    setting's link; each device holds half the weights and half of each cache (2·40·5,120·2
-    bytes a token in all): room for more sequences than on one device."""
-    from roofline.evaluate.phases import decode, held_bytes
+    setting's link. Each stage holds 20 layers (vLLM's get_pp_indices) and their caches
+    (2·20·5,120·2 bytes a token); the first also the token table (50,272 × 5,120) and the
+    learned positions (2,050 × 5,120), the last the final LayerNorm and, the embeddings being
+    tied, its own copy of the table as the LM head: the first is the fuller, and the sequences
+    that fit are those that fit beside it."""
+    from roofline.evaluate.phases import decode
     from roofline.serving.goodput import decode_capacity
     from roofline.serving.request import fits
 
@@ -120,9 +123,13 @@ def test_decode_under_pipeline_stages_by_hand(opt13b):
         + link.alpha + micro * 5120 * 2 / link.beta
     assert side.time_s == pytest.approx(t, rel=1e-12) and t <= 0.1
     assert side.rate_per_s == pytest.approx(side.batch / (127 * t), rel=1e-12)
-    weights = held_bytes(opt13b, "weights", 0, "decode")
-    cache = 2 * 40 * 5120 * 2 * (512 + 127)  # one sequence's keys and values at its end
-    assert fits(two, 512 + 127) == (80e9 - weights / 2) // (cache / 2)
+    d, ffn, vocab = 5120, 20480, 50272
+    layer = 4 * d * d + 4 * d + d * ffn + ffn + ffn * d + d + 2 * 2 * d  # + 2 LayerNorms
+    first = 2 * (20 * layer + vocab * d + 2050 * d)
+    last = 2 * (20 * layer + 2 * d + vocab * d)
+    assert first > last
+    cache = 2 * 20 * 5120 * 2 * (512 + 127)  # one sequence's keys and values, one stage's
+    assert fits(two, 512 + 127) == (80e9 - first) // cache
     assert fits(two, 512 + 127) > 2 * fits(opt13b, 512 + 127)
 
 

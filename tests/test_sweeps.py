@@ -214,9 +214,14 @@ def test_memory_is_one_devices_share_under_parallelism():
     assert used["scores"] == pytest.approx([8 * 1000**2 * 2])  # one layer's, 8 of 32 heads
     assert evaluate.memory_bytes(tp, 1000) == pytest.approx(2 * params + 2 * 32 * 2 * 128 * 1000
                                                             * 2)
-    # pipeline stages: about 1/N_pp of the layers each (the weights' warning's rule)
+    # pipeline stages: the fullest stage's (the weights' warning's rule). Two stages of 16
+    # layers (vLLM's get_pp_indices); the first holds the embedding (V·D), the last the final
+    # norm (D) and the untied LM head (V·D): the last, fuller by D
     pp = api.setting("H100-SXM", "Llama-3-8B", pp=2)
-    assert sweeps.footprint(pp, [1000])["weights"] == pytest.approx([8_030_261_248])
+    last = 16 * (WEIGHTS + 2 * 4096) + 4096 + 128256 * 4096
+    assert sweeps.footprint(pp, [1000])["weights"] == pytest.approx([2 * last], rel=1e-12)
+    assert sweeps.footprint(pp, [1000])["kv_cache"] == pytest.approx(
+        [2 * 16 * 8 * 128 * 1000 * 2], rel=1e-12)
     # a decode step holds what the decode step models: tensor parallelism's shares alone (its
     # weights and KV heads; no pipeline stages, as `prefill` prints beside it)
     assert sweeps.decode_memory(pp, [1], 1000)[0] == pytest.approx(

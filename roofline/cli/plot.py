@@ -154,7 +154,7 @@ def _tpot_figure(args: argparse.Namespace, size: str | float):
     from dataclasses import replace
 
     from ..api import hybrid
-    from ..evaluate.phases import check_memory
+    from ..evaluate.memory import check_memory
     from ..plot.tpot import tpot_figure
     from .analyze import _options, model_of
 

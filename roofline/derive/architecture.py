@@ -97,6 +97,11 @@ class Architecture:
     # key head (use_qk_norm)
     local_rope: bool = False
     qk_l2_norm: bool = False
+    # --- issue 26: the memory of a pipeline's busiest stage (appended) ---
+    # with parallel: the layers split over N_pp ≥ 2 stages, so that one device holds the
+    # weights and KV cache of its stage's layers and the edge (embedding, or norm and LM head)
+    # of its stage (:func:`roofline.derive.pipeline.busiest_stage_bytes`); False: N_pp = 1
+    staged: bool = False
 
 
 # --- the kernels an operation launches (the estimate's launch overhead) ---------------------

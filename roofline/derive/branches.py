@@ -21,12 +21,15 @@ from functools import cache, cached_property
 from math import prod
 
 from sympy import (Add, And, Dummy, Eq, Expr, Integer, Max, Min, Piecewise, Poly, PolynomialError,
-                   Symbol, cancel, expand, factor_terms, nan, oo, solve, sstr, together, true,
-                   zoo)
+                   Symbol, cancel, ceiling, expand, factor_terms, nan, oo, solve, sstr, together,
+                   true, zoo)
 
-from ..symbols import B, M_l2, M_l3, M_sram, N_sm, P_peak, W, b_a, beta_hbm, k_top
+from ..symbols import B, L, M_l2, M_l3, M_sram, N_pp, N_sm, P_peak, W, b_a, beta_hbm, k_top
 
 __all__ = ["Branch", "Choice", "Crossover", "cross", "main_choice", "quadratic_root"]
+
+# the layers of a pipeline's fullest inner stage (:func:`.pipeline.busiest_stage_bytes`)
+_INNER_STAGE = ceiling(L / N_pp)
 
 
 @dataclass(frozen=True)
@@ -266,6 +269,7 @@ def main_choice(atom: Expr, memory_bound: bool = False) -> Expr:
     → n_e (every expert receives a token); min(T, W) → W (the prompt outgrows the sliding
     window); min(T, k_top) → k_top and sparse attention's min(MQA, masked MHA) → MQA (the
     prompt outgrows the top k); min(H, B_c) → B_c (the SRAM limits the row block);
+    a pipeline's fullest stage → the one of ⌈L/N_pp⌉ layers (:func:`.pipeline.busiest_stage_bytes`);
     a roofline time max(F/P, Q/β) → F/P (compute-bound), or Q/β where ``memory_bound``."""
     args = atom.args
     if isinstance(atom, Min) and W in args:
@@ -279,6 +283,9 @@ def main_choice(atom: Expr, memory_bound: bool = False) -> Expr:
         if isinstance(atom, Min):  # min(N_sm, T·n_q/(n_kv·B_r)) → N_sm: every SM on one head
             return next(a for a in args if a == N_sm or a.has(N_sm))
         return next(a for a in args if not a.has(N_sm))  # the working set of long prompts
+    fullest = [a for a in args if a.has(_INNER_STAGE)]
+    if isinstance(atom, Max) and fullest:
+        return fullest[0]  # the fullest stage: the one with most layers (the KV cache grows)
     numbers = [a for a in args if a.is_number]
     if numbers:
         return next(a for a in args if not a.is_number)

@@ -16,7 +16,7 @@ from functools import cache
 
 from sympy import Expr, Pow, Rational, cancel, factor
 
-from ..symbols import B, C, C_mem, N_cp, N_pp, N_tp, P_peak, T, tau_tpot
+from ..symbols import B, C, C_mem, N_cp, N_tp, P_peak, T, tau_tpot
 from . import attention, levels, local, parallel, tensor_parallel, window
 from .bounds import aggregate_memory_time, aggregate_time, total_time
 from .branches import Branch, Crossover, cross
@@ -58,17 +58,17 @@ def _of(ops: list[Operation], kind: str) -> list[Operation]:
     return [op for op in ops if op.kind == kind]
 
 
-def _held(arch: Architecture) -> tuple[Expr, Expr, Expr]:
-    """The bytes of the weights, the KV cache and one layer's naive score matrix that one
-    device holds: the whole on one device; where ``arch.parallel`` its share, as ``prefill``'s
-    memory check counts it (:func:`roofline.evaluate.phases.footprint`): the weights and KV
-    cache of its tensor, expert and context splits over the N_pp stages, of one layer's scores
-    its heads (1/N_tp) and query rows (1/N_cp)."""
+def _held(arch: Architecture) -> tuple[Expr, Expr]:
+    """The bytes of the weights and the KV cache, and of one layer's naive score matrix, that
+    one device holds: the whole on one device; where ``arch.parallel`` its share, as
+    ``prefill``'s memory check counts it (:func:`roofline.evaluate.memory.footprint`): the
+    weights and KV cache of its tensor, expert and context splits (over N_pp stages the
+    fullest stage's, :func:`.parallel.device_resident_bytes`), of one layer's scores its
+    heads (1/N_tp) and query rows (1/N_cp)."""
     scores = local.largest_scores(arch)
     if not arch.parallel:
-        return weight_bytes(arch), model_kv_cache_bytes(arch), scores
-    return (parallel.device_weight_bytes(arch) / N_pp,
-            parallel.device_kv_cache_bytes(arch) / N_pp, scores / (N_tp * N_cp))
+        return weight_bytes(arch) + model_kv_cache_bytes(arch), scores
+    return parallel.device_resident_bytes(arch), scores / (N_tp * N_cp)
 
 
 @cache
@@ -140,25 +140,25 @@ def crossovers(arch: Architecture = Architecture(),
                 "cache", ("N_sm thread blocks in flight, one per SM",
                           "sliding-window layers: the keys of the band" if windowed else
                           "global (full causal) layers")))
-    weights, kv, scores = _held(arch)
+    resident, scores = _held(arch)
     out.append(cross(
         "naive_scores_exceed_memory_tokens",
         "prompt length at which one layer's materialised scores no longer fit beside the weights "
         "and the KV cache", "tokens", f"{FA1} Algorithm 0 (S, P are T×T per head)", T,
-        weights + kv + scores, C_mem, "memory",
+        resident + scores, C_mem, "memory",
         ("one layer's scores at a time; weights and KV cache resident; activations ignored",
          *device)))
     out.append(cross(
         "kv_cache_exceeds_memory_tokens",
         "prompt length at which the KV cache no longer fits beside the weights", "tokens",
         f"{INFERENCE} (KV cache 2·bytes·H·K·L·T)", T,
-        weights + kv, C_mem, "memory", ("weights resident; B sequences", *device)))
+        resident, C_mem, "memory", ("weights resident; B sequences", *device)))
     out.append(cross(
         "kv_cache_exceeds_memory_batch",
         "sequences at which the KV cache of T tokens each no longer fits beside the weights "
         "(evaluated at the model's context limit)", "sequences",
         f"{INFERENCE} (KV cache 2·bytes·H·K·L·T per sequence)", B,
-        weights + kv, C_mem, "memory",
+        resident, C_mem, "memory",
         ("weights resident; each sequence's KV cache of T tokens",
          "the largest batch that fits is the value rounded down", *device)))
     step = parallel.device_decode_operations(arch) if arch.parallel else decode_operations(arch)

@@ -21,16 +21,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sympy import Expr
+from sympy import Expr, Integer, expand, factor_terms
 
-from ..symbols import N_ep, T
+from ..symbols import D, N_ep, N_pp, T, T_pos, V, b_w
 from . import context_parallel, expert_parallel, pipeline, tensor_parallel
 from .architecture import Architecture
 from .entry import Entry
-from .transformer import Operation, total_flops
+from .layers import embedding_parameters
+from .transformer import Operation, edge_element, total_flops
 
 __all__ = ["SOURCE", "device_prefill_operations", "device_decode_operations",
-           "device_weight_bytes", "device_kv_cache_bytes", "entries"]
+           "device_weight_bytes", "device_kv_cache_bytes", "device_edge_bytes",
+           "device_resident_bytes", "entries"]
 
 SOURCE = (f"{tensor_parallel.SOURCE}; {expert_parallel.SOURCE}; {context_parallel.SOURCE}; "
           "Megatron-LM 2 (Narayanan et al. 2021, arXiv 2104.04473) §3 (the order of the "
@@ -91,6 +93,34 @@ def device_kv_cache_bytes(arch: Architecture = Architecture()) -> Expr:
     return tensor_parallel.device_kv_cache_bytes(arch).xreplace({T: T / N_cp})
 
 
+def device_edge_bytes(arch: Architecture = Architecture()) -> tuple[Expr, Expr, Expr]:
+    """The weights outside the layers that one device holds under N_tp, as three sums: as
+    :func:`device_weight_bytes` counts them (the embedding table, the LM head unless tied, the
+    learned positions, the final norm), the first stage's (the table and the positions) and the
+    last stage's (the final norm and the LM head: a copy of the table where the two are tied, as
+    vLLM's last rank builds ``embed_tokens`` beside ``lm_head`` when
+    ``tie_word_embeddings`` is set, ``vllm/model_executor/models/llama.py``)."""
+    element = edge_element(arch)
+    table = V * D * element
+    positions = T_pos * D * element if arch.position == "learned" else 0
+    final = (D if arch.norm == "rms" else 2 * D) * b_w
+    sub = tensor_parallel.substitution()
+    return tuple(e.xreplace(sub) for e in (element * embedding_parameters(arch) + final,
+                                            table + positions, table + final))
+
+
+def device_resident_bytes(arch: Architecture = Architecture()) -> Expr:
+    """The weights and the KV cache one device holds after the prefill
+    (:func:`device_weight_bytes` + :func:`device_kv_cache_bytes`); over N_pp ≥ 2 pipeline
+    stages (``arch.staged``) the fullest stage's: its layers' share of both and its edge
+    (:func:`.pipeline.busiest_stage_bytes`)."""
+    held = device_weight_bytes(arch) + device_kv_cache_bytes(arch)
+    if not arch.staged:
+        return held
+    counted, first, last = device_edge_bytes(arch)
+    return pipeline.busiest_stage_bytes(factor_terms(expand(held - counted)), first, last)
+
+
 def entries() -> list[Entry]:
     moe = Architecture(moe=True)
     note = ("Mixtral-style layer", "N_tp·N_cp·N_ep·N_pp devices",
@@ -104,6 +134,17 @@ def entries() -> list[Entry]:
         Entry("parallel.device_weight_bytes", device_weight_bytes(moe),
               "bytes of the weights one device holds (tensor and expert parallelism)", "bytes",
               SOURCE, note[:2]),
+        Entry("parallel.device_resident_bytes.staged",
+              device_resident_bytes(Architecture(parallel=True, staged=True)),
+              "bytes of the weights and KV cache that the fullest of N_pp ≥ 2 pipeline stages "
+              "holds (each stage its layers' share, the first the embedding, the last the final "
+              "norm and LM head)", "bytes",
+              f"{SOURCE}; {pipeline.SOURCE}; vLLM get_pp_indices (vllm/distributed/utils.py: "
+              "L // N_pp layers a stage, the remainder one each to the stages before the last)",
+              ("Llama-style layer", "N_tp·N_cp·N_pp devices",
+               "every layer the mean layer's bytes"),
+              holds=(N_pp >= 2,),
+              example=((N_pp, Integer(3), "an assumed 3 stages; the form holds from 2"),)),
         Entry("parallel.device_kv_cache_bytes", device_kv_cache_bytes(Architecture()),
               "bytes of the KV cache one device holds after the prefill (tensor and context "
               "parallelism)", "bytes", SOURCE, ("Llama-style layer", "N_tp·N_cp devices")),

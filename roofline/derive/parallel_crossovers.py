@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from sympy import Integer
 
-from ..symbols import C_mem, N_pp, N_tp, P_peak, T
+from ..symbols import C_mem, N_tp, P_peak, T
 from . import expert_parallel as ep
 from . import tensor_parallel as tp
 from .architecture import Architecture
@@ -51,7 +51,7 @@ def parallel_crossovers(arch: Architecture, caches: tuple[str, ...]) -> list:
             if op.name.startswith("tp.all_reduce.") and op.count != 1]  # the layers' own
     link = link_time(comm)
     source = f"{tp.SOURCE}; {tp.comm.SOURCE}"
-    held = (parallel.device_weight_bytes(arch) + parallel.device_kv_cache_bytes(arch)) / N_pp
+    held = parallel.device_resident_bytes(arch)
     out = [
         cross("tp_allreduce_hidden_tokens",
                "prompt length above which a layer's all-reduces take less time than its "
@@ -71,8 +71,8 @@ def parallel_crossovers(arch: Architecture, caches: tuple[str, ...]) -> list:
                "allow", "devices", source, N_tp, C_mem, held, "balance",
                ("weights and KV cache resident; activations ignored",
                 "KV heads replicated where N_tp > n_kv",
-                "the setting's expert, context and pipeline parallelism (1/N_pp of the "
-                "layers a device)")),
+                "the setting's expert, context and pipeline parallelism (the fullest stage's "
+                "layers and edge)")),
     ]
     device = parallel.device_prefill_operations(arch, "kernel", True, caches)
     attention = [op for op in device if op.kind == "attention"]

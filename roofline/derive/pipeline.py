@@ -47,15 +47,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from sympy import Expr
+from sympy import Expr, Max, ceiling, floor
 
 from ..symbols import B, D, L, N_pp, R, T, b_a, c_chunk, t_mean, t_pre, t_sq
 from . import comm
 from .entry import Entry
 from .layers import Operation
 
-__all__ = ["SOURCE", "stage_layers", "stage_layer_counts", "boundary_bytes", "send_time",
-           "single_prompt_time", "bubble_fraction", "chunked_time", "chunked_speedup",
+__all__ = ["SOURCE", "stage_layers", "stage_layer_counts", "busiest_stage_bytes",
+           "boundary_bytes", "send_time", "single_prompt_time", "bubble_fraction",
+           "chunked_time", "chunked_speedup",
            "chunked_bound", "stage_share", "interop_ttft", "entries"]
 
 SOURCE = ("GPipe (Huang et al. 2019, arXiv 1811.06965) §2 (partition boundaries, bubble "
@@ -80,6 +81,29 @@ def stage_layer_counts(layers: int, stages: int) -> list[int]:
     for i in range(2, layers % stages + 2):
         counts[-i] += 1
     return counts
+
+
+def busiest_stage_bytes(layered: Expr, first: Expr, last: Expr) -> Expr:
+    """The bytes the fullest of N_pp ≥ 2 stages holds, split as :func:`stage_layer_counts`
+    splits L layers (vLLM's ``get_pp_indices``), where the L layers together hold ``layered``
+    bytes (each stage its layers' share: every layer the mean layer, as :func:`stage_layers`
+    shares their time), the first stage also ``first`` (the embedding) and the last ``last``
+    (the final norm and the LM head). With L = q·N_pp + r (0 ≤ r < N_pp) the first stage has
+    q + 1 layers only where r = N_pp − 1, that is ⌊(L + 1)/N_pp⌋; the last q = ⌊L/N_pp⌋; the
+    fullest of the others ⌈L/N_pp⌉ (an inner stage where r ≥ 1 and N_pp ≥ 3; where there is
+    none the term is dominated by the first's). The largest of the three:
+
+    >>> from sympy import Integer, Symbol
+    >>> x, e, h = Symbol("x"), Symbol("e"), Symbol("h")
+    >>> [busiest_stage_bytes(x, e, h).subs({L: 61, N_pp: 4, x: 61, e: 0, h: 0}),
+    ...  stage_layer_counts(61, 4)]
+    [16, [15, 15, 16, 15]]
+    """
+    def share(layers: Expr) -> Expr:
+        return layers * layered / L
+
+    return Max(share(ceiling(L / N_pp)), share(floor((L + 1) / N_pp)) + first,
+               share(floor(L / N_pp)) + last, evaluate=False)
 
 
 def boundary_bytes() -> Expr:

@@ -4,8 +4,9 @@ A :class:`Setting` (device, model, data types, attention mode, batch) specialise
 forms of its model's architecture (:mod:`.forms`: Python functions that SymPy wrote, kept in the
 user's cache by :mod:`roofline.codegen`), with the setting's numbers bound
 (:mod:`.compiled`), to prefill, decode (:mod:`.phases`; the prefill at many prompt lengths,
-:mod:`.points`) and crossovers (:mod:`.crossover`); the symbolic path (:mod:`.symbolic`)
-evaluates any other SymPy expression for a setting, exactly or over arrays.
+:mod:`.points`; their memory, :mod:`.memory`) and crossovers (:mod:`.crossover`); the
+symbolic path (:mod:`.symbolic`) evaluates any other SymPy expression for a setting, exactly
+or over arrays.
 An operation's roofline time is :func:`roofline_time`, written once.
 
 >>> from roofline.evaluate import Setting, prefill  # doctest: +SKIP
@@ -22,10 +23,10 @@ _WHERE = {
                      "solve_closed_forms"), "crossover"),
     "CompiledOp": "compiled",
     **dict.fromkeys(("DecodeResult", "OpResult", "PrefillPoint", "bound", "check_count",
-                     "check_memory", "check_prompts", "footprint", "held_bytes", "memory_bytes",
-                     "activation_bytes", "peak_bytes",
-                     "decode", "operations", "prefill_time", "prefill_columns", "roofline_time"),
-                   "phases"),
+                     "check_prompts", "decode", "operations", "prefill_time", "prefill_columns",
+                     "roofline_time"), "phases"),
+    **dict.fromkeys(("check_memory", "footprint", "held_bytes", "memory_bytes",
+                     "activation_bytes", "peak_bytes"), "memory"),
     **dict.fromkeys(("prefill", "PrefillPoints", "attention_level"), "points"),
     "Setting": "setting",
     **dict.fromkeys(("exact", "numeric", "scalar", "prefill_expressions"), "symbolic"),

@@ -77,7 +77,9 @@ def sympy_part(arch: Architecture, caches: tuple[str, ...], part: str) -> dict[s
                 "scores": local.largest_scores(arch),
                 "weights_parallel": parallel.device_weight_bytes(arch),
                 "kv_cache_tp": tensor_parallel.device_kv_cache_bytes(arch),
-                "kv_cache_parallel": parallel.device_kv_cache_bytes(arch)}
+                "kv_cache_parallel": parallel.device_kv_cache_bytes(arch),
+                "edges_parallel": dict(zip(("counted", "first", "last"),
+                                           parallel.device_edge_bytes(arch)))}
     mode = part.removeprefix("prefill-")
     # one device's share under tensor, pipeline, expert and context parallelism too, the
     # degrees (N_tp, N_pp, N_ep, N_cp) symbols that the setting supplies
@@ -173,9 +175,9 @@ def forms(arch: Architecture, caches: tuple[str, ...] = ()) -> Mapping[str, Any]
     """The forms of ``arch`` behind ``caches`` but its crossovers, as generated functions: the
     footprints and the decode step's, and by attention mode the prefill's (each part a module
     of its own, made or read when first used). They hold one device's and its share under
-    parallelism alike: ``arch.parallel`` does not key them."""
-    if arch.parallel:
-        return forms(dataclasses.replace(arch, parallel=False), caches)
+    parallelism alike: ``arch.parallel`` and ``arch.staged`` do not key them."""
+    if arch.parallel or arch.staged:
+        return forms(dataclasses.replace(arch, parallel=False, staged=False), caches)
     return _Forms(_Parts(arch, caches))
 
 
@@ -186,7 +188,7 @@ class _Forms(Mapping[str, Any]):
 
     _OWN = {"decode": ("decode", "decode_tp"), "hybrid": ("hybrid", "hybrid_tp"),
             "footprints": ("weights", "kv_cache", "scores", "activations", "weights_parallel",
-                           "kv_cache_tp", "kv_cache_parallel")}
+                           "kv_cache_tp", "kv_cache_parallel", "edges_parallel")}
 
     def __init__(self, parts: Mapping[str, Any]):
         self._parts = parts

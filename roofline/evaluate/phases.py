@@ -11,14 +11,14 @@ and validation, calls them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..codegen import call
 from ..errors import InputError
-from .compiled import CompiledOp, bind, compile_ops
+from .compiled import CompiledOp, compile_ops
 from .links import LEVELS as LINK_LEVELS, linked
 from .setting import Setting
 
@@ -27,9 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = ["roofline_time", "level_time", "timed", "OpResult", "PrefillPoint", "DecodeResult",
            "operations", "prefill_time", "prefill_columns", "exposed_fraction", "decode",
-           "step_totals", "step_results", "decode_operations", "check_prompts", "check_count",
-           "footprint", "held_bytes", "memory_bytes", "check_memory", "activation_bytes",
-           "peak_bytes"]
+           "step_totals", "step_results", "decode_operations", "check_prompts", "check_count"]
 
 
 _INF = float("inf")
@@ -276,94 +274,6 @@ def prefill_columns(setting: Setting, prompts: np.ndarray | Sequence[int]) -> di
         intensity = flops / nbytes
     return {"prompt_tokens": tokens.astype(np.int64), "time_s": time, "flops": flops,
             "bytes": nbytes, "intensity": intensity, "compute_bound": flops / peak >= memory}
-
-
-def _held(setting: Setting, key: str, step: str) -> tuple[str, int, dict[str, int]]:
-    """The derived form of the device memory ``key`` that one device holds in ``step``, the
-    number of devices or stages that share it out beyond that form, and the numbers replaced
-    (see :func:`footprint`)."""
-    if not setting.parallel:
-        return key, 1, {}
-    if step == "decode":  # the decode step's own shares: tensor parallelism alone (decode())
-        if key == "kv_cache":
-            return ("kv_cache_tp" if setting.tp > 1 else "kv_cache"), 1, {}
-        return key if key == "scores" else "weights_parallel", 1, {"N_ep": 1}
-    if key == "scores":  # one layer's: its heads under tp, its query rows under cp
-        return key, setting.tp * setting.cp, {}
-    return f"{key}_parallel", setting.pp, {}
-
-
-@lru_cache(maxsize=64)
-def footprint(setting: Setting, key: str, step: str = "prefill") -> Callable[[Any], Any]:
-    """One device's memory ``key`` (``weights``, ``kv_cache``, ``scores``) as a function of the
-    prompt length T (the context, for a decode step), of numbers or of numpy arrays, the
-    setting's numbers folded in. Where several devices run a prefill, a device holds its share
-    of the weights and of the KV cache (its columns and rows under tp, its experts under ep, its
-    T/N_cp positions under cp: ``weights_parallel``, ``kv_cache_parallel``), about 1/N_pp of the
-    layers under pp, and of one layer's naive score matrix its heads (1/N_tp) and its query rows
-    (1/N_cp). A decode step (``step="decode"``) holds what :func:`decode` models: the
-    tensor-parallel shares alone."""
-    name, shared, numbers = _held(setting, key, step)
-    f = bind(setting.forms[name], {**setting.numbers(), **numbers}, ("T",))
-    return f if shared == 1 else lambda t: f(t) / shared
-
-
-def held_bytes(setting: Setting, key: str, tokens: int = 0, step: str = "prefill") -> float:
-    """:func:`footprint` at T = ``tokens`` (a number; a numpy array of them gives an array)."""
-    name, shared, numbers = _held(setting, key, step)
-    return call(setting.forms[name], {**setting.numbers(), **numbers, "T": tokens}) / shared
-
-
-def memory_bytes(setting: Setting, tokens: int, step: str = "prefill") -> float:
-    """Device memory a prefill of ``tokens`` tokens (the setting's batch), or a decode step at a
-    context of ``tokens`` (``step="decode"``), holds at its peak: the weights, the KV cache, and
-    in a prefill with naive attention one layer's score matrix (one device's share:
-    :func:`footprint`)."""
-    keys = ("weights", "kv_cache", "scores") if setting.attention == "naive" \
-        and step == "prefill" else ("weights", "kv_cache")
-    return sum(held_bytes(setting, key, tokens, step) for key in keys)
-
-
-def activation_bytes(setting: Setting, tokens: int) -> float | None:
-    """The live activations and workspace of a prefill of ``tokens`` at its peak, beyond the
-    weights and the KV cache (:mod:`roofline.derive.workspace`, in the setting's attention
-    mode); None where they are not derived (a device's parallel share, linear or sparse
-    attention, chunked local attention)."""
-    live = setting.forms["activations"]
-    if setting.parallel or setting.attention not in live:
-        return None
-    return call(live[setting.attention], {**setting.numbers(), "T": tokens})
-
-
-def peak_bytes(setting: Setting, tokens: int, step: str = "prefill") -> float:
-    """:func:`memory_bytes` with a prefill's live activations where they are derived (in
-    naive attention they hold its score matrices, so those replace the one layer's scores)."""
-    live = activation_bytes(setting, tokens) if step == "prefill" else None
-    if live is None:
-        return memory_bytes(setting, tokens, step)
-    return sum(held_bytes(setting, key, tokens) for key in ("weights", "kv_cache")) + live
-
-
-def check_memory(setting: Setting, tokens: int, what: str,
-                 step: str = "prefill") -> str | None:
-    """A warning's text where ``what`` (a prefill of, or a decode step at, ``tokens``:
-    ``step``) does not fit in one device's memory, its live activations counted where they
-    are derived (:func:`peak_bytes`); None where it fits, or where the weights alone do not
-    (the setting's own warning says so)."""
-    used, capacity = peak_bytes(setting, tokens, step), setting.hardware.memory_capacity
-    weights = held_bytes(setting, "weights", step=step)
-    if used <= capacity or weights > capacity:  # fits, or the weights alone do not (said apart)
-        return None
-    scores = " and one layer's scores" if setting.attention == "naive" and step == "prefill" \
-        else ""
-    if step == "prefill" and activation_bytes(setting, tokens) is not None:
-        scores = " and its live activations"
-    device = "one device's " if setting.parallel else ""
-    from ..tables import si
-
-    return (f"{what} of batch {setting.batch} at {tokens:,} tokens needs {used / 1e9:,.4g} GB "
-            f"({device}weights, KV cache{scores}), {si(used - capacity, 'B')} more than "
-            f"{setting.hardware.name}'s {capacity / 1e9:.4g} GB: the time assumes it fits")
 
 
 def decode(setting: Setting, context: int) -> DecodeResult:

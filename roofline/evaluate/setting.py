@@ -320,16 +320,16 @@ class Setting:
         """The model's architecture as run: a windowed model's KV cache as ``kv_cache`` says
         (a model without a window has one kind of cache only), the element-wise work fused as
         ``fusion`` says, a latent-attention model's decode step as ``mla_decode`` says, its
-        crossovers on one device's share where more than one runs it (``parallel``)."""
+        crossovers on one device's share where more than one runs it (``parallel``; its
+        memory the fullest pipeline stage's, ``staged``)."""
         from dataclasses import replace
 
         arch = self.model.architecture
-        if self.parallel:
-            arch = replace(arch, parallel=True)
+        if self.parallel:  # staged: memory as the fullest pipeline stage holds it
+            arch = replace(arch, parallel=True, staged=self.pp > 1,
+                           pipeline=self.pipeline if self.pp > 1 else arch.pipeline)
         if arch.window != "none" and arch.kv_cache != self.kv_cache:
             arch = replace(arch, kv_cache=self.kv_cache)
-        if self.pp > 1 and arch.pipeline != self.pipeline:
-            arch = replace(arch, pipeline=self.pipeline)
         if arch.fusion != self.fusion:
             arch = replace(arch, fusion=self.fusion)
         if arch.mla and arch.mla_decode != self.mla_decode:

@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import InputError
-from ..evaluate.phases import check_count, check_memory
+from ..evaluate.memory import check_memory
+from ..evaluate.phases import check_count
 from ..serving.hybrid import budget, step
 from . import _style
 from ._common import fit_height, legend_note, title

@@ -56,7 +56,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from ..errors import InputError
-from ..evaluate.phases import decode, held_bytes, peak_bytes, prefill_time
+from ..evaluate.memory import held_bytes, peak_bytes
+from ..evaluate.phases import decode, prefill_time
 from ..evaluate.setting import Setting
 from .checks import first_split
 from .goodput_result import Goodput, Side

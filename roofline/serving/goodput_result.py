@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, replace
 
-from ..evaluate.phases import held_bytes
+from ..evaluate.memory import held_bytes
 from ..evaluate.setting import Setting
 from ..tables import si
 

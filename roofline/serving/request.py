@@ -25,8 +25,8 @@ from dataclasses import dataclass, fields, replace
 import numpy as np
 
 from ..errors import InputError
-from ..evaluate.phases import (check_count, decode_operations, held_bytes,
-                               prefill_time, roofline_time)
+from ..evaluate.memory import held_bytes, stage_bytes
+from ..evaluate.phases import check_count, decode_operations, prefill_time, roofline_time
 from ..evaluate.setting import Setting
 from ..tables import si
 from .checks import first_split, shown
@@ -134,10 +134,14 @@ def decode_part(setting: Setting, prompt: int, output: int) -> tuple[float, floa
 
 def fits(setting: Setting, context: int) -> int:
     """Sequences whose KV caches of ``context`` tokens fit beside the weights (one device; under
-    N_pp stages its stage's layers of both, as a prefill's stage holds them)."""
-    one, step = replace(setting, batch=1), "prefill" if setting.pp > 1 else "decode"
-    room = setting.hardware.memory_capacity - held_bytes(one, "weights", 0, step)
-    return max(0, int(room // held_bytes(one, "kv_cache", context, step)))
+    N_pp stages in every stage, each holding its layers' share of both and its edge,
+    :func:`roofline.evaluate.memory.stage_bytes`)."""
+    one, capacity = replace(setting, batch=1), setting.hardware.memory_capacity
+    if setting.pp > 1:
+        weights, kv = stage_bytes(one, context)
+        return max(0, int(((capacity - weights) // kv).min()))
+    room = capacity - held_bytes(one, "weights", 0, "decode")
+    return max(0, int(room // held_bytes(one, "kv_cache", context, "decode")))
 
 
 def _time(setting: Setting, prompt: int, output: int) -> tuple[float, float, float, float,
