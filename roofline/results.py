@@ -97,7 +97,8 @@ class PrefillTable:
     def memory(self) -> dict[str, Any]:
         """One device's memory at the longest prompt, as the memory check counts it (bytes):
         weights, KV cache, with naive attention one layer's score matrix, the device's capacity
-        and what is left free (negative: it does not fit). Activations between kernels and the
+        and what is left free (negative: it does not fit); under pipeline parallelism those of
+        the fullest stage, named by its rank and its number of layers (``stage``). Activations between kernels and the
         kernels' workspaces are not counted."""
         s = self.setting
         tokens = max(p.prompt_tokens for p in self.points)
@@ -108,8 +109,12 @@ class PrefillTable:
         if live is not None:
             held["activations"] = live
         capacity = s.hardware.memory_capacity
+        stage = {}
+        if s.pp > 1:
+            rank, layers = evaluate.fullest_stage(s, tokens)
+            stage = {"stage": {"rank": rank, "layers": layers}}
         return {"prompt_tokens": tokens, **held, "capacity": capacity,
-                "free": capacity - sum(held.values())}
+                "free": capacity - sum(held.values()), **stage}
 
     def _memory_line(self) -> str:
         m, s = self.memory, self.setting
@@ -120,6 +125,11 @@ class PrefillTable:
         left = (f"{si(m['free'], 'B')} free" if m["free"] >= 0
                 else f"{si(-m['free'], 'B')} too much: it does not fit")
         device = "One device's memory" if s.parallel else "Memory"
+        if "stage" in m:
+            rank, layers = m["stage"]["rank"], m["stage"]["layers"]
+            ends = {0: " and the embedding", s.pp - 1: " and the final norm and LM head"}
+            device += (f" (the fullest of {s.pp} pipeline stages, rank {rank}: {layers} of "
+                       f"{s.model.num_layers} layers{ends.get(rank, '')}, each the mean layer)")
         counted = "" if "activations" in m else (" (activations and kernel workspaces not "
                                                  "derived here, not counted)")
         return (f"{device} at T = {m['prompt_tokens']:,}: {parts} of "

@@ -140,7 +140,8 @@ def entries() -> list[Entry]:
               "holds (each stage its layers' share, the first the embedding, the last the final "
               "norm and LM head)", "bytes",
               f"{SOURCE}; {pipeline.SOURCE}; vLLM get_pp_indices (vllm/distributed/utils.py: "
-              "L // N_pp layers a stage, the remainder one each to the stages before the last)",
+              "L // N_pp layers a stage, the remainder one each to the r stages just before the "
+              "last)",
               ("Llama-style layer", "N_tp·N_cp·N_pp devices",
                "every layer the mean layer's bytes"),
               holds=(N_pp >= 2,),

@@ -37,8 +37,8 @@ each, the activations sent from stage to stage.
   (Pollaczek–Khinchine) then gives the mean TTFT e + R·E[s²]/(2(1 − R·E[s]))
   (:func:`interop_ttft`); two equal stages of t/2 without sends give DistServe's Eq. 2,
   t + R·t²/(4(2 − R·t)) (tested). The layers are split as vLLM splits them
-  (``vllm/distributed/utils.py``, ``get_pp_indices``: L // N_pp each, the remainder one each to
-  the stages before the last, which holds the final norm and the LM head;
+  (``vllm/distributed/utils.py``, ``get_pp_indices``: L // N_pp each, the remainder r one each to
+  the r stages just before the last, which holds the final norm and the LM head;
   :func:`stage_layer_counts`); the embedding is the first stage's.
 """
 
@@ -72,7 +72,7 @@ def stage_layers() -> Expr:
 
 def stage_layer_counts(layers: int, stages: int) -> list[int]:
     """The layers of each stage, first to last, as vLLM splits them (``get_pp_indices``):
-    layers // stages each, the remainder one each to the stages before the last.
+    layers // stages each, the remainder r one each to the r stages just before the last.
 
     >>> stage_layer_counts(80, 2), stage_layer_counts(61, 4), stage_layer_counts(5, 2)
     ([40, 40], [15, 15, 16, 15], [3, 2])

@@ -25,7 +25,7 @@ _WHERE = {
     **dict.fromkeys(("DecodeResult", "OpResult", "PrefillPoint", "bound", "check_count",
                      "check_prompts", "decode", "operations", "prefill_time", "prefill_columns",
                      "roofline_time"), "phases"),
-    **dict.fromkeys(("check_memory", "footprint", "held_bytes", "memory_bytes",
+    **dict.fromkeys(("check_memory", "footprint", "held_bytes", "memory_bytes", "fullest_stage",
                      "activation_bytes", "peak_bytes"), "memory"),
     **dict.fromkeys(("prefill", "PrefillPoints", "attention_level"), "points"),
     "Setting": "setting",

@@ -15,8 +15,8 @@ from ..codegen import call
 from .compiled import bind
 from .setting import Setting
 
-__all__ = ["footprint", "held_bytes", "stage_bytes", "memory_bytes", "check_memory",
-           "activation_bytes", "peak_bytes"]
+__all__ = ["footprint", "held_bytes", "stage_bytes", "fullest_stage", "memory_bytes",
+           "check_memory", "activation_bytes", "peak_bytes"]
 
 
 def _held(setting: Setting, key: str, step: str) -> tuple[str, int, dict[str, int]]:
@@ -55,6 +55,18 @@ def stage_bytes(setting: Setting, tokens: Any) -> tuple[Any, Any]:
     own = shares.reshape(column) * (weights - edge["counted"]) + ends.reshape(column)
     cache = shares.reshape(column) * kv
     return np.broadcast_to(own, cache.shape), cache
+
+
+def fullest_stage(setting: Setting, tokens: int) -> tuple[int, int]:
+    """The pipeline stage that holds the most at ``tokens`` (the first of equals), as its rank
+    (0 the first stage) and its number of layers (:func:`stage_bytes`)."""
+    import numpy as np
+
+    from ..derive.pipeline import stage_layer_counts
+
+    own, cache = stage_bytes(setting, tokens)
+    rank = int(np.argmax(own + cache))
+    return rank, stage_layer_counts(setting.model.num_layers, setting.pp)[rank]
 
 
 def _fullest_stage(setting: Setting, key: str, tokens: Any) -> Any:
