@@ -98,7 +98,7 @@ class PrefillTable:
         """One device's memory at the longest prompt, as the memory check counts it (bytes):
         weights, KV cache, with naive attention one layer's score matrix, the device's capacity
         and what is left free (negative: it does not fit); under pipeline parallelism those of
-        the fullest stage, named by its rank and its number of layers (``stage``). Activations between kernels and the
+        the fullest stage, named by its index (0 the first) and its number of layers (``stage``). Activations between kernels and the
         kernels' workspaces are not counted."""
         s = self.setting
         tokens = max(p.prompt_tokens for p in self.points)
@@ -111,8 +111,8 @@ class PrefillTable:
         capacity = s.hardware.memory_capacity
         stage = {}
         if s.pp > 1:
-            rank, layers = evaluate.fullest_stage(s, tokens)
-            stage = {"stage": {"rank": rank, "layers": layers}}
+            index, layers = evaluate.fullest_stage(s, tokens)
+            stage = {"stage": {"index": index, "layers": layers}}
         return {"prompt_tokens": tokens, **held, "capacity": capacity,
                 "free": capacity - sum(held.values()), **stage}
 
@@ -125,14 +125,16 @@ class PrefillTable:
         left = (f"{si(m['free'], 'B')} free" if m["free"] >= 0
                 else f"{si(-m['free'], 'B')} too much: it does not fit")
         device = "One device's memory" if s.parallel else "Memory"
-        if "stage" in m:
-            rank, layers = m["stage"]["rank"], m["stage"]["layers"]
+        if "stage" in m:  # stages numbered from 0, as vLLM's pipeline ranks
+            index, layers = m["stage"]["index"], m["stage"]["layers"]
             ends = {0: " and the embedding", s.pp - 1: " and the final norm and LM head"}
-            device += (f" (the fullest of {s.pp} pipeline stages, rank {rank}: {layers} of "
-                       f"{s.model.num_layers} layers{ends.get(rank, '')}, each the mean layer)")
+            device += (f" (its fullest pipeline stage, stage {index} of 0 to {s.pp - 1}: "
+                       f"{layers} of {s.model.num_layers} layers{ends.get(index, '')}, each "
+                       "counted at the mean layer's bytes)")
+        batch = f", batch {s.batch}" if s.batch > 1 else ""
         counted = "" if "activations" in m else (" (activations and kernel workspaces not "
                                                  "derived here, not counted)")
-        return (f"{device} at T = {m['prompt_tokens']:,}: {parts} of "
+        return (f"{device} at T = {m['prompt_tokens']:,}{batch}: {parts} of "
                 f"{si(m['capacity'], 'B')}, {left}{counted}")
 
     def rows(self) -> tuple[list[str], list[list[str]]]:

@@ -136,24 +136,24 @@ def test_memory_crossovers_are_where_the_fullest_stage_stops_fitting(split):
     assert checked >= 10
 
 
-@pytest.mark.parametrize("model, split, rank, layers", [
+@pytest.mark.parametrize("model, split, index, layers", [
     ("Llama-3-8B", {"pp": 3}, 0, 11),  # 11, 11, 10: the first holds the embedding besides
     ("Llama-3-8B", {"pp": 2}, 1, 16),  # 16, 16: the head and the norm outweigh the table
     ("Llama-3-70B", {"pp": 4}, 3, 20),  # 20 each: likewise
     ("DeepSeek-V3", {"tp": 8, "pp": 4, "network": "InfiniBand-NDR"}, 2, 16),  # 15, 15, 16, 15
 ])
-def test_prefill_names_the_fullest_stage(model, split, rank, layers):
-    """The memory line and its JSON name the stage whose memory they print: its rank and its
+def test_prefill_names_the_fullest_stage(model, split, index, layers):
+    """The memory line and its JSON name the stage whose memory they print: its index and its
     layers as the transcribed vLLM split gives them, its bytes the largest stage's."""
     table = _quiet(api.prefill, "H100-SXM", model, 2048, **split)
     m = table.memory
-    assert m["stage"] == {"rank": rank, "layers": layers}
-    assert _vllm_partitions(table.setting.model.num_layers, split["pp"])[rank] == layers
+    assert m["stage"] == {"index": index, "layers": layers}
+    assert _vllm_partitions(table.setting.model.num_layers, split["pp"])[index] == layers
     weights, cache = stage_bytes(table.setting, 2048)
     assert m["weights"] + m["kv_cache"] == pytest.approx(max(weights + cache), rel=1e-12)
-    assert m["weights"] == pytest.approx(weights[rank], rel=1e-12)
+    assert m["weights"] == pytest.approx(weights[index], rel=1e-12)
     line = str(table)
-    assert f"the fullest of {split['pp']} pipeline stages, rank {rank}: {layers} of " in line
+    assert f"stage {index} of 0 to {split['pp'] - 1}: {layers} of " in line
     assert table.as_dict()["memory"]["stage"] == m["stage"]
 
 

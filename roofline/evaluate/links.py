@@ -103,7 +103,8 @@ def resolve(hardware, network, tp: int, cp: int, ep: int, pp: int) -> dict[str, 
         if link is not None:
             out[group] = link
     if pp > 1 and crossing_boundaries(tp * cp * ep, pp, per_node) and across is None:
-        raise InputError("network", f"the pipeline's {pp} stages of {tp * cp * ep} devices "
+        raise InputError("network", f"the pipeline's {pp} stages of {tp * cp * ep} device"
+                         f"{'s' if tp * cp * ep > 1 else ''} "
                          f"span more than one node of {per_node} ({hardware.name}'s "
                          "interconnect.devices_per_node): give the network between nodes "
                          "(e.g. InfiniBand-NDR)", None)

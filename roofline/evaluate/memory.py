@@ -58,15 +58,16 @@ def stage_bytes(setting: Setting, tokens: Any) -> tuple[Any, Any]:
 
 
 def fullest_stage(setting: Setting, tokens: int) -> tuple[int, int]:
-    """The pipeline stage that holds the most at ``tokens`` (the first of equals), as its rank
-    (0 the first stage) and its number of layers (:func:`stage_bytes`)."""
+    """The pipeline stage that holds the most at ``tokens`` (the first of equals), as its index
+    (0 the first stage, as vLLM's pipeline ranks) and its number of layers
+    (:func:`stage_bytes`)."""
     import numpy as np
 
     from ..derive.pipeline import stage_layer_counts
 
     own, cache = stage_bytes(setting, tokens)
-    rank = int(np.argmax(own + cache))
-    return rank, stage_layer_counts(setting.model.num_layers, setting.pp)[rank]
+    index = int(np.argmax(own + cache))
+    return index, stage_layer_counts(setting.model.num_layers, setting.pp)[index]
 
 
 def _fullest_stage(setting: Setting, key: str, tokens: Any) -> Any:
