@@ -98,8 +98,8 @@ class PrefillTable:
         """One device's memory at the longest prompt, as the memory check counts it (bytes):
         weights, KV cache, with naive attention one layer's score matrix, the device's capacity
         and what is left free (negative: it does not fit); under pipeline parallelism those of
-        the fullest stage, named by its index (0 the first) and its number of layers (``stage``). Activations between kernels and the
-        kernels' workspaces are not counted."""
+        the fullest stage, named by its index (0 the first) and its number of layers
+        (``stage``). Activations between kernels and the kernels' workspaces are not counted."""
         s = self.setting
         tokens = max(p.prompt_tokens for p in self.points)
         live = evaluate.activation_bytes(s, tokens)
