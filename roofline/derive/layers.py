@@ -47,10 +47,17 @@ class Operation:
     shape: Expr = Integer(1)
 
     def xreplace(self, sub: Mapping[Expr, Expr]) -> Operation:
-        """The operation with ``sub`` substituted in its FLOPs, bytes, levels and shape."""
+        """The operation with ``sub`` substituted in its FLOPs, bytes, levels and shape (a
+        library's choice of tiles stays a choice of as many: SymPy's comparison of them, a tenth
+        of a second each, never drops one while a shape is symbolic)."""
+        if isinstance(self.shape, Max):
+            tiles = [tile.xreplace(sub) for tile in self.shape.args]
+            shape = Max(*tiles, evaluate=all(tile.is_number for tile in tiles))
+        else:
+            shape = self.shape.xreplace(sub)
         return replace(self, flops=self.flops.xreplace(sub), bytes=self.bytes.xreplace(sub),
                        levels=tuple((level, q.xreplace(sub)) for level, q in self.levels),
-                       shape=self.shape.xreplace(sub))
+                       shape=shape)
 
     def level_bytes(self, level: str) -> Expr:
         """Bytes at ``level`` ("hbm", or one of ``levels.LEVELS``): an operation whose traffic

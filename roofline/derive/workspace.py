@@ -189,7 +189,9 @@ def activation_bytes(arch: Architecture = Architecture(), mode: str = "kernel",
     >>> activation_bytes(Architecture(), "kernel").xreplace(llama)  # the MLP's: 2·8192·55296
     905969664
     """
-    return Max(*phases(arch, mode, logits).values())
+    # unevaluated: SymPy's pairwise comparisons of the phases never drop one (none bounds
+    # another for every shape) and cost a tenth of a second each
+    return Max(*phases(arch, mode, logits).values(), evaluate=False)
 
 
 def peak_bytes(arch: Architecture = Architecture(), mode: str = "kernel",
