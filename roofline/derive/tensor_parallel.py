@@ -40,6 +40,7 @@ that hides it completely, as fused GEMM + communication kernels aim to (e.g. Wan
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cache
 
 from sympy import Expr, Integer, Max
 
@@ -68,6 +69,11 @@ def substitution() -> dict[Expr, Expr]:
     >>> substitution()[n_kv]
     Max(1, n_kv/N_tp)
     """
+    return dict(_substitution())
+
+
+@cache
+def _substitution() -> dict[Expr, Expr]:  # built once: SymPy's Max takes milliseconds to make
     return {n_q: n_q / N_tp, n_kv: Max(1, n_kv / N_tp), F: F / N_tp, F_sh: F_sh / N_tp,
             F_dense: F_dense / N_tp, V: V / N_tp, n_lk: n_lk / N_tp, n_lv: n_lv / N_tp}
 
