@@ -195,8 +195,9 @@ def ttft(hardware: str | Hardware, model: str | ModelShape, *, prompt: int | Non
     ``parallel="intra"`` without ``speedup``: K is derived from the model, the prefill time on
     one device over that on two devices with tensor parallelism (each prompt length's mean:
     K = E[t(1)]/E[t(2)]), and the result says so; ``speedup`` still overrides it.
-    ``parallel="inter"``: the setting's layers split over twice its pipeline stages, queued as
-    ``pp`` stages are (:func:`roofline.serving.pipeline.stages`). Under ``pipeline="whole"``
+    ``parallel="inter"``: the setting's layers split over twice its pipeline stages
+    (:func:`roofline.serving.pipeline.doubled`), which the result's setting holds: the same
+    answer as ``pp`` doubled, execution, first token, estimate and memory alike. Under ``pipeline="whole"``
     the stage times come from the model (:func:`roofline.evaluate.parallel.stage_times`): the
     queue is served at the slowest stage's time and each prompt's execution is the stages' sum
     with the sends (:func:`roofline.derive.pipeline.interop_ttft`), not DistServe's t/2; the
@@ -249,6 +250,8 @@ def ttft(hardware: str | Hardware, model: str | ModelShape, *, prompt: int | Non
                 act_dtype=act_dtype,
                 attention=attention, kv_cache=kv_cache, fusion=fusion, tp=tp, pp=pp,
                 overlap=overlap, ep=ep, cp=cp, network=network, pipeline=pipeline)
+    if parallel == "inter":  # the setting's stages doubled, queued as pp stages are
+        s = queueing.pipeline.doubled(s)
     label = (None if prompt_dist is None else str(prompt_dist)
              if isinstance(prompt_dist, (str, PathLike)) else "the given distribution")
     longest = int(dist.lengths.max())
@@ -273,9 +276,7 @@ def ttft(hardware: str | Hardware, model: str | ModelShape, *, prompt: int | Non
         speedup = _intra_speedup(s, dist, mean)
     # the setting's pipeline stages take a new prompt when the slowest is free, as inter-op
     # does; each expert-parallel rank prefills its own prompts: N_ep servers of the arrivals
-    stages = queueing.pipeline.inter_stages(s, dist, prompt is not None) \
-        if parallel == "inter" else queueing.pipeline.stages(s, dist, prompt is not None) \
-        if s.pp > 1 else None
+    stages = queueing.pipeline.stages(s, dist, prompt is not None) if s.pp > 1 else None
     queue = queueing.queue_model(mean, second, "inter" if stages else parallel, speedup,
                                  replicas * s.ep, None if stages is None else stages[:3])
     point = None if rate is None else queueing.ttft(rate, queue, slo)

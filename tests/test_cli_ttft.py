@@ -86,11 +86,11 @@ def _first_line(capsys, argv) -> str:
     ([], "5", f"5 requests/s (H100-SXM, {M}; prompt 1000 tokens; one device, no parallelism)"),
     (["--parallel", "inter", "--pipeline", "whole"], "5",  # the model's stage times
      f"5 requests/s (H100-SXM, {M}; prompt 1000 tokens; two-way inter-op (pipeline) "
-     "parallelism (whole: stage times from the model: *; the queue served at the slowest))"),
+     "parallelism: 2 pipeline stages (whole: a prompt passes through each in turn, the stages "
+     "summed); stage times from the model: * and *, the queue served at the slowest)"),
     (["--parallel", "inter"], "5",  # chunked, the default: one prompt at a time
      f"5 requests/s (H100-SXM, {M}; prompt 1000 tokens; two-way inter-op (pipeline) "
-     "parallelism (chunked: a prompt's chunks fill the stages, which serve one prompt at a "
-     "time in a stage's mean share of its work))"),
+     "parallelism: 2 pipeline stages (chunked: a prompt takes at least a stage's mean share))"),
     (["--parallel", "intra", "--speedup", "1.6"], "5",
      f"5 requests/s (H100-SXM, {M}; prompt 1000 tokens; two-way intra-op parallelism, "
      "speedup K = 1.6)"),

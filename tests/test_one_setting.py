@@ -260,7 +260,8 @@ def test_crossover_json_gives_the_split():
 @pytest.mark.parametrize("pipeline", ["chunked", "whole"])
 def test_pipeline_and_inter_op_are_one_model(pipeline):
     """``--pp 2`` and ``--parallel inter`` (two stages from the model) are the same queue, under
-    either schedule: the same execution, queueing and stable rate."""
+    either schedule: the same execution, queueing and stable rate, and every other part of the
+    answer (the first token, the estimate, the setting's splits) but the word ``parallel``."""
     pp = api.ttft("H100-SXM", "Llama-3-8B", prompt=4096, rate=5.0, pp=2,
                   pipeline=pipeline).as_dict()
     inter = api.ttft("H100-SXM", "Llama-3-8B", prompt=4096, rate=5.0, parallel="inter",
@@ -272,6 +273,8 @@ def test_pipeline_and_inter_op_are_one_model(pipeline):
         assert pp["stage_s"] is None and inter["stage_s"] is None
     else:
         assert pp["stage_s"] == pytest.approx(inter["stage_s"], rel=1e-12)
+    assert pp.pop("parallel") is None and inter.pop("parallel") == "inter"
+    assert inter["splits"]["pp"] == 2 and inter["first_token_s"] > 0 and pp == inter
 
 
 @pytest.mark.parametrize("argv", [

@@ -15,19 +15,18 @@ if TYPE_CHECKING:
     from ..evaluate import Setting
     from ..specs.distribution import Distribution
 
-__all__ = ["inter_stages", "stages"]
+__all__ = ["doubled", "stages"]
 
 
-def inter_stages(s: Setting, dist: Distribution,
-                 one: bool) -> tuple[float, float, float, tuple[float, ...] | None]:
-    """Two-way inter-op from the model: :func:`stages` of the setting with twice its pipeline
-    stages. Where the layers cannot be split so, an InputError naming ``parallel``."""
+def doubled(s: Setting) -> Setting:
+    """DistServe's two-way inter-op instance of the setting: its layers over twice its pipeline
+    stages, served as ``pp`` stages are (:func:`stages`). Where the layers cannot be split so,
+    an InputError naming ``parallel``."""
     try:
-        two = replace(s, pp=2 * s.pp)
+        return replace(s, pp=2 * s.pp)
     except InputError as err:
         raise InputError("parallel", f"inter-op needs the layers split over {2 * s.pp} "
                          f"pipeline stages ({err.option}: {err.rule})", err.value) from None
-    return stages(two, dist, one)
 
 
 def stages(s: Setting, dist: Distribution,

@@ -119,18 +119,15 @@ class TTFTResult:
         prompt = (f"prompt {self.prompt} tokens" if self.prompt_dist is None else
                   f"prompt lengths from {self.prompt_dist}: execution is the mean over them")
         s = self.setting
-        stages = (" (whole: stage times from the model: "
+        stages = ("; stage times from the model: "
                   + " and ".join(si(t, "s") for t in self.stage_s)
-                  + "; the queue served at the slowest)" if self.stage_s is not None else
-                  " (chunked: a prompt's chunks fill the stages, which serve one prompt at a "
-                  "time in a stage's mean share of its work)"
-                  if self.parallel == "inter" and s.pipeline == "chunked" else "")
-        # DistServe's two-way split of the setting: its pipeline stages, or its devices, doubled
+                  + ", the queue served at the slowest" if self.stage_s is not None else "")
+        # DistServe's two-way split of the setting: its pipeline stages doubled (the setting
+        # holds them: api.ttft), or its devices
         each = "" if not s.parallel else f" of {self._splits('')}"
         ratio = "t(1 device)/t(2 devices, tensor parallel)" if s.tp == 1 else \
             f"t(TP {s.tp})/t(TP {2 * s.tp})"
-        parallel = (f"two-way inter-op (pipeline) parallelism{each}"
-                    + (f": {2 * s.pp} stages" if s.parallel else "") + stages
+        parallel = (f"two-way inter-op (pipeline) parallelism: {self._splits(stages)}"
                     if self.parallel == "inter" else
                     f"two-way intra-op parallelism{each}, speedup K = {self.speedup:g}"
                     + (f" (derived: {ratio}, from the model)" if self.speedup_derived else "")
