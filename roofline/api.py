@@ -197,8 +197,8 @@ def ttft(hardware: str | Hardware, model: str | ModelShape, *, prompt: int | Non
     K = E[t(1)]/E[t(2)]), and the result says so; ``speedup`` still overrides it.
     ``parallel="inter"``: the setting's layers split over twice its pipeline stages
     (:func:`roofline.serving.pipeline.doubled`), which the result's setting holds: the same
-    answer as ``pp`` doubled, execution, first token, estimate and memory alike. Under ``pipeline="whole"``
-    the stage times come from the model (:func:`roofline.evaluate.parallel.stage_times`): the
+    answer as ``pp`` doubled, execution, first token, estimate and memory alike. Under
+    ``pipeline="whole"`` the stage times come from the model (:func:`roofline.evaluate.parallel.stage_times`): the
     queue is served at the slowest stage's time and each prompt's execution is the stages' sum
     with the sends (:func:`roofline.derive.pipeline.interop_ttft`), not DistServe's t/2; the
     result says so. Under ``pipeline="chunked"`` (the default bound) a prompt's chunks fill
